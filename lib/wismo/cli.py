@@ -1,0 +1,67 @@
+"""The `wismo` command: serve a design, run the comparison."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Serve one design over stdio until the client closes stdin."""
+    import anyio
+
+    from .domain import DatasetError, load
+    from .servers import design_tools
+    from .servers.app import build_server, serve_stdio
+
+    # stdout is the protocol channel: everything human-readable goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wismo %(levelname)s %(message)s")
+    try:
+        server = build_server(args.design, design_tools(args.design), load())
+    except (DatasetError, ValueError) as exc:
+        print(f"wismo serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        anyio.run(serve_stdio, server)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Run the deterministic comparison and write its JSON."""
+    import anyio
+
+    from . import compare
+
+    result = anyio.run(compare.run, args.orders or None, args.transport)
+    path = compare.write(result, args.out)
+    summary = result["summary"]
+    print(f"{summary['casesEqual']}/{summary['cases']} cases equal; wrote {path}")
+    return 0 if summary["allEqual"] else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser of the `wismo` command."""
+    p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
+    sub = p.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
+    serve.add_argument("design", choices=["granular", "focused"])
+    serve.set_defaults(func=_serve)
+    comp = sub.add_parser("compare", help="drive both servers and check they return the same evidence")
+    comp.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
+    comp.add_argument("--transport", default="stdio", choices=["stdio"])
+    comp.add_argument("--out", default="outputs/deterministic-comparison.json")
+    comp.set_defaults(func=_compare)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `wismo` command."""
+    args = parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

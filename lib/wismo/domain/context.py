@@ -1,0 +1,32 @@
+"""The focused design's aggregation: one order and every record it links to (the article's GetContext)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .dataset import Dataset
+from .ids import ORDER, PAYMENT, RESERVATION, TRACKING, Kind, LookupFailure
+
+
+def missing_record(kind: Kind, ident: Any, message: str) -> dict[str, Any]:
+    """The explicit stand-in for a linked record that could not be read: never silently dropped."""
+    return {kind.id_key: ident, "missing": True, "error": message}
+
+
+def linked(dataset: Dataset, kind: Kind, ident: Any) -> dict[str, Any]:
+    """A linked record, or its missing-record stand-in carrying the same sentence the granular tool returns."""
+    try:
+        return dataset.get(kind, ident)
+    except LookupFailure as failure:
+        return missing_record(kind, ident, failure.message)
+
+
+def support_context(dataset: Dataset, order_id: Any) -> dict[str, Any]:
+    """The order with its payment, reservations and tracking, in the order the order links them."""
+    order = dataset.get(ORDER, order_id)
+    return {
+        "order": order,
+        "payment": linked(dataset, PAYMENT, order["paymentId"]),
+        "reservations": [linked(dataset, RESERVATION, r) for r in order["reservationIds"]],
+        "tracking": [linked(dataset, TRACKING, t) for t in order["trackingIds"]],
+    }

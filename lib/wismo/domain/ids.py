@@ -1,0 +1,90 @@
+"""Identifier kinds of the four sources, and the checks that turn bad input into one clear sentence."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# Longer than any real identifier by a wide margin; anything past it is rejected before matching.
+MAX_ID_LENGTH = 64
+
+
+class LookupFailure(Exception):
+    """A lookup that could not return a record; `message` is the one sentence a client sees."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidIdentifier(LookupFailure):
+    """The argument is missing, not a string, or not shaped like an identifier of its kind."""
+
+
+class RecordNotFound(LookupFailure):
+    """The identifier is well formed but no record of its kind has it."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One record kind: its name, the key that holds its identifier, and the identifier's shape."""
+
+    name: str
+    id_key: str
+    pattern: str
+    example: str
+
+    def check(self, value: Any) -> str:
+        """Return `value` if it is a well-formed identifier of this kind, else raise InvalidIdentifier."""
+        if value is None:
+            raise InvalidIdentifier(f"{self.id_key} is required; give {self.a_name} ID such as {self.example}.")
+        if not isinstance(value, str):
+            raise InvalidIdentifier(
+                f"{self.id_key} must be a string such as {self.example}, not {json_type(value)}."
+            )
+        if value == "":
+            raise InvalidIdentifier(f"{self.id_key} is empty; give {self.a_name} ID such as {self.example}.")
+        if len(value) > MAX_ID_LENGTH:
+            raise InvalidIdentifier(
+                f"{self.id_key} is {len(value)} characters long, too long for {self.a_name} ID "
+                f"such as {self.example}."
+            )
+        if not re.fullmatch(self.pattern, value):
+            raise InvalidIdentifier(
+                f"{self.id_key} {quote(value)} is not {self.a_name} ID; {self.name} IDs look like {self.example}."
+            )
+        return value
+
+    @property
+    def a_name(self) -> str:
+        """'an order', 'a payment': the kind's name with its article, for error sentences."""
+        return ("an " if self.name[0] in "aeiou" else "a ") + self.name
+
+
+ORDER = Kind("order", "orderId", r"ORD-[0-9]{4,10}", "ORD-1001")
+PAYMENT = Kind("payment", "paymentId", r"PAY-[0-9]{4,10}", "PAY-1001")
+RESERVATION = Kind("reservation", "reservationId", r"RSV-[0-9]{4,10}-[A-Z0-9]{1,8}", "RSV-1004-B")
+TRACKING = Kind("tracking", "trackingId", r"TRK-[0-9]{4,10}-[A-Z0-9]{1,8}", "TRK-1004-A")
+KINDS = (ORDER, PAYMENT, RESERVATION, TRACKING)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value, as a client would call it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+def quote(value: str, limit: int = 40) -> str:
+    """Quote a client's string for an error message: escaped, and shortened when long."""
+    shown = value if len(value) <= limit else value[:limit] + "…"
+    # json.dumps escapes quotes and control characters, so the message stays one printable line.
+    return json.dumps(shown, ensure_ascii=True)

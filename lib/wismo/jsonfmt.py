@@ -1,0 +1,31 @@
+"""The two JSON forms wismo writes: compact tool results and stable report files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def compact(obj: Any) -> str:
+    """Serialize a tool result as compact JSON, keeping the record's own key order."""
+    # Key order is the record's (as the article's C# serializer does); no spaces, UTF-8 as is.
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def utf8_len(text: str) -> int:
+    """Number of UTF-8 bytes in a text: the byte measure used everywhere in wismo."""
+    return len(text.encode("utf-8"))
+
+
+def stable(obj: Any) -> str:
+    """Serialize a report file: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def write_stable(path: str | Path, obj: Any) -> Path:
+    """Write `obj` to `path` in the stable form, creating folders as needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(stable(obj), encoding="utf-8")
+    return path

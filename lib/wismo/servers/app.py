@@ -1,0 +1,82 @@
+"""Turn a design's tool specs into a low-level MCP server, and serve it over stdio."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from .. import __version__
+from ..domain import Dataset, LookupFailure
+from ..jsonfmt import compact
+from .protocol import pin_revision
+from .tools import ToolSpec
+
+log = logging.getLogger("wismo.servers")
+
+
+def error_result(message: str) -> types.CallToolResult:
+    """A tool error the model can read: isError with one text block holding one sentence."""
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def call(spec: ToolSpec, dataset: Dataset, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    """Run one tool on its arguments; bad input becomes a tool error, never an exception."""
+    if arguments is not None and not isinstance(arguments, dict):
+        return error_result(f"{spec.name} takes an object of arguments with {spec.kind.id_key}.")
+    value = (arguments or {}).get(spec.kind.id_key)
+    try:
+        record = spec.run(dataset, value)
+    except LookupFailure as failure:
+        return error_result(failure.message)
+    # Unknown extra arguments are ignored, as the input schema (no additionalProperties) allows.
+    return types.CallToolResult(content=[types.TextContent(text=compact(record))])
+
+
+def build_server(design: str, specs: tuple[ToolSpec, ...], dataset: Dataset) -> Server:
+    """An MCP server offering `specs` over `dataset`, pinned to one protocol revision."""
+    by_name = {spec.name: spec for spec in specs}
+    listing = types.ListToolsResult(tools=[spec.to_mcp() for spec in specs])
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = by_name.get(params.name)
+        if spec is None:
+            # A protocol error, as the spec asks for an unknown tool; the message lists what exists.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool {params.name!r}; this server offers {', '.join(by_name)}.",
+            )
+        try:
+            return call(spec, dataset, params.arguments)
+        except Exception:  # a bug must not take the server down or leak a traceback to the client
+            log.exception("tool %s failed", spec.name)
+            return error_result(f"{spec.name} failed inside the server; the failure was logged.")
+
+    server = Server(
+        f"wismo-{design}",
+        version=__version__,
+        instructions=None,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    server.middleware.insert(0, pin_revision)
+    return server
+
+
+async def serve_stdio(server: Server) -> None:
+    """Serve one client over this process's stdin and stdout, handshake era only, until stdin closes."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        async with server.lifespan(server) as state:
+            await serve_loop(
+                server, read_stream, write_stream,
+                lifespan_state=state, init_options=server.create_initialization_options(),
+            )

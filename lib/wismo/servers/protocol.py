@@ -1,0 +1,40 @@
+"""The pinned MCP protocol revision, and the server middleware that holds every client to it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
+
+# Both sides speak this revision and no other (seed 003: "Pin the revision").
+PINNED_REVISION = "2025-11-25"
+
+
+def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
+    """Whether a request carries the 2026-07-28 per-request protocol envelope."""
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
+
+
+async def pin_revision(ctx: Any, call_next: Any) -> Any:
+    """Refuse the handshake-less era and answer every initialize with the pinned revision."""
+    if ctx.method == "server/discover" or (ctx.request_id is not None and _has_modern_envelope(ctx.params)):
+        # -32022 naming only a handshake revision is what makes a 2026-era client fall back to initialize.
+        requested = None
+        meta = (ctx.params or {}).get("_meta") if isinstance(ctx.params, Mapping) else None
+        if isinstance(meta, Mapping):
+            requested = meta.get(PROTOCOL_VERSION_META_KEY)
+        raise MCPError(
+            code=UNSUPPORTED_PROTOCOL_VERSION,
+            message=f"This server speaks MCP revision {PINNED_REVISION} through the initialize handshake only.",
+            data={"supported": [PINNED_REVISION], "requested": requested if isinstance(requested, str) else None},
+        )
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict) and "protocolVersion" in result:
+        # The spec lets a server answer a revision it does not speak with the one it does;
+        # the client then decides whether to go on.
+        result = {**result, "protocolVersion": PINNED_REVISION}
+    return result
+
