@@ -42,6 +42,15 @@ def _compare(args: argparse.Namespace) -> int:
     return 0 if summary["allEqual"] else 1
 
 
+def _report(args: argparse.Namespace) -> int:
+    """Execute every notebook and render the HTML reports."""
+    from . import report
+
+    rendered = report.build(out=args.out)
+    print(f"{len(rendered)} reports; open {report.output_dir(args.out) / 'index.html'}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the `wismo` command."""
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
@@ -54,6 +63,9 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--transport", default="stdio", choices=["stdio"])
     comp.add_argument("--out", default="outputs/deterministic-comparison.json")
     comp.set_defaults(func=_compare)
+    rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
+    rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
+    rep.set_defaults(func=_report)
     return p
 
 
