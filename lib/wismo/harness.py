@@ -6,7 +6,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -102,19 +102,24 @@ async def connect(
     command = server_command(design)
     # The server's stderr goes to a file so a failure can quote it (notebook kernels have no stderr fd).
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
-        async with AsyncExitStack() as stack:
-            started = time.perf_counter()
-            try:
-                params = StdioServerParameters(command=command[0], args=command[1:], env=env)
-                read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-                session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s))
-                init = await session.initialize()
-            except Exception as exc:
-                raise HarnessError(_failure(design, transport, command, exc, errlog)) from exc
+        stack = AsyncExitStack()
+        started = time.perf_counter()
+        try:
+            params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+            session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s))
+            init = await session.initialize()
+        except Exception as exc:
+            # Close first, then raise outside the transport's task group, so callers get one plain error.
+            with suppress(BaseException):
+                await stack.aclose()
+            raise HarnessError(_failure(design, transport, command, exc, errlog)) from None
+        try:
             if init.protocol_version != PINNED_REVISION:
                 raise HarnessError(f"{design} over {transport}: server answered revision {init.protocol_version}, expected {PINNED_REVISION}")
-            connection = Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000)
-            yield connection
+            yield Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000)
+        finally:
+            await stack.aclose()
 
 
 def _failure(design: str, transport: str, command: list[str], exc: BaseException, errlog: Any) -> str:
@@ -122,6 +127,8 @@ def _failure(design: str, transport: str, command: list[str], exc: BaseException
     errlog.flush()
     errlog.seek(0)
     tail = errlog.read()[-600:].strip()
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
     cause = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     message = f"{design} server over {transport} ({' '.join(command)}) could not be reached: {cause}"
     return message + (f"; its stderr ends with: {tail}" if tail else "")

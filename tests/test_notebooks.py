@@ -1,0 +1,51 @@
+"""Notebooks run headless under papermill, stop loudly on a failed check, and are stored clean."""
+
+import json
+import shutil
+
+import papermill
+import pytest
+
+from wismo import report
+from wismo.domain.dataset import DEFAULT_FIXTURES
+from wismo.paths import NOTEBOOKS
+
+NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.name)
+def test_stored_without_outputs_and_parameterised(path):
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(not c["outputs"] and c["execution_count"] is None for c in code)
+    assert sum("parameters" in c.get("metadata", {}).get("tags", []) for c in code) == 1
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert nb["metadata"]["wismo"]["summary"]
+
+
+def test_report_executes_renders_and_indexes(tmp_path):
+    rendered = report.build(out=tmp_path)
+    assert [r.name for r in rendered] == [p.stem for p in NOTEBOOK_PATHS]
+    index = (tmp_path / "index.html").read_text()
+    for r in rendered:
+        assert r.html.exists() and f'href="html/{r.html.name}"' in index
+        assert r.title in index and r.summary in index
+    page = (tmp_path / "html" / "01-equivalence.html").read_text()
+    assert "6/6 order cases equal" in page and page.count("data:image/png;base64") >= 2
+    comparison = json.loads((tmp_path / "deterministic-comparison.json").read_text())
+    assert comparison["summary"]["allEqual"] is True
+
+
+def test_equivalence_notebook_stops_on_a_difference(tmp_path):
+    fixtures = tmp_path / "fixtures"
+    fixtures.mkdir()
+    for f in DEFAULT_FIXTURES.glob("*.json"):
+        shutil.copy(f, fixtures / f.name)
+    payments = json.loads((fixtures / "payments.json").read_text())
+    payments["records"][0]["amount"] = "130.00"  # PAY-1001, seen only by the focused server
+    (fixtures / "payments.json").write_text(json.dumps(payments))
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
+                       {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False})
+    assert "ComparisonFailed" in str(err.value)
+    assert "delivered on time" in str(err.value) and "payment.amount" in str(err.value)
