@@ -91,3 +91,13 @@ async def test_output_is_byte_identical_apart_from_timings(baseline, tmp_path):
     assert a["timings"]["unit"] == "ms, measured" and set(a["timings"]["cases"]) == {r["label"] for r in a["cases"]}
     # Sorted keys at every level, so the file itself is stable.
     assert first_path.read_text() == stable(a)
+
+
+async def test_every_call_is_recorded_with_its_arguments(baseline):
+    rows = {r["label"]: r for r in baseline["cases"]}
+    calls = rows["partial delivery"]["granular"]["toolCalls"]
+    assert [c["arguments"] for c in calls] == [
+        {"orderId": "ORD-1004"}, {"paymentId": "PAY-1004"}, {"reservationId": "RSV-1004-A"},
+        {"reservationId": "RSV-1004-B"}, {"trackingId": "TRK-1004-A"}]
+    assert sum(c["bytes"] for c in calls) == rows["partial delivery"]["granular"]["bytes"]
+    assert rows["very long"]["focused"]["toolCalls"][0]["arguments"] == {"orderId": "ORD-99999999… (5004 characters)"}

@@ -8,6 +8,7 @@ from typing import Any
 
 from .cases import Case, load_cases
 from .domain import CLOCK, PAYMENT, RESERVATION, TRACKING, missing_record
+from .domain.ids import MAX_ID_LENGTH
 from .harness import Connection, connect
 from .jsonfmt import write_stable
 from .servers.protocol import PINNED_REVISION
@@ -65,6 +66,12 @@ def differences(granular: Any, focused: Any, path: str = "") -> list[dict[str, A
     return []
 
 
+def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """Arguments as recorded in the output: strings longer than any identifier are shortened and counted."""
+    return {k: (f"{v[:12]}… ({len(v)} characters)" if isinstance(v, str) and len(v) > MAX_ID_LENGTH else v)
+            for k, v in (arguments or {}).items()}
+
+
 def _design_side(conn: Connection, first_call: int, error: str | None) -> dict[str, Any]:
     """Calls, bytes and error of one design for one case (the interactions since `first_call`)."""
     calls = conn.tool_calls()[first_call:]
@@ -72,7 +79,9 @@ def _design_side(conn: Connection, first_call: int, error: str | None) -> dict[s
         "calls": len(calls),
         "bytes": sum(c.text_bytes for c in calls),
         "error": error,
-        "toolCalls": [{"tool": c.tool, "bytes": c.text_bytes, "isError": c.is_error} for c in calls],
+        "toolCalls": [
+            {"tool": c.tool, "arguments": _shown(c.arguments), "bytes": c.text_bytes, "isError": c.is_error} for c in calls
+        ],
     }
 
 
