@@ -1,5 +1,6 @@
 """Notebooks run headless under papermill, stop loudly on a failed check, and are stored clean."""
 
+import html
 import json
 import shutil
 
@@ -29,11 +30,19 @@ def test_report_executes_renders_and_indexes(tmp_path):
     index = (tmp_path / "index.html").read_text()
     for r in rendered:
         assert r.html.exists() and f'href="html/{r.html.name}"' in index
-        assert r.title in index and r.summary in index
+        assert html.escape(r.title) in index and html.escape(r.summary) in index
     page = (tmp_path / "html" / "01-equivalence.html").read_text()
     assert "6/6 order cases equal" in page and page.count("data:image/png;base64") >= 2
     comparison = json.loads((tmp_path / "deterministic-comparison.json").read_text())
     assert comparison["summary"]["allEqual"] is True
+    context = json.loads((tmp_path / "context-cost.json").read_text())
+    assert context["caseStudy"]["broad"]["total"] == 420000 and context["caseStudy"]["scoped"]["total"] == 73500
+    assert all(row["match"] for row in context["caseStudyChecks"])
+    assert {r["orderId"] for r in context["ratios"]} == {f"ORD-100{i}" for i in range(1, 7)}
+    assert all(r["focusedTotal"] < r["granularTotal"] for r in context["ratios"])
+    assert context["labels"]["article"].startswith("provider-reported")
+    cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
+    assert "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
 
 
 def test_equivalence_notebook_stops_on_a_difference(tmp_path):

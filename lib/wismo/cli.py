@@ -51,6 +51,50 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+async def tool_token_counts(command: list[str], encoding_name: str) -> dict:
+    """Tool-definition tokens of any stdio MCP server, per tool and in total (tiktoken-estimated)."""
+    from . import tokens
+    from .harness import connect
+
+    async with connect("MCP", command=command, require_pinned=False) as conn:
+        tools = await conn.list_tools()
+    functions = [tokens.mcp_tool_to_function(t) for t in tools]
+    return {
+        "label": tokens.LABEL,
+        "method": tokens.COOKBOOK_GPT4O.name,
+        "encoding": encoding_name,
+        "tools": [{"name": f["name"], "tokens": tokens.count_function(f, encoding_name)} for f in functions],
+        "total": tokens.count_tools(functions, encoding_name),
+    }
+
+
+def _tokens(args: argparse.Namespace) -> int:
+    """Print the tool-definition tokens of the server started by the command after `--`."""
+    import anyio
+
+    from .harness import HarnessError
+    from .jsonfmt import stable
+
+    command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
+    if not command:
+        print("wismo tokens: give the server command after --, for example: wismo tokens -- wismo serve granular", file=sys.stderr)
+        return 2
+    try:
+        counts = anyio.run(tool_token_counts, command, args.encoding)
+    except HarnessError as exc:
+        print(f"wismo tokens: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(stable(counts), end="")
+        return 0
+    width = max([len(t["name"]) for t in counts["tools"]] + [len("total (with the tools block's end)")])
+    print(f"{'tool':<{width}}  tokens   ({counts['label']}, {counts['method']}, {counts['encoding']})")
+    for t in counts["tools"]:
+        print(f"{t['name']:<{width}}  {t['tokens']:>6}")
+    print(f"{'total (with the tools block' + chr(39) + 's end)':<{width}}  {counts['total']:>6}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the `wismo` command."""
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
@@ -63,6 +107,11 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--transport", default="stdio", choices=["stdio"])
     comp.add_argument("--out", default="outputs/deterministic-comparison.json")
     comp.set_defaults(func=_compare)
+    tok = sub.add_parser("tokens", help="tool-definition tokens of any MCP server over stdio: wismo tokens -- CMD ARGS")
+    tok.add_argument("--encoding", default="o200k_base", choices=["o200k_base", "cl100k_base"])
+    tok.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    tok.add_argument("command_line", nargs=argparse.REMAINDER, help="-- then the server command")
+    tok.set_defaults(func=_tokens)
     rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
     rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
     rep.set_defaults(func=_report)

@@ -95,11 +95,14 @@ async def connect(
     transport: str = "stdio",
     env: dict[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    command: list[str] | None = None,
+    require_pinned: bool = True,
 ) -> AsyncIterator[Connection]:
-    """Start `design`'s server, complete the pinned handshake, and stop the server on exit, also on error."""
+    """Start `design`'s server (or any stdio `command`, labelled `design`), complete the handshake, and stop the
+    server on exit, also on error."""
     if transport != "stdio":
         raise HarnessError(f"{design}: transport {transport!r} is not available; use 'stdio'")
-    command = server_command(design)
+    command = command or server_command(design)
     # The server's stderr goes to a file so a failure can quote it (notebook kernels have no stderr fd).
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         stack = AsyncExitStack()
@@ -115,7 +118,7 @@ async def connect(
                 await stack.aclose()
             raise HarnessError(_failure(design, transport, command, exc, errlog)) from None
         try:
-            if init.protocol_version != PINNED_REVISION:
+            if require_pinned and init.protocol_version != PINNED_REVISION:
                 raise HarnessError(f"{design} over {transport}: server answered revision {init.protocol_version}, expected {PINNED_REVISION}")
             yield Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000)
         finally:

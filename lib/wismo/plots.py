@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import matplotlib
+import matplotlib.colors
+import matplotlib.patches
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 from matplotlib.figure import Figure
 
 # Colour-blind-safe pair (Okabe-Ito blue and orange), used for the designs everywhere.
@@ -51,3 +55,90 @@ def calls_per_case(result: dict[str, Any]) -> Figure:
     rows = _order_rows(result)
     values = {d: [r[d]["calls"] for r in rows] for d in DESIGNS}
     return _paired_bars(_case_labels(rows), values, "MCP interactions per case (measured)", "tools/call requests (count)")
+
+
+# The case study's two designs are not ours: they get their own pair of colours.
+CASE_STUDY_COLORS = {"broad": "#CC79A7", "scoped": "#009E73"}
+
+
+def _thousands(ax: Any, axis: str = "y") -> None:
+    """Format an axis with thousands separators."""
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
+
+
+def case_study_sessions(cs: dict[str, Any]) -> Figure:
+    """Two panels: input tokens of each call against the window, and cumulative input against the target."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    calls = list(range(1, cs["calls"] + 1))
+    width = 0.4
+    for i, name in enumerate(("broad", "scoped")):
+        xs = [c + (i - 0.5) * width for c in calls]
+        left.bar(xs, cs[name]["inputs"], width, color=CASE_STUDY_COLORS[name], label=f"{name} tools (r = {cs['r' + name.capitalize()]:,})")
+        right.plot(calls, cs[name]["cumulative"], marker="o", color=CASE_STUDY_COLORS[name], label=f"{name}: {cs[name]['total']:,} in all")
+    left.axhline(cs["contextWindow"], color="black", linestyle="--", linewidth=1)
+    left.text(0.6, cs["contextWindow"] * 1.02, f"context window {cs['contextWindow']:,}", fontsize=8)
+    right.axhline(cs["target"], color="black", linestyle=":", linewidth=1)
+    right.text(1, cs["target"] * 1.05, f"session target {cs['target']:,}", fontsize=8)
+    left.set(title="Input tokens of each model call (modelled)", xlabel="model call k", ylabel="input tokens", xticks=calls)
+    right.set(title="Input tokens processed so far (modelled)", xlabel="model call k", ylabel="cumulative input tokens", xticks=calls)
+    for ax in (left, right):
+        _thousands(ax)
+        ax.spines[["top", "right"]].set_visible(False)
+        ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
+def sweep_heatmap(grid: list[dict[str, Any]], window: int) -> Figure:
+    """Total input tokens over r and number of calls; hatched cells overflow the context window."""
+    rs = sorted({g["r"] for g in grid})
+    ns = sorted({g["calls"] for g in grid})
+    cell = {(g["r"], g["calls"]): g for g in grid}
+    values = [[cell[(r, n)]["total"] for r in rs] for n in ns]
+    fig, ax = plt.subplots(figsize=(10, 4.6), layout="constrained")
+    image = ax.imshow(values, origin="lower", aspect="auto", cmap="viridis", norm=matplotlib.colors.LogNorm())
+    for yi, n in enumerate(ns):
+        for xi, r in enumerate(rs):
+            if cell[(r, n)]["overflows"]:
+                ax.add_patch(matplotlib.patches.Rectangle((xi - 0.5, yi - 0.5), 1, 1, fill=False, hatch="///", edgecolor="white", linewidth=0))
+    ax.set_xticks(range(len(rs)), [f"{r:,}" for r in rs], rotation=45, fontsize=8)
+    ax.set_yticks(range(len(ns)), [str(n) for n in ns], fontsize=8)
+    ax.set(title=f"Input tokens processed per session (modelled); hatched: a call exceeds the {window:,}-token window",
+           xlabel="r: tokens added per turn (tool result size)", ylabel="model calls per session")
+    fig.colorbar(image, ax=ax, label="total input tokens (log scale)")
+    return fig
+
+
+def growth_per_call(rows: list[dict[str, Any]], order_id: str) -> Figure:
+    """Stacked input of each model call for one order: base, resent earlier turns, the newest turn (estimated)."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    x, ticks = 0, []
+    for design in DESIGNS:
+        row = next(r for r in rows if r["design"] == design and r["orderId"] == order_id)
+        for k, total in enumerate(row["inputs"], start=1):
+            newest = row["additions"][k - 2] if k > 1 else 0
+            resent = total - row["base"] - newest
+            color = DESIGN_COLORS[design]
+            ax.bar(x, row["base"], color=color, alpha=0.35, edgecolor=color)
+            ax.bar(x, resent, bottom=row["base"], color=color, alpha=0.65, edgecolor=color, hatch="..")
+            ax.bar(x, newest, bottom=row["base"] + resent, color=color, edgecolor=color)
+            ax.text(x, total * 1.01, f"{total:,}", ha="center", va="bottom", fontsize=8)
+            ticks.append((x, f"{design}\ncall {k}"))
+            x += 1
+        x += 0.6
+    ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks], fontsize=8)
+    handles = [matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=l) for a, h, l in
+               ((0.35, None, "base: instructions, tool definitions, question"), (0.65, "..", "earlier turns, resent"), (1.0, None, "newest turn: calls and results"))]
+    ax.legend(handles=handles, frameon=False, fontsize=8, loc="upper left")
+    ax.set(title=f"{order_id}: input tokens of each model call (tiktoken-estimated)", ylabel="input tokens")
+    ax.margins(y=0.12)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
+    """Bar chart: input tokens processed per investigation, granular vs focused, per order (estimated)."""
+    orders = list(dict.fromkeys(r["orderId"] for r in rows))
+    by = {(r["design"], r["orderId"]): r["total"] for r in rows}
+    values = {d: [by[(d, o)] for o in orders] for d in DESIGNS}
+    return _paired_bars(orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens")

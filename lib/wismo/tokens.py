@@ -1,0 +1,221 @@
+"""Token counts, estimated with tiktoken and loaded without a network: texts, tool definitions, whole requests."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+import tiktoken_ext.openai_public as openai_public
+from tiktoken.model import encoding_name_for_model
+
+# bpe-openai ships these two as .tiktoken.gz; their contents are byte for byte what tiktoken would download.
+PACKAGE = "bpe-openai"
+PACKAGED_ENCODINGS = ("o200k_base", "cl100k_base")
+DEFAULT_ENCODING = "o200k_base"  # gpt-4.1, gpt-4.1-mini and gpt-4o use it
+LABEL = "tiktoken-estimated"
+
+_load_lock = threading.Lock()
+
+
+class OfflineEncodingError(RuntimeError):
+    """An encoding cannot be loaded from installed files; the message says what is missing and what to do."""
+
+
+def _package_data_dir() -> Path:
+    """bpe-openai's data folder, found without importing the package (its import parses every vocabulary)."""
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("the bpe_openai package is not installed")
+    return Path(spec.origin).parent / "data"
+
+
+def _packaged_bytes(name: str) -> bytes:
+    """The decompressed .tiktoken file of `name` as shipped by bpe-openai."""
+    if name not in PACKAGED_ENCODINGS:
+        raise OfflineEncodingError(
+            f"encoding {name!r} is not available offline; wismo loads {', '.join(PACKAGED_ENCODINGS)} from {PACKAGE}"
+        )
+    try:
+        blob = _package_data_dir().joinpath(f"{name}.tiktoken.gz").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise OfflineEncodingError(
+            f"{name}.tiktoken.gz not found in the {PACKAGE} package ({exc}); install the pinned dependencies "
+            f"with `make setup` (pip install {PACKAGE}==0.1.4). wismo never downloads encodings."
+        ) from None
+    return gzip.decompress(blob)
+
+
+def _parse_ranks(data: bytes) -> dict[bytes, int]:
+    """Parse the .tiktoken format: one base64 token and its rank per line."""
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+@lru_cache(maxsize=None)
+def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The tiktoken Encoding `name`, built by tiktoken's own constructor from the packaged file, never downloaded."""
+    data = _packaged_bytes(name)
+
+    def from_package(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        # tiktoken's constructor passes the sha256 it expects; the packaged file must match it exactly.
+        actual = hashlib.sha256(data).hexdigest()
+        if expected_hash is None or actual != expected_hash:
+            raise OfflineEncodingError(
+                f"{name} from {PACKAGE} has sha256 {actual}, but tiktoken expects {expected_hash} for {url}; "
+                f"reinstall the pinned {PACKAGE}"
+            )
+        return _parse_ranks(data)
+
+    with _load_lock:
+        # Swap tiktoken's loader for ours only while its constructor runs, so no code path can reach the network.
+        original = openai_public.load_tiktoken_bpe
+        openai_public.load_tiktoken_bpe = from_package
+        try:
+            params = openai_public.ENCODING_CONSTRUCTORS[name]()
+        finally:
+            openai_public.load_tiktoken_bpe = original
+    return tiktoken.Encoding(**params)
+
+
+def encoding_for_model(model: str) -> str:
+    """The encoding name tiktoken maps a model to (for example gpt-4.1-mini -> o200k_base)."""
+    return encoding_name_for_model(model)
+
+
+def count_text(text: str, encoding_name: str = DEFAULT_ENCODING) -> int:
+    """Tokens in a text (tiktoken-estimated); special-token strings are counted as plain text."""
+    return len(encoding(encoding_name).encode(text, disallowed_special=()))
+
+
+def mcp_tool_to_function(tool: dict[str, Any]) -> dict[str, Any]:
+    """An MCP tools/list entry as the model receives it (Responses API): description verbatim, inputSchema as
+    parameters, annotations left behind, exactly as the article shows for get_order."""
+    return {
+        "type": "function",
+        "name": tool["name"],
+        "description": tool.get("description", ""),
+        "parameters": tool["inputSchema"],
+        "strict": False,
+    }
+
+
+@dataclass(frozen=True)
+class Method:
+    """Per-item overheads a provider adds around the text it tokenizes, with where the constants come from."""
+
+    name: str
+    source: str
+    per_message: int = 3
+    reply_priming: int = 3
+    func_init: int = 7
+    prop_init: int = 3
+    prop_key: int = 3
+    enum_init: int = -3
+    enum_item: int = 3
+    func_end: int = 12
+
+
+COOKBOOK_GPT4O = Method(
+    name="OpenAI cookbook, gpt-4o constants",
+    source=(
+        "OpenAI Cookbook, 'How to count tokens with tiktoken' (num_tokens_from_messages and num_tokens_for_tools): "
+        "3 tokens per message, 3 to prime the reply; per function 7 at the start, 3 per properties block, 3 per "
+        "property, -3 and 3 per item for enums, 12 at the end of the tools block. The cookbook reports a match with "
+        "the API for gpt-4o; applying it to gpt-4.1-mini and to Responses API function_call and "
+        "function_call_output items (each counted as one message of its name and arguments, or of its output) is "
+        "wismo's assumption."
+    ),
+)
+
+
+def count_function(function: dict[str, Any], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O) -> int:
+    """Tokens of one function definition, without the tools block's closing overhead."""
+    def text(s: str) -> int:
+        return count_text(s, encoding_name)
+
+    desc = function.get("description", "")
+    tokens = method.func_init + text(f"{function['name']}:{desc[:-1] if desc.endswith('.') else desc}")
+    properties = function.get("parameters", {}).get("properties", {})
+    if properties:
+        tokens += method.prop_init
+        for key, prop in properties.items():
+            tokens += method.prop_key
+            if "enum" in prop:
+                tokens += method.enum_init + sum(method.enum_item + text(str(v)) for v in prop["enum"])
+            p_desc = prop.get("description", "")
+            tokens += text(f"{key}:{prop.get('type', '')}:{p_desc[:-1] if p_desc.endswith('.') else p_desc}")
+    return tokens
+
+
+def count_tools(functions: list[dict[str, Any]], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O) -> int:
+    """Tokens of a whole tools block (every function plus the block's closing overhead); 0 for no tools."""
+    if not functions:
+        return 0
+    return sum(count_function(f, encoding_name, method) for f in functions) + method.func_end
+
+
+def count_item(item: dict[str, Any], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O) -> int:
+    """Tokens of one input item: a message, a function_call or a function_call_output."""
+    kind = item.get("type", "message")
+    if kind == "message":
+        parts = [item["role"], item["content"]]
+    elif kind == "function_call":
+        parts = [item["name"], item["arguments"]]
+    elif kind == "function_call_output":
+        parts = [item["output"]]
+    else:
+        raise ValueError(f"cannot count an input item of type {kind!r}")
+    return method.per_message + sum(count_text(p, encoding_name) for p in parts)
+
+
+@dataclass(frozen=True)
+class RequestCount:
+    """The estimated input tokens of one model request, by part."""
+
+    tools: int
+    items: int
+    priming: int
+
+    @property
+    def total(self) -> int:
+        """All input tokens of the request."""
+        return self.tools + self.items + self.priming
+
+
+def count_request(
+    instructions: str,
+    functions: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+    encoding_name: str = DEFAULT_ENCODING,
+    method: Method = COOKBOOK_GPT4O,
+) -> RequestCount:
+    """Input tokens of a request: instructions (as a system message), tool definitions and every input item."""
+    messages = [{"type": "message", "role": "system", "content": instructions}, *items]
+    return RequestCount(
+        tools=count_tools(functions, encoding_name, method),
+        items=sum(count_item(i, encoding_name, method) for i in messages),
+        priming=method.reply_priming,
+    )
+
+
+def function_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+    """A Responses API function_call item as the model emits it (arguments as compact JSON text)."""
+    return {"type": "function_call", "name": name, "arguments": json.dumps(arguments, separators=(",", ":")), "call_id": call_id}
+
+
+def function_call_output(call_id: str, output: str) -> dict[str, Any]:
+    """A Responses API function_call_output item carrying a tool's text result."""
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
