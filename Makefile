@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test lab clean
+.PHONY: setup report test lab runs clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -25,6 +25,11 @@ test: $(STAMP)
 ## lab: JupyterLab on 127.0.0.1 with the project's environment as the python3 kernel
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip 127.0.0.1 --notebook-dir notebooks
+
+## runs: record a new pair of scripted runs (6 orders x 3 repetitions per design) into data/runs/
+# The latency model's parameters are illustrative, not fitted: a modelled time, labelled so and kept apart.
+runs: $(STAMP)
+	$(BIN)/wismo evaluate both 3 --latency 400 0.05 12
 
 ## clean: remove generated outputs (keeps .venv)
 clean:

@@ -41,6 +41,13 @@ def test_report_executes_renders_and_indexes(tmp_path):
     assert {r["orderId"] for r in context["ratios"]} == {f"ORD-100{i}" for i in range(1, 7)}
     assert all(r["focusedTotal"] < r["granularTotal"] for r in context["ratios"])
     assert context["labels"]["article"].startswith("provider-reported")
+    recorded = json.loads((tmp_path / "recorded-runs.json").read_text())
+    medians = {m["measure"]: m for m in recorded["medians"]}
+    assert (medians["turns"]["granular"], medians["turns"]["focused"]) == (3, 2)
+    assert medians["totalTokens"]["focused vs granular %"] < 0
+    assert all(p["pass^k"] for p in recorded["passK"]) and len(recorded["cases"]) == 36
+    runs_page = (tmp_path / "html" / "03-recorded-runs.html").read_text()
+    assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
     assert "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -95,6 +96,53 @@ def _tokens(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    """Record agent runs: `wismo evaluate <granular|focused|both> <repetitions> [model] [provider]`."""
+    import anyio
+
+    from . import runs
+    from .agent.backends import make
+    from .agent.base import BackendError
+    from .agent.loop import Budgets, LatencyModel
+    from .cases import load_cases
+    from .progress import bar
+
+    provider = args.provider or ("openai" if args.model else "scripted")
+    designs = ["granular", "focused"] if args.design == "both" else [args.design]
+    try:
+        backend = make(provider, args.model, args.base_url)
+    except BackendError as exc:
+        print(f"wismo evaluate: {exc}", file=sys.stderr)
+        return 2
+    latency = LatencyModel(*args.latency) if args.latency else None
+    orders = args.orders or [c.order_id for c in load_cases(unfriendly=False)]
+    total = len(orders) * args.repetitions * len(designs)
+    with bar(total, f"{provider} {'+'.join(designs)}") as progress:
+        folders = anyio.run(lambda: runs.evaluate(designs, args.repetitions, backend, orders, Path(args.runs_dir),
+                                                  Budgets(args.max_turns, args.max_tool_calls), latency, progress))
+    for folder in folders:
+        problems = runs.verify(folder)
+        print(f"{folder}: {'verified' if not problems else f'{len(problems)} problem(s)'}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Recompute every counter of recorded runs from their traces; exit 1 naming whatever disagrees."""
+    from . import runs
+
+    status = 0
+    for folder in args.runs:
+        problems = runs.verify(folder)
+        if problems:
+            status = 1
+            print(f"{folder}: {len(problems)} problem(s)")
+            for problem in problems:
+                print(f"  {problem}")
+        else:
+            print(f"{folder}: verified")
+    return status
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the `wismo` command."""
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
@@ -112,6 +160,22 @@ def parser() -> argparse.ArgumentParser:
     tok.add_argument("--json", action="store_true", help="print JSON instead of a table")
     tok.add_argument("command_line", nargs=argparse.REMAINDER, help="-- then the server command")
     tok.set_defaults(func=_tokens)
+    ev = sub.add_parser("evaluate", help="record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]")
+    ev.add_argument("design", choices=["granular", "focused", "both"])
+    ev.add_argument("repetitions", type=int)
+    ev.add_argument("model", nargs="?", default=None)
+    ev.add_argument("provider", nargs="?", default=None, choices=["scripted", "openai", "anthropic"])
+    ev.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
+    ev.add_argument("--max-turns", type=int, default=8)
+    ev.add_argument("--max-tool-calls", type=int, default=12)
+    ev.add_argument("--latency", type=float, nargs=3, metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
+                    help="add a modelled elapsed time per request (labelled modelled, kept in its own field)")
+    ev.add_argument("--runs-dir", default=str(Path(__file__).resolve().parents[2] / "data" / "runs"))
+    ev.add_argument("--base-url", default=None, help="provider endpoint (for a local replay server)")
+    ev.set_defaults(func=_evaluate)
+    ve = sub.add_parser("verify", help="recompute every counter of recorded runs from their traces")
+    ve.add_argument("runs", nargs="+")
+    ve.set_defaults(func=_verify)
     rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
     rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
     rep.set_defaults(func=_report)

@@ -109,8 +109,8 @@ def sweep_heatmap(grid: list[dict[str, Any]], window: int) -> Figure:
     return fig
 
 
-def growth_per_call(rows: list[dict[str, Any]], order_id: str) -> Figure:
-    """Stacked input of each model call for one order: base, resent earlier turns, the newest turn (estimated)."""
+def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tiktoken-estimated") -> Figure:
+    """Stacked input of each model call for one order: base, resent earlier turns, the newest turn."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
     x, ticks = 0, []
     for design in DESIGNS:
@@ -130,7 +130,7 @@ def growth_per_call(rows: list[dict[str, Any]], order_id: str) -> Figure:
     handles = [matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=l) for a, h, l in
                ((0.35, None, "base: instructions, tool definitions, question"), (0.65, "..", "earlier turns, resent"), (1.0, None, "newest turn: calls and results"))]
     ax.legend(handles=handles, frameon=False, fontsize=8, loc="upper left")
-    ax.set(title=f"{order_id}: input tokens of each model call (tiktoken-estimated)", ylabel="input tokens")
+    ax.set(title=f"{order_id}: input tokens of each model call ({label})", ylabel="input tokens")
     ax.margins(y=0.12)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
@@ -142,3 +142,28 @@ def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
     by = {(r["design"], r["orderId"]): r["total"] for r in rows}
     values = {d: [by[(d, o)] for o in orders] for d in DESIGNS}
     return _paired_bars(orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens")
+
+
+def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
+    """Small multiples: per design, the median per conversation of turns, tool calls, result bytes and tokens."""
+    panels = [("turns", "model turns", "count"), ("toolCalls", "tool calls", "count"),
+              ("resultBytes", "tool result bytes", "bytes (measured)"), ("totalTokens", "tokens, input + output", f"tokens ({label})")]
+    if all(r["modelledElapsedMs"] is not None for r in rows):
+        panels.append(("modelledElapsedMs", "elapsed time", "ms (modelled)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels) + 1, 3.6), layout="constrained")
+    for ax, (key, title, unit) in zip(axes, panels):
+        values = []
+        for design in DESIGNS:
+            vals = sorted(r[key] for r in rows if r["design"] == design)
+            values.append(vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2)
+        bars = ax.bar(DESIGNS, values, color=[DESIGN_COLORS[d] for d in DESIGNS])
+        ax.bar_label(bars, fmt="{:,.0f}", fontsize=8)
+        ax.set_title(f"median {title}", fontsize=10)
+        ax.set_ylabel(unit, fontsize=8)
+        ax.margins(y=0.15)
+        ax.spines[["top", "right"]].set_visible(False)
+        _thousands(ax)
+        if unit == "count":
+            ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    fig.suptitle("Recorded runs: median per conversation, by design")
+    return fig

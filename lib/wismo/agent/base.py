@@ -1,0 +1,44 @@
+"""What every model backend returns: output items in the Responses API's shape, and token usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class BackendError(RuntimeError):
+    """A backend cannot be used or failed; the message says which backend and why (never the key)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one model request: input (all of it, cached included), output, and the cached part of input."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One model response: function_call items and/or one assistant message item."""
+
+    output: list[dict[str, Any]]
+    usage: Usage
+
+
+class Backend(Protocol):
+    """A model behind the loop: given instructions, tools and the whole history, it replies once."""
+
+    name: str
+    model: str
+    token_label: str
+
+    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+        """Send one request carrying everything so far and return the model's reply."""
+        ...
+
+
+def assistant_message(text: str) -> dict[str, Any]:
+    """An assistant message item holding the model's text."""
+    return {"type": "message", "role": "assistant", "content": text}

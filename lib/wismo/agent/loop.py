@@ -1,0 +1,164 @@
+"""The article's agent loop: send everything, run every requested tool concurrently over MCP, repeat until text."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
+
+from .. import prompts, tokens
+from ..harness import Connection
+from ..jsonfmt import utf8_len
+from .base import Backend
+
+ANSWERED = "answered"
+TURN_BUDGET = "turn budget exhausted"
+CALL_BUDGET = "tool-call budget exhausted"
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Limits per conversation; the case study's orchestrator allows 12 tool calls."""
+
+    max_turns: int = 8
+    max_tool_calls: int = 12
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """A modelled model-request time: a fixed overhead plus per-token rates (parameters, not measurements)."""
+
+    overhead_ms: float
+    per_input_token_ms: float
+    per_output_token_ms: float
+
+    def elapsed_ms(self, input_tokens: int, output_tokens: int) -> float:
+        """Modelled milliseconds of one request."""
+        return round(self.overhead_ms + input_tokens * self.per_input_token_ms + output_tokens * self.per_output_token_ms, 3)
+
+    def as_dict(self) -> dict[str, float]:
+        """The parameters, for a run's manifest."""
+        return asdict(self)
+
+
+async def _run_tool(conn: Connection, allowed: set[str], call: dict[str, Any]) -> tuple[str, bool, float]:
+    """One requested call through MCP, or a refusal the model can read; returns text, error flag, elapsed ms."""
+    started = time.perf_counter()
+    if call["name"] not in allowed:
+        return f"Unknown tool {call['name']!r}; the tools are {', '.join(sorted(allowed))}.", True, 0.0
+    try:
+        arguments = json.loads(call["arguments"] or "{}")
+    except ValueError:
+        return f"The arguments of {call['name']} are not valid JSON.", True, 0.0
+    if not isinstance(arguments, dict):
+        return f"The arguments of {call['name']} must be a JSON object.", True, 0.0
+    result = await conn.call(call["name"], arguments)
+    return result.text, result.is_error, (time.perf_counter() - started) * 1000
+
+
+async def run_case(
+    backend: Backend,
+    conn: Connection,
+    tools: list[dict[str, Any]],
+    order_id: str,
+    budgets: Budgets = Budgets(),
+    latency: LatencyModel | None = None,
+) -> dict[str, Any]:
+    """One fresh conversation about one order; returns its trace (transcript, per-request and per-call records)."""
+    functions = [tokens.mcp_tool_to_function(t) for t in tools]
+    allowed = {t["name"] for t in tools}
+    question = prompts.question(order_id)
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
+    sent = 0  # items already sent in an earlier request
+    requests, tool_calls = [], []
+    outcome, answer_text = TURN_BUDGET, None
+    wall_start = time.perf_counter()
+    while True:
+        if len(requests) == budgets.max_turns:
+            outcome = TURN_BUDGET
+            break
+        started = time.perf_counter()
+        reply = await backend.respond(prompts.INSTRUCTIONS, functions, items)
+        elapsed = (time.perf_counter() - started) * 1000
+        record = {
+            "index": len(requests) + 1,
+            "newItems": items[sent:],
+            "output": reply.output,
+            "usage": {"inputTokens": reply.usage.input_tokens, "outputTokens": reply.usage.output_tokens,
+                      "cachedInputTokens": reply.usage.cached_input_tokens},
+            "elapsedMs": round(elapsed, 3),
+        }
+        if latency:
+            record["modelledElapsedMs"] = latency.elapsed_ms(reply.usage.input_tokens, reply.usage.output_tokens)
+        requests.append(record)
+        sent = len(items)
+        items = items + reply.output
+        calls = [o for o in reply.output if o.get("type") == "function_call"]
+        if not calls:
+            texts = [o["content"] for o in reply.output if o.get("type") == "message"]
+            answer_text, outcome = "\n".join(texts), ANSWERED
+            break
+        if len(tool_calls) + len(calls) > budgets.max_tool_calls:
+            outcome = CALL_BUDGET
+            break
+        results: list[tuple[str, bool, float] | None] = [None] * len(calls)
+
+        async def run(i: int, call: dict[str, Any]) -> None:
+            results[i] = await _run_tool(conn, allowed, call)
+
+        # Every call the model asked for in this turn runs concurrently, as in the article's runner.
+        async with anyio.create_task_group() as group:
+            for i, call in enumerate(calls):
+                group.start_soon(run, i, call)
+        for call, (text, is_error, call_ms) in zip(calls, results):
+            items.append(tokens.function_call_output(call["call_id"], text))
+            tool_calls.append({
+                "request": record["index"], "callId": call["call_id"], "name": call["name"],
+                "arguments": call["arguments"], "resultBytes": utf8_len(text), "isError": is_error,
+                "elapsedMs": round(call_ms, 3),
+            })
+    wall_ms = (time.perf_counter() - wall_start) * 1000
+    return {
+        "orderId": order_id,
+        "question": question,
+        "requests": requests,
+        "toolCalls": tool_calls,
+        "outcome": outcome,
+        "answerText": answer_text,
+        "answer": parse_answer(answer_text),
+        "totals": totals(requests, tool_calls, wall_ms),
+    }
+
+
+def parse_answer(text: str | None) -> dict[str, Any] | None:
+    """The answer's JSON object, or None when the text holds none."""
+    if not text:
+        return None
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        value = json.loads(text[start:end + 1]) if start >= 0 else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> dict[str, Any]:
+    """Counters of one trace, each derivable from its requests and calls (wallMs excepted: it is measured)."""
+    out = {
+        "turns": len(requests),
+        "toolCalls": len(tool_calls),
+        "inputTokens": sum(r["usage"]["inputTokens"] for r in requests),
+        "outputTokens": sum(r["usage"]["outputTokens"] for r in requests),
+        "cachedInputTokens": sum(r["usage"]["cachedInputTokens"] for r in requests),
+        "modelElapsedMs": round(sum(r["elapsedMs"] for r in requests), 3),
+        "toolElapsedMs": round(sum(c["elapsedMs"] for c in tool_calls), 3),
+        "resultBytes": sum(c["resultBytes"] for c in tool_calls),
+    }
+    if any("modelledElapsedMs" in r for r in requests):
+        out["modelledElapsedMs"] = round(sum(r.get("modelledElapsedMs", 0) for r in requests), 3)
+    if wall_ms is not None:
+        out["wallMs"] = round(wall_ms, 3)
+    return out

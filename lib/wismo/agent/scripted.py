@@ -1,0 +1,88 @@
+"""A deterministic stand-in for a model: follows the article's investigation and answers by explicit rules.
+
+It needs no network. Its tokens are tiktoken estimates of each full request and of its own output items.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .. import tokens
+from .assessment import assess
+from .base import Reply, Usage, assistant_message
+from .evidence import from_items
+
+FOCUSED_TOOL = "get_order_support_context"
+LINKS = (("paymentId", "get_payment", "paymentId"), ("reservationIds", "get_reservation", "reservationId"),
+         ("trackingIds", "get_tracking", "trackingId"))
+
+
+class ScriptedBackend:
+    """Granular: get_order, then every linked lookup in one turn, then the answer. Focused: one call, then the answer."""
+
+    name = "scripted"
+    token_label = tokens.LABEL
+
+    def __init__(self, model: str = "scripted-v1", encoding_name: str = tokens.DEFAULT_ENCODING) -> None:
+        self.model = model
+        self.encoding_name = encoding_name
+        tokens.encoding(encoding_name)  # load before the first timed request, not during it
+
+    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+        """Decide the next step from the request alone, as a stateless model would."""
+        output = self._decide({f["name"] for f in functions}, items)
+        usage = Usage(
+            input_tokens=tokens.count_request(instructions, functions, items, self.encoding_name).total,
+            output_tokens=sum(tokens.count_item(o, self.encoding_name) for o in output),
+        )
+        return Reply(output, usage)
+
+    def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The next output items: tool calls while links remain unfollowed, else the answer."""
+        calls = [i for i in items if i.get("type") == "function_call"]
+        order_id = _order_id(items)
+        if not calls and order_id:
+            if FOCUSED_TOOL in names:
+                return [tokens.function_call(FOCUSED_TOOL, {"orderId": order_id}, _call_id(calls, 0))]
+            if "get_order" in names:
+                return [tokens.function_call("get_order", {"orderId": order_id}, _call_id(calls, 0))]
+        if len(calls) == 1 and calls[0]["name"] == "get_order":
+            order = _output_of(items, calls[0]["call_id"])
+            if isinstance(order, dict):
+                wanted = []
+                for key, tool, argument in LINKS:
+                    targets = order.get(key)
+                    for target in targets if isinstance(targets, list) else [targets]:
+                        if tool in names and isinstance(target, str):
+                            wanted.append((tool, {argument: target}))
+                if wanted:
+                    return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
+        answer = assess(from_items(items))
+        return [assistant_message(json.dumps(answer, separators=(",", ":"), ensure_ascii=False))]
+
+
+def _order_id(items: list[dict[str, Any]]) -> str | None:
+    """The order ID the customer asked about, read from the first user message."""
+    for item in items:
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            found = re.search(r"ORD-[0-9]+", item.get("content", ""))
+            return found.group(0) if found else None
+    return None
+
+
+def _output_of(items: list[dict[str, Any]], call_id: str) -> Any:
+    """The decoded output of one call, or None if it was not JSON (an error sentence)."""
+    for item in items:
+        if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
+            try:
+                return json.loads(item["output"])
+            except ValueError:
+                return None
+    return None
+
+
+def _call_id(calls: list[dict[str, Any]], offset: int) -> str:
+    """Deterministic call ids (call_1, call_2, ...), numbered across the conversation."""
+    return f"call_{len(calls) + offset + 1}"

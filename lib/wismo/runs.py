@@ -1,0 +1,261 @@
+"""Recorded agent runs: record them, the on-disk format, verification, and summaries of verified runs.
+
+A run folder data/runs/<backend>-<design>-<timestamp>/ holds manifest.json and traces/<orderId>-r<k>.json.
+Every trace file is covered by a sha256 in the manifest; nothing in a run folder is edited after recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from . import prompts
+from .agent.base import Backend
+from .agent.loop import ANSWERED, CALL_BUDGET, Budgets, LatencyModel, run_case, totals
+from .harness import connect
+from .jsonfmt import stable, utf8_len
+from .paths import DATA
+from .servers.protocol import PINNED_REVISION
+
+RUNS = DATA / "runs"
+SCHEMAS = Path(__file__).parent / "schemas"
+DESIGNS = ("granular", "focused")
+
+
+class RunInvalid(Exception):
+    """A run folder failed verification; the message lists every problem found."""
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict[str, Any]:
+    """A JSON Schema of the run format ('manifest' or 'trace')."""
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run totals: the sum of every trace's counters."""
+    keys = ("turns", "toolCalls", "inputTokens", "outputTokens", "cachedInputTokens")
+    return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
+
+
+@dataclass
+class _Recording:
+    """One design's run folder while it is being recorded."""
+
+    design: str
+    folder: Path
+    tools: list[dict[str, Any]]
+    traces: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+
+
+def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
+    """Write one trace file and note its checksum for the manifest."""
+    relative = f"traces/{trace['orderId']}-r{trace['repetition']}.json"
+    data = stable(trace).encode("utf-8")
+    path = rec.folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    rec.files.append({"path": relative, "sha256": _sha256(data), "orderId": trace["orderId"], "repetition": trace["repetition"]})
+    rec.traces.append(trace)
+
+
+async def evaluate(
+    designs: list[str],
+    repetitions: int,
+    backend: Backend,
+    orders: list[str],
+    runs_dir: Path = RUNS,
+    budgets: Budgets = Budgets(),
+    latency: LatencyModel | None = None,
+    progress: Any = None,
+    now: datetime | None = None,
+) -> list[Path]:
+    """Record `repetitions` fresh conversations per order for each design; return the run folders.
+
+    With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
+    """
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    recordings: dict[str, _Recording] = {}
+    design_order = []
+    for design in designs:
+        folder = runs_dir / f"{backend.name}-{design}-{stamp}"
+        if folder.exists():
+            raise FileExistsError(f"{folder} exists; recorded runs are never overwritten")
+    async with connect(designs[0]) as first, connect(designs[-1]) as last:
+        conns = {designs[0]: first, designs[-1]: last}
+        for design in designs:
+            folder = runs_dir / f"{backend.name}-{design}-{stamp}"
+            folder.mkdir(parents=True)
+            recordings[design] = _Recording(design, folder, await conns[design].list_tools(), [], [])
+        pair = 0
+        for order_id in orders:
+            for rep in range(1, repetitions + 1):
+                sequence = designs if pair % 2 == 0 else list(reversed(designs))
+                design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
+                pair += 1
+                for design in sequence:
+                    rec = recordings[design]
+                    trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
+                    trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
+                    _write_trace(rec, trace)
+                    if progress is not None:
+                        progress.update(1)
+    for design, rec in recordings.items():
+        manifest = {
+            "schema": "wismo.run/1",
+            "runId": rec.folder.name,
+            "design": design,
+            "backend": backend.name,
+            "model": backend.model,
+            "protocolRevision": PINNED_REVISION,
+            "repetitions": repetitions,
+            "orders": orders,
+            "createdAt": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+            "instructionsSha256": prompts.instructions_sha256(),
+            "toolListSha256": _sha256(stable(rec.tools).encode("utf-8")),
+            "tools": rec.tools,
+            "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
+            "latencyModel": latency.as_dict() if latency else None,
+            "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
+                        "modelledElapsedMs": "modelled" if latency else None},
+            "designOrder": design_order if len(designs) > 1 else [],
+            "files": rec.files,
+            "totals": _sum_totals(rec.traces),
+        }
+        (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
+    return [recordings[d].folder for d in designs]
+
+
+def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
+    """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
+    validator = jsonschema.Draft202012Validator(schema(kind))
+    return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)]
+
+
+def verify_trace(trace: dict[str, Any], where: str) -> list[str]:
+    """Recompute a trace's counters from its transcript and check call ids pair up exactly once."""
+    problems = []
+    expected = totals(trace["requests"], trace["toolCalls"])
+    for key, value in expected.items():
+        if trace["totals"].get(key) != value:
+            problems.append(f"{where}: totals.{key} is {trace['totals'].get(key)} but the requests and calls give {value}")
+    calls, outputs = {}, {}
+    for request in trace["requests"]:
+        for item in request["newItems"]:
+            if item.get("type") == "function_call_output":
+                if item["call_id"] in outputs:
+                    problems.append(f"{where}: call id {item['call_id']} has more than one result")
+                outputs[item["call_id"]] = (request["index"], item["output"])
+        for item in request["output"]:
+            if item.get("type") == "function_call":
+                if item["call_id"] in calls:
+                    problems.append(f"{where}: call id {item['call_id']} is used by more than one call")
+                calls[item["call_id"]] = (request["index"], item)
+    last = trace["requests"][-1]["index"] if trace["requests"] else 0
+    for call_id, (index, item) in calls.items():
+        if call_id not in outputs:
+            if not (trace["outcome"] == CALL_BUDGET and index == last):
+                problems.append(f"{where}: call id {call_id} ({item['name']}) has no result")
+        elif outputs[call_id][0] <= index:
+            problems.append(f"{where}: the result of call id {call_id} was sent before the call was made")
+    for call_id in outputs.keys() - calls.keys():
+        problems.append(f"{where}: result for call id {call_id} answers no call (orphaned)")
+    recorded = {c["callId"]: c for c in trace["toolCalls"]}
+    if len(recorded) != len(trace["toolCalls"]):
+        problems.append(f"{where}: toolCalls lists a call id more than once")
+    for call_id, (index, item) in calls.items():
+        rec = recorded.get(call_id)
+        if call_id in outputs and rec is None:
+            problems.append(f"{where}: call id {call_id} was run but is missing from toolCalls")
+        elif rec is not None:
+            if (rec["name"], rec["arguments"], rec["request"]) != (item["name"], item["arguments"], index):
+                problems.append(f"{where}: toolCalls entry {call_id} does not match the call in request {index}")
+            if call_id in outputs and rec["resultBytes"] != utf8_len(outputs[call_id][1]):
+                problems.append(f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}")
+    for call_id in recorded.keys() - calls.keys():
+        problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")
+    final = [o["content"] for o in (trace["requests"][-1]["output"] if trace["requests"] else []) if o.get("type") == "message"]
+    if trace["outcome"] == ANSWERED and trace["answerText"] != "\n".join(final):
+        problems.append(f"{where}: answerText differs from the final message of the transcript")
+    return problems
+
+
+def verify(folder: str | Path) -> list[str]:
+    """Every problem in a run folder: schema, checksums, counters, call ids; empty when the run is sound."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{folder}: manifest.json cannot be read: {exc}"]
+    problems = _schema_errors("manifest", manifest, "manifest.json")
+    if problems:
+        return problems
+    listed = {f["path"]: f for f in manifest["files"]}
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    for path in sorted(present - listed.keys()):
+        problems.append(f"{path}: in the folder but not covered by the manifest")
+    traces = []
+    for path, entry in listed.items():
+        file = folder / path
+        if not file.exists():
+            problems.append(f"{path}: listed in the manifest but missing")
+            continue
+        data = file.read_bytes()
+        if _sha256(data) != entry["sha256"]:
+            problems.append(f"{path}: sha256 differs from the manifest (the file was changed after recording)")
+        try:
+            trace = json.loads(data)
+        except ValueError as exc:
+            problems.append(f"{path}: not JSON: {exc}")
+            continue
+        errors = _schema_errors("trace", trace, path)
+        if errors:
+            problems += errors
+            continue
+        if (trace["orderId"], trace["repetition"], trace["design"]) != (entry["orderId"], entry["repetition"], manifest["design"]):
+            problems.append(f"{path}: its case does not match the manifest entry")
+        problems += verify_trace(trace, path)
+        traces.append(trace)
+    if traces and not problems:
+        summed = _sum_totals(traces)
+        for key, value in summed.items():
+            if manifest["totals"].get(key) != value:
+                problems.append(f"manifest.json: totals.{key} is {manifest['totals'].get(key)} but the traces give {value}")
+    return problems
+
+
+@dataclass(frozen=True)
+class Run:
+    """A verified run: its manifest and traces."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    traces: list[dict[str, Any]]
+
+
+def load(folder: str | Path) -> Run:
+    """Load a run, refusing it (RunInvalid) unless it verifies."""
+    folder = Path(folder)
+    problems = verify(folder)
+    if problems:
+        raise RunInvalid(f"{folder.name} does not verify ({len(problems)} problem(s)): " + "; ".join(problems[:10]))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    traces = [json.loads((folder / f["path"]).read_text(encoding="utf-8")) for f in manifest["files"]]
+    return Run(folder, manifest, traces)
+
+
+def find(runs_dir: Path = RUNS) -> list[Path]:
+    """Every run folder under data/runs, oldest first."""
+    return sorted((p.parent for p in runs_dir.glob("*/manifest.json")), key=lambda p: p.name.rsplit("-", 1)[-1])

@@ -1,0 +1,79 @@
+"""The agent loop over real MCP servers: the scripted investigation, concurrency, budgets, refusals."""
+
+import json
+
+import pytest
+
+from wismo.agent.base import Reply, Usage, assistant_message
+from wismo.agent.loop import Budgets, LatencyModel, run_case
+from wismo.agent.scripted import ScriptedBackend
+from wismo.harness import connect
+from wismo.runs import verify_trace
+from wismo import scoring, tokens
+
+pytestmark = pytest.mark.anyio
+
+
+async def _run(design, order_id, backend=None, **kw):
+    async with connect(design) as conn:
+        tools = await conn.list_tools()
+        return await run_case(backend or ScriptedBackend(), conn, tools, order_id, **kw)
+
+
+async def test_granular_investigation_follows_the_article():
+    trace = await _run("granular", "ORD-1004", latency=LatencyModel(400, 0.05, 12))
+    assert trace["outcome"] == "answered" and trace["totals"]["turns"] == 3
+    asked = [[o["name"] for o in r["output"] if o["type"] == "function_call"] for r in trace["requests"]]
+    assert asked == [["get_order"], ["get_payment", "get_reservation", "get_reservation", "get_tracking"], []]
+    # Every request resends the whole history: its new items are exactly what the previous turn added.
+    assert [len(r["newItems"]) for r in trace["requests"]] == [1, 2, 8]
+    inputs = [r["usage"]["inputTokens"] for r in trace["requests"]]
+    assert inputs == sorted(inputs) and len(set(inputs)) == 3
+    assert all(r["modelledElapsedMs"] == LatencyModel(400, 0.05, 12).elapsed_ms(r["usage"]["inputTokens"], r["usage"]["outputTokens"]) for r in trace["requests"])
+    assert scoring.score(trace["answer"], scoring.load_expectations()["ORD-1004"])["passed"]
+    assert verify_trace({**trace, "totals": trace["totals"]}, "t") == []
+
+
+async def test_focused_investigation_is_one_call_then_the_answer():
+    trace = await _run("focused", "ORD-1005")
+    assert trace["totals"]["turns"] == 2 and trace["totals"]["toolCalls"] == 1
+    assert trace["answer"]["missingEvidence"] == ["TRK-1005-A"]
+    assert scoring.summary_flags(trace["answer"]["customerSummary"], __import__("wismo.agent.evidence", fromlist=["x"]).from_items(
+        [i for r in trace["requests"] for i in r["newItems"] + r["output"]])) == []
+
+
+async def test_turn_budget_stops_with_a_defined_outcome():
+    trace = await _run("granular", "ORD-1004", budgets=Budgets(max_turns=2))
+    assert trace["outcome"] == "turn budget exhausted" and trace["answer"] is None and trace["totals"]["turns"] == 2
+
+
+async def test_tool_call_budget_stops_before_running_the_calls():
+    trace = await _run("granular", "ORD-1004", budgets=Budgets(max_tool_calls=3))
+    assert trace["outcome"] == "tool-call budget exhausted"
+    assert trace["totals"]["toolCalls"] == 1  # get_order ran; the four linked lookups would have made 5
+    assert verify_trace(trace, "t") == []
+
+
+class Misbehaving:
+    """A backend that asks for a tool the server does not have, then for a real one with broken arguments."""
+
+    name, model, token_label = "test", "test", "tiktoken-estimated"
+
+    def __init__(self):
+        self.turn = 0
+
+    async def respond(self, instructions, functions, items):
+        self.turn += 1
+        if self.turn == 1:
+            return Reply([tokens.function_call("drop_database", {}, "c1"),
+                          {"type": "function_call", "name": "get_order", "arguments": "{not json", "call_id": "c2"},
+                          tokens.function_call("get_order", {"orderId": "ORD-1001"}, "c3")], Usage(10, 5))
+        return Reply([assistant_message(json.dumps({"seen": [i["output"][:60] for i in items if i.get("type") == "function_call_output"]}))], Usage(20, 5))
+
+
+async def test_unknown_tools_and_bad_arguments_are_refused_in_the_loop():
+    trace = await _run("granular", "ORD-1001", backend=Misbehaving())
+    calls = {c["callId"]: c for c in trace["toolCalls"]}
+    assert calls["c1"]["isError"] and calls["c2"]["isError"] and not calls["c3"]["isError"]
+    seen = trace["answer"]["seen"]
+    assert seen[0].startswith("Unknown tool 'drop_database'") and "not valid JSON" in seen[1] and seen[2].startswith('{"orderId":"ORD-1001"')
