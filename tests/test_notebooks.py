@@ -63,5 +63,14 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
     with pytest.raises(papermill.PapermillExecutionError) as err:
         report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
                        {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False})
-    assert "ComparisonFailed" in str(err.value)
-    assert "delivered on time" in str(err.value) and "payment.amount" in str(err.value)
+    message = f"{err.value.ename}: {err.value.evalue}"
+    assert "ComparisonFailed" in message
+    assert "delivered on time" in message and "payment.amount" in message
+
+
+def test_equivalence_notebook_stops_with_the_servers_failure(tmp_path):
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
+                       {"focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"}, "transports": ["stdio"]})
+    message = f"{err.value.ename}: {err.value.evalue}"
+    assert "HarnessError" in message and "focused server over stdio" in message and "orders.json is missing" in message

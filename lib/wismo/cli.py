@@ -24,7 +24,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
     try:
-        anyio.run(serve_stdio, server)
+        if args.http is None:
+            anyio.run(serve_stdio, server)
+        else:
+            from .servers.app import serve_http
+
+            anyio.run(serve_http, server, args.http, args.host)
     except KeyboardInterrupt:
         pass
     return 0
@@ -143,12 +148,34 @@ def _verify(args: argparse.Namespace) -> int:
     return status
 
 
+def _contract(args: argparse.Namespace) -> int:
+    """Compare every design's tools/list with the pinned contract, or pin it anew with --update."""
+    import anyio
+
+    from . import contract
+
+    now = anyio.run(contract.current)
+    if args.update:
+        contract.update(now)
+        print(f"pinned {sum(len(t) for t in now['designs'].values())} tools of {len(now['designs'])} designs at revision {now['protocolRevision']} in {contract.CONTRACT}")
+        return 0
+    diff = contract.drift(contract.pinned(), now)
+    if diff:
+        print(diff)
+        print("the servers drifted from the pinned contract; if that is intended, run: wismo contract --update", file=sys.stderr)
+        return 1
+    print(f"contract holds: {', '.join(now['designs'])} at revision {now['protocolRevision']}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the `wismo` command."""
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
     serve.add_argument("design", choices=["granular", "focused"])
+    serve.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     serve.set_defaults(func=_serve)
     comp = sub.add_parser("compare", help="drive both servers and check they return the same evidence")
     comp.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
@@ -176,6 +203,9 @@ def parser() -> argparse.ArgumentParser:
     ve = sub.add_parser("verify", help="recompute every counter of recorded runs from their traces")
     ve.add_argument("runs", nargs="+")
     ve.set_defaults(func=_verify)
+    con = sub.add_parser("contract", help="check every design's tools/list against data/contracts/tools.json")
+    con.add_argument("--update", action="store_true", help="pin the servers' current tools/list on purpose")
+    con.set_defaults(func=_contract)
     rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
     rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
     rep.set_defaults(func=_report)

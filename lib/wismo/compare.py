@@ -175,3 +175,31 @@ def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
 def without_timings(result: dict[str, Any]) -> dict[str, Any]:
     """The result minus its timing fields: the part that must be byte-identical between runs."""
     return {k: v for k, v in result.items() if k != "timings"}
+
+
+class TransportsDisagree(AssertionError):
+    """The comparison gave different verdicts or bytes over different transports; the message names the cases."""
+
+
+def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per case: the verdict and bytes over every transport, and whether they are all the same."""
+    transports = list(results)
+    first = results[transports[0]]
+    rows = []
+    for i, row in enumerate(first["cases"]):
+        others = [results[t]["cases"][i] for t in transports]
+        keys = [(r["equal"], r["outcome"], r["granular"]["bytes"], r["focused"]["bytes"], r["granular"]["calls"],
+                 r["focused"]["calls"], r["granular"]["error"], r["focused"]["error"]) for r in others]
+        entry = {"case": row["label"], "input": row["input"], "same": all(k == keys[0] for k in keys)}
+        for t, r in zip(transports, others):
+            entry[f"{t}: verdict"] = "equal" if r["equal"] else "DIFFERENT"
+            entry[f"{t}: bytes g/f"] = f"{r['granular']['bytes']}/{r['focused']['bytes']}"
+        rows.append(entry)
+    return rows
+
+
+def require_parity(results: dict[str, dict[str, Any]]) -> None:
+    """Raise TransportsDisagree naming every case whose verdict, bytes, calls or errors differ by transport."""
+    bad = [r for r in parity(results) if not r["same"]]
+    if bad:
+        raise TransportsDisagree(f"{len(bad)} case(s) differ between {', '.join(results)}: " + "; ".join(f"{r['case']} ({r['input']})" for r in bad))

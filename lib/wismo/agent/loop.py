@@ -13,6 +13,7 @@ from .. import prompts, tokens
 from ..harness import Connection
 from ..jsonfmt import utf8_len
 from .base import Backend
+from .tools import CachingTool, McpTool, TimedTool
 
 ANSWERED = "answered"
 TURN_BUDGET = "turn budget exhausted"
@@ -44,19 +45,29 @@ class LatencyModel:
         return asdict(self)
 
 
-async def _run_tool(conn: Connection, allowed: set[str], call: dict[str, Any]) -> tuple[str, bool, float]:
-    """One requested call through MCP, or a refusal the model can read; returns text, error flag, elapsed ms."""
-    started = time.perf_counter()
-    if call["name"] not in allowed:
-        return f"Unknown tool {call['name']!r}; the tools are {', '.join(sorted(allowed))}.", True, 0.0
+async def _run_tool(tools: dict[str, TimedTool], call: dict[str, Any]) -> tuple[str, bool, float, bool]:
+    """One requested call through MCP, or a refusal the model can read; returns text, error flag, ms, cache hit."""
+    tool = tools.get(call["name"])
+    if tool is None:
+        return f"Unknown tool {call['name']!r}; the tools are {', '.join(sorted(tools))}.", True, 0.0, False
     try:
         arguments = json.loads(call["arguments"] or "{}")
     except ValueError:
-        return f"The arguments of {call['name']} are not valid JSON.", True, 0.0
+        return f"The arguments of {call['name']} are not valid JSON.", True, 0.0, False
     if not isinstance(arguments, dict):
-        return f"The arguments of {call['name']} must be a JSON object.", True, 0.0
-    result = await conn.call(call["name"], arguments)
-    return result.text, result.is_error, (time.perf_counter() - started) * 1000
+        return f"The arguments of {call['name']} must be a JSON object.", True, 0.0, False
+    result = await tool.call(arguments)
+    cached = isinstance(tool.inner, CachingTool) and tool.inner.last_was_hit
+    return result.text, result.is_error, tool.last_ms, cached
+
+
+def client_tools(conn: Connection, definitions: list[dict[str, Any]], cache_repeats: bool = False) -> dict[str, TimedTool]:
+    """The loop's tools by wire name: each server tool, timed, and answered from cache when repeated if asked."""
+    out = {}
+    for definition in definitions:
+        tool: Any = McpTool(conn, definition)
+        out[definition["name"]] = TimedTool(CachingTool(tool) if cache_repeats else tool)
+    return out
 
 
 async def run_case(
@@ -66,10 +77,12 @@ async def run_case(
     order_id: str,
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
+    cache_repeats: bool = False,
 ) -> dict[str, Any]:
     """One fresh conversation about one order; returns its trace (transcript, per-request and per-call records)."""
-    functions = [tokens.mcp_tool_to_function(t) for t in tools]
-    allowed = {t["name"] for t in tools}
+    # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
+    wrapped = client_tools(conn, tools, cache_repeats)
+    functions = [tokens.mcp_tool_to_function(t.definition) for t in wrapped.values()]
     question = prompts.question(order_id)
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
@@ -104,22 +117,25 @@ async def run_case(
         if len(tool_calls) + len(calls) > budgets.max_tool_calls:
             outcome = CALL_BUDGET
             break
-        results: list[tuple[str, bool, float] | None] = [None] * len(calls)
+        results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
         async def run(i: int, call: dict[str, Any]) -> None:
-            results[i] = await _run_tool(conn, allowed, call)
+            results[i] = await _run_tool(wrapped, call)
 
         # Every call the model asked for in this turn runs concurrently, as in the article's runner.
         async with anyio.create_task_group() as group:
             for i, call in enumerate(calls):
                 group.start_soon(run, i, call)
-        for call, (text, is_error, call_ms) in zip(calls, results):
+        for call, (text, is_error, call_ms, cached) in zip(calls, results):
             items.append(tokens.function_call_output(call["call_id"], text))
-            tool_calls.append({
+            entry = {
                 "request": record["index"], "callId": call["call_id"], "name": call["name"],
                 "arguments": call["arguments"], "resultBytes": utf8_len(text), "isError": is_error,
                 "elapsedMs": round(call_ms, 3),
-            })
+            }
+            if cached:
+                entry["cached"] = True
+            tool_calls.append(entry)
     wall_ms = (time.perf_counter() - wall_start) * 1000
     return {
         "orderId": order_id,

@@ -80,3 +80,12 @@ async def serve_stdio(server: Server) -> None:
                 server, read_stream, write_stream,
                 lifespan_state=state, init_options=server.create_initialization_options(),
             )
+
+
+async def serve_http(server: Server, port: int, host: str = "127.0.0.1") -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp (stateful sessions, JSON responses) until stopped."""
+    import uvicorn
+
+    app = server.streamable_http_app(json_response=True)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,175 @@
+"""Transport parity, the pinned contract, wire names, schema-preserving wrappers, and failure behaviour."""
+
+import copy
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from mcp import Client
+
+from wismo import compare, contract
+from wismo.agent import scripted
+from wismo.agent.loop import client_tools
+from wismo.agent.tools import CachingTool, McpTool, TimedTool
+from wismo.harness import HarnessError, connect, free_port, server_command
+from wismo import tokens
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_http_gives_the_same_tools_verdicts_and_bytes_as_stdio():
+    results = {t: await compare.run(transport=t) for t in ("stdio", "http")}
+    compare.require_parity(results)
+    assert results["http"]["tools"] == results["stdio"]["tools"]
+    assert results["http"]["summary"] == results["stdio"]["summary"]
+    planted = copy.deepcopy(results)
+    planted["http"]["cases"][3]["focused"]["bytes"] += 1
+    with pytest.raises(compare.TransportsDisagree, match="partial delivery"):
+        compare.require_parity(planted)
+
+
+async def test_the_sdk_default_client_falls_back_over_http_too():
+    port = free_port()
+    server = subprocess.Popen(server_command("focused", port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    assert client.session.protocol_version == "2025-11-25"
+                    tools = await client.list_tools()
+                    assert [t.name for t in tools.tools] == ["get_order_support_context"]
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def test_the_pinned_contract_holds():
+    now = await contract.current()
+    diff = contract.drift(contract.pinned(), now)
+    assert diff == "", f"the servers drifted from data/contracts/tools.json (run `wismo contract --update` if intended):\n{diff}"
+    assert now == await contract.current(), "tools/list must come back in the same order every time"
+
+
+def test_drift_is_shown_as_a_readable_diff():
+    changed = copy.deepcopy(contract.pinned())
+    changed["designs"]["granular"][0]["inputSchema"]["properties"]["orderId"]["type"] = "integer"
+    diff = contract.drift(contract.pinned(), changed)
+    assert '-              "type": "string"' in diff and '+              "type": "integer"' in diff
+
+
+def test_wire_names_are_snake_case_and_match_what_the_client_allows():
+    pinned = contract.pinned()["designs"]
+    # The names the scripted model and the loop call must be names the servers report.
+    assert contract.wire_name_problems(pinned["focused"], {scripted.FOCUSED_TOOL}) == []
+    assert contract.wire_name_problems(pinned["granular"], {"get_order"} | {tool for _, tool, _ in scripted.LINKS}) == []
+    bad = [{"name": "GetActivityByDate"}, {"name": "get_order"}, {"name": "get_order"}]
+    assert contract.wire_name_problems(bad, {"get_activity_by_date"}) == [
+        "tool name 'GetActivityByDate' is not snake_case", "tool name 'get_order' appears 2 times",
+        "the client allows 'get_activity_by_date', which the server does not report"]
+
+
+async def test_wrappers_keep_the_definition_exactly_and_cache_repeats():
+    async with connect("granular") as conn:
+        listed = await conn.list_tools()
+        for definition in listed:
+            wrapped = TimedTool(CachingTool(McpTool(conn, definition)))
+            for field in ("name", "description", "inputSchema", "annotations"):
+                assert wrapped.definition[field] == definition[field], field
+            assert tokens.mcp_tool_to_function(wrapped.definition)["parameters"] == definition["inputSchema"]
+        tools = client_tools(conn, listed, cache_repeats=True)
+        assert list(tools) == [d["name"] for d in listed]
+        before = len(conn.tool_calls())
+        first = await tools["get_order"].call({"orderId": "ORD-1004"})
+        again = await tools["get_order"].call({"orderId": "ORD-1004"})
+        assert first == again and tools["get_order"].inner.hits == 1
+        assert len(conn.tool_calls()) == before + 1, "the repeat must not reach the server"
+
+
+# Failure behaviour: each must end in a HarnessError naming the server, the transport and the cause, promptly.
+
+async def _expect_failure(*fragments, within=30.0, **kwargs):
+    started = time.monotonic()
+    with pytest.raises(HarnessError) as err:
+        async with connect(**kwargs) as conn:
+            await conn.call("get_order", {"orderId": "ORD-1001"})
+    assert time.monotonic() - started < within
+    for fragment in fragments:
+        assert fragment in str(err.value), str(err.value)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_missing_server_command(transport):
+    await _expect_failure("granular server over " + transport, "could not be reached", "No such file",
+                          design="granular", transport=transport, command=["/nonexistent/wismo-server"])
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_server_that_exits_at_start(transport):
+    env = {"WISMO_FIXTURES": "/nonexistent/fixtures"}
+    await _expect_failure("focused server over " + transport, "could not be reached", "orders.json is missing",
+                          design="focused", transport=transport, env=env)
+
+
+async def test_an_http_endpoint_that_is_not_listening():
+    await _expect_failure("focused server over http (http://127.0.0.1:", "could not be reached", "ConnectError",
+                          design="focused", transport="http", url=f"http://127.0.0.1:{free_port()}/mcp", timeout_s=5)
+
+
+def _server_pid(conn):
+    if conn.process is not None:
+        return conn.process.pid
+    mine = [p for p in psutil.Process().children(recursive=True) if "serve" in p.cmdline()]
+    assert len(mine) == 1
+    return mine[0].pid
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_server_that_dies_mid_session(transport):
+    started = time.monotonic()
+    with pytest.raises(HarnessError) as err:
+        async with connect("granular", transport, timeout_s=5) as conn:
+            await conn.call("get_order", {"orderId": "ORD-1001"})
+            os.kill(_server_pid(conn), signal.SIGKILL)
+            await conn.call("get_order", {"orderId": "ORD-1001"})
+    message = str(err.value)
+    assert time.monotonic() - started < 30
+    assert f"granular server over {transport}" in message
+    assert ("Connection closed" in message) if transport == "stdio" else ("exited with code -9" in message)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_call_that_exceeds_its_timeout(transport):
+    started = time.monotonic()
+    with pytest.raises(HarnessError) as err:
+        async with connect("focused", transport, timeout_s=2) as conn:
+            await conn.call("get_order_support_context", {"orderId": "ORD-1001"})
+            os.kill(_server_pid(conn), signal.SIGSTOP)  # a hung server: alive, silent
+            try:
+                await conn.call("get_order_support_context", {"orderId": "ORD-1001"})
+            except HarnessError as exc:
+                assert "no answer within 2 s" in str(exc) and f"focused server over {transport}" in str(exc)
+                raise
+    assert time.monotonic() - started < 30
+    assert f"focused server over {transport}" in str(err.value)
+
+
+def test_unknown_transport_is_named():
+    import anyio
+
+    async def go():
+        async with connect("focused", "carrier-pigeon"):
+            pass
+
+    with pytest.raises(HarnessError, match="transport 'carrier-pigeon' is not available; use one of stdio, http"):
+        anyio.run(go)
