@@ -135,4 +135,4 @@ async def test_a_server_that_cannot_start_is_named(monkeypatch):
         async with connect("nonesuch"):
             pass
     message = str(err.value)
-    assert "nonesuch server over stdio" in message and "invalid choice" in message
+    assert "nonesuch server over stdio" in message and "unknown design 'nonesuch'; choose one of granular, focused" in message

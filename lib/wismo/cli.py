@@ -173,7 +173,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
-    serve.add_argument("design", choices=["granular", "focused"])
+    serve.add_argument("design", help="granular or focused (or any design in wismo.servers.DESIGNS)")
     serve.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     serve.set_defaults(func=_serve)
