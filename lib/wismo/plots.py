@@ -12,11 +12,11 @@ import matplotlib.ticker
 from matplotlib.figure import Figure
 
 # Colour-blind-safe pair (Okabe-Ito blue and orange), used for the designs everywhere.
-DESIGN_COLORS = {"granular": "#0072B2", "focused": "#E69F00"}
+DESIGN_COLORS = {"granular": "#0072B2", "focused": "#E69F00", "scoped": "#009E73"}
 DESIGNS = ("granular", "focused")
 
 
-def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str) -> Figure:
+def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str, xlabel: str) -> Figure:
     """Side-by-side bars per label, one colour per design, each bar annotated with its value."""
     fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
     width = 0.38
@@ -27,6 +27,8 @@ def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, 
     ax.set_xticks(range(len(labels)), labels, fontsize=9)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
+    ax.set_xlabel(xlabel)
+    _thousands(ax)
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(title="design", frameon=False)
@@ -47,14 +49,16 @@ def bytes_per_case(result: dict[str, Any]) -> Figure:
     """Bar chart: UTF-8 bytes of JSON text returned per case, granular (all links followed) vs focused."""
     rows = _order_rows(result)
     values = {d: [r[d]["bytes"] for r in rows] for d in DESIGNS}
-    return _paired_bars(_case_labels(rows), values, "Evidence returned per case (measured)", "bytes of JSON text in tool results")
+    return _paired_bars(_case_labels(rows), values, "Evidence returned per case (measured)", "bytes of JSON text in tool results",
+                        "order and case")
 
 
 def calls_per_case(result: dict[str, Any]) -> Figure:
     """Bar chart: MCP tools/call requests needed per case, granular vs focused."""
     rows = _order_rows(result)
     values = {d: [r[d]["calls"] for r in rows] for d in DESIGNS}
-    return _paired_bars(_case_labels(rows), values, "MCP interactions per case (measured)", "tools/call requests (count)")
+    return _paired_bars(_case_labels(rows), values, "MCP interactions per case (measured)", "tools/call requests (count)",
+                        "order and case")
 
 
 # The case study's two designs are not ours: they get their own pair of colours.
@@ -130,7 +134,9 @@ def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tik
     handles = [matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=l) for a, h, l in
                ((0.35, None, "base: instructions, tool definitions, question"), (0.65, "..", "earlier turns, resent"), (1.0, None, "newest turn: calls and results"))]
     ax.legend(handles=handles, frameon=False, fontsize=8, loc="upper left")
-    ax.set(title=f"{order_id}: input tokens of each model call ({label})", ylabel="input tokens")
+    ax.set(title=f"{order_id}: input tokens of each model call ({label})", ylabel="input tokens",
+           xlabel="model call, by design")
+    _thousands(ax)
     ax.margins(y=0.12)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
@@ -141,7 +147,8 @@ def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
     orders = list(dict.fromkeys(r["orderId"] for r in rows))
     by = {(r["design"], r["orderId"]): r["total"] for r in rows}
     values = {d: [by[(d, o)] for o in orders] for d in DESIGNS}
-    return _paired_bars(orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens")
+    return _paired_bars(orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens",
+                        "order")
 
 
 def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
@@ -150,20 +157,38 @@ def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
               ("resultBytes", "tool result bytes", "bytes (measured)"), ("totalTokens", "tokens, input + output", f"tokens ({label})")]
     if all(r["modelledElapsedMs"] is not None for r in rows):
         panels.append(("modelledElapsedMs", "elapsed time", "ms (modelled)"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.3 * len(panels) + 1, 3.6), layout="constrained")
+    # Under 12 inches wide so the chart is shown at full size on a laptop-width page.
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 * len(panels) + 0.8, 3.8), layout="constrained")
     for ax, (key, title, unit) in zip(axes, panels):
         values = []
         for design in DESIGNS:
             vals = sorted(r[key] for r in rows if r["design"] == design)
             values.append(vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2)
         bars = ax.bar(DESIGNS, values, color=[DESIGN_COLORS[d] for d in DESIGNS])
-        ax.bar_label(bars, fmt="{:,.0f}", fontsize=8)
+        ax.bar_label(bars, fmt="{:,.0f}", fontsize=9)
         ax.set_title(f"median {title}", fontsize=10)
-        ax.set_ylabel(unit, fontsize=8)
+        ax.set_ylabel(unit, fontsize=9)
         ax.margins(y=0.15)
         ax.spines[["top", "right"]].set_visible(False)
         _thousands(ax)
         if unit == "count":
             ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     fig.suptitle("Recorded runs: median per conversation, by design")
+    return fig
+
+
+def scale_lines(rows: list[dict[str, Any]], key: str, title: str, ylabel: str, lines: dict[str, float] | None = None) -> Figure:
+    """Log-log lines of one measure against the order's line count, one line per design, with reference lines."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    for design in dict.fromkeys(r["design"] for r in rows):
+        mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["lines"])
+        ax.plot([r["lines"] for r in mine], [r[key] for r in mine], marker="o", color=DESIGN_COLORS[design], label=design)
+    for label, value in (lines or {}).items():
+        ax.axhline(value, color="black", linestyle="--", linewidth=1)
+        ax.text(ax.get_xlim()[0], value * 1.15, f" {label} {value:,.0f}", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set(title=title, xlabel="order size (item lines, log scale)", ylabel=ylabel)
+    ax.legend(title="design", frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
     return fig

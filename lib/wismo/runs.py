@@ -18,7 +18,7 @@ import jsonschema
 
 from . import prompts
 from .agent.base import Backend
-from .agent.loop import ANSWERED, CALL_BUDGET, Budgets, LatencyModel, run_case, totals
+from .agent.loop import ANSWERED, CALL_BUDGET, TOKEN_BUDGET, Budgets, LatencyModel, run_case, totals
 from .harness import connect
 from .jsonfmt import stable, utf8_len
 from .paths import DATA
@@ -166,7 +166,8 @@ def verify_trace(trace: dict[str, Any], where: str) -> list[str]:
     last = trace["requests"][-1]["index"] if trace["requests"] else 0
     for call_id, (index, item) in calls.items():
         if call_id not in outputs:
-            if not (trace["outcome"] == CALL_BUDGET and index == last):
+            # A budget stop may leave the last request's calls unrun (tool calls) or their results unsent (tokens).
+            if not (trace["outcome"] in (CALL_BUDGET, TOKEN_BUDGET) and index == last):
                 problems.append(f"{where}: call id {call_id} ({item['name']}) has no result")
         elif outputs[call_id][0] <= index:
             problems.append(f"{where}: the result of call id {call_id} was sent before the call was made")

@@ -60,13 +60,22 @@ def from_items(items: list[dict[str, Any]]) -> Evidence:
     """Evidence from a conversation's items: JSON outputs are records, other outputs mark their call's ID unreadable."""
     evidence = Evidence()
     calls = {i["call_id"]: i for i in items if i.get("type") == "function_call"}
+    pages = []
     for item in items:
         if item.get("type") != "function_call_output":
             continue
         try:
-            evidence.add(json.loads(item["output"]))
+            record = json.loads(item["output"])
+            if isinstance(record, dict) and "page" in record:
+                pages.append(record)  # scoped pages are merged back into one context below
+            else:
+                evidence.add(record)
         except (ValueError, TypeError):
             call = calls.get(item["call_id"])
             arguments = json.loads(call["arguments"]) if call else {}
-            evidence.unreadable.extend(v for v in arguments.values() if isinstance(v, str))
+            evidence.unreadable.extend(v for k, v in arguments.items() if isinstance(v, str) and k.endswith("Id"))
+    if pages:
+        from ..paging import merge
+
+        evidence.add(merge(pages))
     return evidence

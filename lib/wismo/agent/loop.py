@@ -18,14 +18,28 @@ from .tools import CachingTool, McpTool, TimedTool
 ANSWERED = "answered"
 TURN_BUDGET = "turn budget exhausted"
 CALL_BUDGET = "tool-call budget exhausted"
+TOKEN_BUDGET = "token budget exhausted"
 
 
 @dataclass(frozen=True)
 class Budgets:
-    """Limits per conversation; the case study's orchestrator allows 12 tool calls."""
+    """Limits per conversation (the case study's orchestrator rules): turns, tool calls (12), the input tokens
+    the whole session may process, and how many tool definitions are sent (None: no limit)."""
 
     max_turns: int = 8
     max_tool_calls: int = 12
+    max_input_tokens: int | None = None
+    max_tools: int | None = None
+
+
+def budget_stop_note(reason: str, read_calls: list[dict[str, Any]], missing_calls: list[dict[str, Any]]) -> str:
+    """What the user sees when a budget stops the session: why, what was read, and what is missing."""
+    def listed(calls: list[dict[str, Any]]) -> str:
+        shown = ", ".join(f"{c['name']}({c['arguments']})" for c in calls[:20])
+        return shown + (f" and {len(calls) - 20:,} more" if len(calls) > 20 else "")
+
+    return (f"Stopped: {reason}. Read: {listed(read_calls) or 'nothing'}. Not read or not answered: "
+            f"{listed(missing_calls) or 'the model' + chr(39) + 's answer'}. Narrow the question (one item, one shipment) and ask again.")
 
 
 @dataclass(frozen=True)
@@ -81,7 +95,8 @@ async def run_case(
 ) -> dict[str, Any]:
     """One fresh conversation about one order; returns its trace (transcript, per-request and per-call records)."""
     # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
-    wrapped = client_tools(conn, tools, cache_repeats)
+    offered = tools[: budgets.max_tools] if budgets.max_tools is not None else tools
+    wrapped = client_tools(conn, offered, cache_repeats)
     functions = [tokens.mcp_tool_to_function(t.definition) for t in wrapped.values()]
     question = prompts.question(order_id)
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
@@ -89,10 +104,29 @@ async def run_case(
     requests, tool_calls = [], []
     outcome, answer_text = TURN_BUDGET, None
     wall_start = time.perf_counter()
+    spent, estimate = 0, 0
     while True:
         if len(requests) == budgets.max_turns:
             outcome = TURN_BUDGET
+            pending = [c for c in tool_calls if c["request"] == len(requests)]
+            answer_text = budget_stop_note(f"the session's limit of {budgets.max_turns} model requests is reached",
+                                           tool_calls[: len(tool_calls) - len(pending)], pending)
             break
+        if budgets.max_input_tokens is not None:
+            # Estimated before sending: the last request's input and output, plus what was appended since.
+            if requests:
+                last = requests[-1]["usage"]
+                estimate = last["inputTokens"] + last["outputTokens"] + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]):])
+            else:
+                estimate = tokens.count_request(prompts.INSTRUCTIONS, functions, items).total
+            if spent + estimate > budgets.max_input_tokens:
+                outcome = TOKEN_BUDGET
+                pending = [c for c in tool_calls if c["request"] == len(requests)]
+                answer_text = budget_stop_note(
+                    f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
+                    f"processed, the next request would carry about {estimate:,} more)",
+                    tool_calls[: len(tool_calls) - len(pending)], pending)
+                break
         started = time.perf_counter()
         reply = await backend.respond(prompts.INSTRUCTIONS, functions, items)
         elapsed = (time.perf_counter() - started) * 1000
@@ -107,6 +141,7 @@ async def run_case(
         if latency:
             record["modelledElapsedMs"] = latency.elapsed_ms(reply.usage.input_tokens, reply.usage.output_tokens)
         requests.append(record)
+        spent += reply.usage.input_tokens
         sent = len(items)
         items = items + reply.output
         calls = [o for o in reply.output if o.get("type") == "function_call"]
@@ -116,6 +151,9 @@ async def run_case(
             break
         if len(tool_calls) + len(calls) > budgets.max_tool_calls:
             outcome = CALL_BUDGET
+            asked = [{"name": c["name"], "arguments": c["arguments"]} for c in calls]
+            answer_text = budget_stop_note(f"the model asked for {len(calls):,} more tool calls, over the session's limit of "
+                                           f"{budgets.max_tool_calls} ({len(tool_calls)} made)", tool_calls, asked)
             break
         results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
@@ -144,7 +182,7 @@ async def run_case(
         "toolCalls": tool_calls,
         "outcome": outcome,
         "answerText": answer_text,
-        "answer": parse_answer(answer_text),
+        "answer": parse_answer(answer_text) if outcome == ANSWERED else None,
         "totals": totals(requests, tool_calls, wall_ms),
     }
 

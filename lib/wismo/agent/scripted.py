@@ -48,6 +48,12 @@ class ScriptedBackend:
                 return [tokens.function_call(FOCUSED_TOOL, {"orderId": order_id}, _call_id(calls, 0))]
             if "get_order" in names:
                 return [tokens.function_call("get_order", {"orderId": order_id}, _call_id(calls, 0))]
+        if calls and calls[-1]["name"] == FOCUSED_TOOL:
+            latest = _output_of(items, calls[-1]["call_id"])
+            following = isinstance(latest, dict) and isinstance(latest.get("page"), dict) and latest["page"].get("next")
+            if following and order_id:
+                # A scoped page that says what it left out: ask for the next one, as its note instructs.
+                return [tokens.function_call(FOCUSED_TOOL, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0))]
         if len(calls) == 1 and calls[0]["name"] == "get_order":
             order = _output_of(items, calls[0]["call_id"])
             if isinstance(order, dict):

@@ -49,9 +49,19 @@ class Dataset:
         return list(self.records[kind])
 
 
-def load(folder: str | Path | None = None) -> Dataset:
-    """Load and check the four source files from `folder` (default: fixtures_dir())."""
+def load(folder: str | Path | None = None, large: list[int] | None = None, seed: int | None = None) -> Dataset:
+    """Load and check the four source files from `folder` (default: fixtures_dir()), plus generated large orders
+    of the given sizes (default: WISMO_LARGE_ORDERS, seeded by WISMO_LARGE_SEED)."""
+    from .generate import generate, sizes_from
+
     folder = Path(folder) if folder is not None else fixtures_dir()
+    sizes = large if large is not None else sizes_from(os.environ.get("WISMO_LARGE_ORDERS"))
+    seed = seed if seed is not None else int(os.environ.get("WISMO_LARGE_SEED") or 0)
+    extra = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
+    for n in sizes:
+        generated = generate(n, seed)
+        for kind, name in SOURCE_FILES.items():
+            extra[kind] += generated[name.removesuffix(".json")]
     dataset = Dataset()
     for kind, name in SOURCE_FILES.items():
         path = folder / name
@@ -62,7 +72,7 @@ def load(folder: str | Path | None = None) -> Dataset:
         except (ValueError, KeyError, TypeError) as exc:
             raise DatasetError(f"{path} is not a fixtures file with a 'records' list: {exc}") from None
         table: dict[str, dict[str, Any]] = {}
-        for row in rows:
+        for row in rows + extra[kind]:
             ident = kind.check(row.get(kind.id_key))
             if ident in table:
                 raise DatasetError(f"{path}: {kind.id_key} {ident} appears twice.")

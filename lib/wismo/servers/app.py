@@ -12,6 +12,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..domain import Dataset, LookupFailure
 from ..jsonfmt import compact
+from ..paging import PagingError
 from .protocol import pin_revision
 from .tools import ToolSpec
 
@@ -29,9 +30,14 @@ def call(spec: ToolSpec, dataset: Dataset, arguments: dict[str, Any] | None) -> 
         return error_result(f"{spec.name} takes an object of arguments with {spec.kind.id_key}.")
     value = (arguments or {}).get(spec.kind.id_key)
     try:
-        record = spec.run(dataset, value)
+        if spec.options:
+            record = spec.run(dataset, value, {name: (arguments or {}).get(name) for name in spec.options})
+        else:
+            record = spec.run(dataset, value)
     except LookupFailure as failure:
         return error_result(failure.message)
+    except PagingError as failure:
+        return error_result(str(failure))
     # Unknown extra arguments are ignored, as the input schema (no additionalProperties) allows.
     return types.CallToolResult(content=[types.TextContent(text=compact(record))])
 

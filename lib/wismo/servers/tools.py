@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 
-from ..domain import Dataset, Kind
+from ..domain import Kind
 
 
 @dataclass(frozen=True)
@@ -19,13 +19,15 @@ class ToolSpec:
     description: str
     kind: Kind
     argument_description: str
-    run: Callable[[Dataset, Any], Any]
+    run: Callable[..., Any]
+    # Optional arguments beyond the identifier (name -> JSON Schema); run() then takes them as a third argument.
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, in the article's key order."""
         return {
             "type": "object",
-            "properties": {self.kind.id_key: {"description": self.argument_description, "type": "string"}},
+            "properties": {self.kind.id_key: {"description": self.argument_description, "type": "string"}, **self.options},
             "required": [self.kind.id_key],
         }
 

@@ -1,0 +1,145 @@
+"""Where each design breaks as orders grow: real results over MCP for generated orders of N lines, their
+tokens, and the cumulative-context model applied to the turns the scripted investigation takes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+
+from . import cost, prompts, tokens
+from .domain.generate import order_id
+from .harness import Connection, connect
+from .turns import turn_items
+
+SCALE_DESIGNS = ("granular", "focused", "scoped")
+CONCURRENCY = 32  # linked lookups in flight at once, as a runner would send a turn's calls concurrently
+
+
+async def _granular(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
+    """get_order, then every linked lookup in one turn (run concurrently)."""
+    first = await conn.call("get_order", {"orderId": oid})
+    turns = [[{"name": "get_order", "arguments": {"orderId": oid}, "output": first.text}]]
+    order = json.loads(first.text)
+    wanted = [("get_payment", {"paymentId": order["paymentId"]})]
+    wanted += [("get_reservation", {"reservationId": r}) for r in order["reservationIds"]]
+    wanted += [("get_tracking", {"trackingId": t}) for t in order["trackingIds"]]
+    second: list[dict[str, Any] | None] = [None] * len(wanted)
+    limit = anyio.Semaphore(CONCURRENCY)
+
+    async def one(i: int, name: str, arguments: dict[str, Any]) -> None:
+        async with limit:
+            result = await conn.call(name, arguments)
+        second[i] = {"name": name, "arguments": arguments, "output": result.text}
+
+    async with anyio.create_task_group() as group:
+        for i, (name, arguments) in enumerate(wanted):
+            group.start_soon(one, i, name, arguments)
+    return turns + [second]
+
+
+async def _focused(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
+    """One call."""
+    result = await conn.call("get_order_support_context", {"orderId": oid})
+    return [[{"name": "get_order_support_context", "arguments": {"orderId": oid}, "output": result.text}]]
+
+
+async def _scoped(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
+    """One call per page, following each page's cursor to the last (one page per model turn)."""
+    turns, cursor = [], None
+    while True:
+        arguments = {"orderId": oid} if cursor is None else {"orderId": oid, "cursor": cursor}
+        result = await conn.call("get_order_support_context", arguments)
+        turns.append([{"name": "get_order_support_context", "arguments": arguments, "output": result.text}])
+        cursor = json.loads(result.text)["page"]["next"]
+        if cursor is None:
+            return turns
+
+
+GATHER = {"granular": _granular, "focused": _focused, "scoped": _scoped}
+
+
+def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str) -> dict[str, Any]:
+    """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
+    functions = [tokens.mcp_tool_to_function(t) for t in tools]
+    oid = order_id(n)
+    base = tokens.count_request(prompts.INSTRUCTIONS, functions, [{"type": "message", "role": "user", "content": prompts.question(oid)}], encoding_name).total
+    additions, result_tokens, result_bytes = [], [], 0
+    for index, turn in enumerate(turns, start=1):
+        items = turn_items(turn, index)
+        additions.append(sum(tokens.count_item(i, encoding_name) for i in items))
+        # The cap applies to the result text itself, without the message framing the request adds.
+        result_tokens += [tokens.count_text(c["output"], encoding_name) for c in turn]
+        result_bytes += sum(len(c["output"].encode("utf-8")) for c in turn)
+    session = cost.session(base, additions)
+    return {
+        "design": design, "lines": n, "orderId": oid, "modelTurns": len(turns) + 1, "toolCalls": sum(len(t) for t in turns),
+        "resultBytes": result_bytes, "resultTokens": sum(result_tokens), "largestResultTokens": max(result_tokens),
+        "base": base, "inputs": list(session.inputs), "totalInput": session.total, "finalInput": session.final,
+    }
+
+
+def server_env(sizes: list[int], cap: int | None = None) -> dict[str, str]:
+    """The environment that makes a server serve the generated orders (and the scoped cap)."""
+    env = {"WISMO_LARGE_ORDERS": ",".join(str(n) for n in sizes)}
+    if cap is not None:
+        env["WISMO_SCOPED_CAP"] = str(cap)
+    return env
+
+
+async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None,
+                  progress: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Drive every design over MCP for each generated order size; return the accounting rows, and per N
+    whether merging the scoped pages gives back the focused answer (in the concise view the pages use)."""
+    from .paging import concise_view, merge
+
+    env = server_env(sizes, cap)
+    rows, texts = [], {}
+    for design in SCALE_DESIGNS:
+        async with connect(design, env=env, timeout_s=120) as conn:
+            tools = await conn.list_tools()
+            for n in sizes:
+                turns = await GATHER[design](conn, order_id(n))
+                rows.append(account(design, n, tools, turns, encoding_name))
+                if design != "granular":
+                    texts[(design, n)] = [c["output"] for t in turns for c in t]
+                if progress is not None:
+                    progress.update(1)
+    checks = []
+    for n in sizes:
+        focused = json.loads(texts[("focused", n)][0])
+        merged = merge([json.loads(t) for t in texts[("scoped", n)]])
+        checks.append({"lines": n, "pages": len(texts[("scoped", n)]), "pages merge to the focused answer": merged == concise_view(focused)})
+    return rows, checks
+
+
+def breaking_points(rows: list[dict[str, Any]], window: int, budget: int) -> list[dict[str, Any]]:
+    """Per design: the smallest N at which some call exceeds the window, and at which the session exceeds the budget."""
+    out = []
+    for design in dict.fromkeys(r["design"] for r in rows):
+        mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["lines"])
+        over_window = next((r["lines"] for r in mine if max(r["inputs"]) > window), None)
+        over_budget = next((r["lines"] for r in mine if r["totalInput"] > budget), None)
+        out.append({"design": design, "first N over the window": over_window, "first N over the budget": over_budget,
+                    "largest single result (tokens)": max(r["largestResultTokens"] for r in mine)})
+    return out
+
+
+async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = None) -> list[dict[str, Any]]:
+    """The scripted agent loop on every design under the case study's orchestrator rules: what each session
+    read before its budget, and how it ended (tokens tiktoken-estimated)."""
+    from .agent.loop import run_case
+    from .agent.scripted import ScriptedBackend
+
+    backend, rows = ScriptedBackend(), []
+    for design in SCALE_DESIGNS:
+        async with connect(design, env=server_env(sizes, cap), timeout_s=120) as conn:
+            tools = await conn.list_tools()
+            for n in sizes:
+                trace = await run_case(backend, conn, tools, order_id(n), budgets, cache_repeats=True)
+                rows.append({"design": design, "lines": n, "outcome": trace["outcome"], "turns": trace["totals"]["turns"],
+                             "toolCalls": trace["totals"]["toolCalls"], "inputTokens": trace["totals"]["inputTokens"],
+                             "answered": trace["answer"] is not None,
+                             "note": trace["answerText"] if trace["outcome"] != "answered" else ""})
+    return rows
