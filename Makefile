@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test lab runs clean
+.PHONY: setup report test browser lab runs clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -18,13 +18,22 @@ $(STAMP): pyproject.toml requirements.lock
 report: $(STAMP)
 	$(BIN)/wismo report
 
-## test: the whole test suite, notebooks included
-test: $(STAMP)
+## test: the whole test suite, notebooks and the headless-browser check of the reports included
+test: $(STAMP) browser
 	MPLBACKEND=Agg $(BIN)/python -m pytest
 
+## browser: Debian's chromium for the report check, installed when missing (CI runs as root with apt reachable)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	  else echo "chromium is missing and this is not root: run 'sudo apt-get install chromium', or the browser test skips"; fi; }
+
 ## lab: JupyterLab on 127.0.0.1 with the project's environment as the python3 kernel
+# JUPYTER_PREFER_ENV_PATH: the venv's python3 kernelspec wins over any user-level one of the same name.
+# JupyterLab refuses to run as root unless told to, and containers and CI run as root.
+ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ip 127.0.0.1 --notebook-dir notebooks
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ip 127.0.0.1 --notebook-dir notebooks --MappingKernelManager.default_kernel_name=python3 $(ALLOW_ROOT)
 
 ## runs: record a new pair of scripted runs (6 orders x 3 repetitions per design) into data/runs/
 # The latency model's parameters are illustrative, not fitted: a modelled time, labelled so and kept apart.

@@ -1,4 +1,7 @@
-"""Shared test set-up: anyio on asyncio, and paths into the checkout."""
+"""Shared test set-up: anyio on asyncio, and every report built once per session for the tests that read them."""
+
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -6,3 +9,20 @@ import pytest
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+@dataclass
+class Built:
+    """The output folder of one `report.build` and what it rendered."""
+
+    out: Path
+    rendered: list
+
+
+@pytest.fixture(scope="session")
+def built_reports(tmp_path_factory) -> Built:
+    """Every notebook executed and rendered once, shared by the report checks and the browser check."""
+    from wismo import report
+
+    out = tmp_path_factory.mktemp("reports")
+    return Built(out, report.build(out=out))

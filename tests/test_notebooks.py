@@ -2,6 +2,7 @@
 
 import html
 import json
+import re
 import shutil
 
 import papermill
@@ -24,13 +25,17 @@ def test_stored_without_outputs_and_parameterised(path):
     assert nb["metadata"]["wismo"]["summary"]
 
 
-def test_report_executes_renders_and_indexes(tmp_path):
-    rendered = report.build(out=tmp_path)
+def test_report_executes_renders_and_indexes(built_reports):
+    tmp_path, rendered = built_reports.out, built_reports.rendered
     assert [r.name for r in rendered] == [p.stem for p in NOTEBOOK_PATHS]
     index = (tmp_path / "index.html").read_text()
     for r in rendered:
         assert r.html.exists() and f'href="html/{r.html.name}"' in index
+        assert r.reader.exists() and f'href="html/{r.reader.name}"' in index
         assert html.escape(r.title) in index and html.escape(r.summary) in index
+        assert r.ran_at.startswith("20") and f'datetime="{r.ran_at}"' in index
+        for f in r.figures:
+            assert html.escape(f.value) in index and html.escape(f.label) in index
     page = (tmp_path / "html" / "01-equivalence.html").read_text()
     assert "6/6 order cases equal" in page and page.count("data:image/png;base64") >= 2
     comparison = json.loads((tmp_path / "deterministic-comparison.json").read_text())
@@ -50,6 +55,30 @@ def test_report_executes_renders_and_indexes(tmp_path):
     assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
     assert "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
+
+
+def test_key_figures_come_from_the_results(built_reports):
+    figures = {r.name: {f.label: f for f in r.figures} for r in built_reports.rendered}
+    comparison = json.loads((built_reports.out / "deterministic-comparison.json").read_text())["summary"]
+    equal = figures["01-equivalence"]["order cases return the same evidence from both designs"]
+    assert equal.value == f"{comparison['ordersEqual']}/{comparison['orders']}" == "6/6" and equal.kind == "measured"
+    ratio = figures["02-context-cost"]["case study: input tokens per session, broad to scoped tools"]
+    assert ratio.value == "ratio 5.7" and ratio.kind == "modelled"
+    tokens = figures["03-recorded-runs"]["median tokens per conversation, focused vs granular"]
+    assert tokens.value.startswith("-") and tokens.value.endswith("%") and tokens.kind == "tiktoken-estimated"
+    assert figures["03-recorded-runs"]["order and design cases where every repetition passed (pass^k)"].value == "12/12"
+
+
+def test_reader_version_hides_code_and_keeps_every_chart(built_reports):
+    for r in built_reports.rendered:
+        full, reader = r.html.read_text(), r.reader.read_text()
+        assert "hl-ipython3" in full and "hl-ipython3" not in reader  # highlighted code cells
+        assert 'data-mime-type="application/vnd.jupyter.stderr"' not in reader  # progress bars, warnings
+        assert reader.count('src="data:image/png;base64,') == full.count('src="data:image/png;base64,')
+        assert f'href="{r.html.name}"' in reader and f'href="{r.reader.name}"' in full and 'href="../index.html"' in full
+        for page in (full, reader):
+            # Self-contained: nothing fetched from a CDN or anywhere else.
+            assert not re.search(r'(src|href)="(https?:)?//', page)
 
 
 def test_equivalence_notebook_stops_on_a_difference(tmp_path):

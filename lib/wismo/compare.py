@@ -134,8 +134,12 @@ async def run(
     transport: str = "stdio",
     unfriendly: bool = True,
     env: dict[str, dict[str, str]] | None = None,
+    progress: Any = None,
 ) -> dict[str, Any]:
-    """Start both servers, compare every case, stop them; `env` adds variables per design (for planted faults)."""
+    """Start both servers, compare every case, stop them; `env` adds variables per design (for planted faults).
+
+    `progress`, if given, is told of each case compared (anything with `update(n)`, such as a progress bar).
+    """
     env = env or {}
     cases = load_cases(orders, unfriendly)
     async with connect("granular", transport, env.get("granular")) as granular:
@@ -146,6 +150,8 @@ async def run(
                 row, timing = await compare_case(granular, focused, case)
                 rows.append(row)
                 timings[case.label] = timing
+                if progress is not None:
+                    progress.update(1)
             start = {"granular": granular.start_ms, "focused": focused.start_ms}
     return {
         "protocolRevision": PINNED_REVISION,

@@ -185,7 +185,8 @@ def scale_lines(rows: list[dict[str, Any]], key: str, title: str, ylabel: str, l
         ax.plot([r["lines"] for r in mine], [r[key] for r in mine], marker="o", color=DESIGN_COLORS[design], label=design)
     for label, value in (lines or {}).items():
         ax.axhline(value, color="black", linestyle="--", linewidth=1)
-        ax.text(ax.get_xlim()[0], value * 1.15, f" {label} {value:,.0f}", fontsize=8)
+        # x in axes fraction, y in data: the label stays at the left edge whatever the x scale becomes.
+        ax.text(0.01, value * 1.15, f"{label} {value:,.0f}", fontsize=8, transform=ax.get_yaxis_transform())
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set(title=title, xlabel="order size (item lines, log scale)", ylabel=ylabel)

@@ -10,9 +10,9 @@ from tqdm import tqdm
 
 
 @contextmanager
-def bar(total: int, label: str) -> Iterator[tqdm]:
+def bar(total: int, label: str, unit: str = "case") -> Iterator[tqdm]:
     """A progress bar of `total` steps; text-only so it renders in terminals, notebooks and HTML alike."""
-    progress = tqdm(total=total, desc=label, unit="case", file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+    progress = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
     try:
         yield progress
     finally:

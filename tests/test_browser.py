@@ -1,0 +1,70 @@
+"""The rendered reports in a real browser: headless Chromium, offline, at a laptop's width (1280 px).
+
+Each page must load with no console error and no request off the machine, every chart must be a decoded inline
+image shown at nearly its drawn size, and a full-page screenshot of each lands in outputs/screenshots/.
+"""
+
+import json
+import re
+import shutil
+import time
+
+import pytest
+
+from headless import Browser, find_chromium
+from wismo.paths import NOTEBOOKS, OUTPUTS
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium found (looked at $CHROMIUM, /usr/bin/chromium, PATH); `make test` installs Debian's chromium")
+NAMES = [p.stem for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+MIN_SCALE = 0.8  # a chart drawn for ~1,000 px and shown narrower than this would have unreadable labels
+
+
+@pytest.fixture(scope="module")
+def browser():
+    started = time.perf_counter()
+    with Browser(CHROMIUM, width=1280, height=800) as b:
+        yield b
+    print(f"\nbrowser checks took {time.perf_counter() - started:.1f} s")
+
+
+def _check(browser, built, page, shot):
+    """Load one page, save its screenshot under the build and in outputs/screenshots, and assert the common rules."""
+    result = browser.check((built.out / page).as_uri(), built.out / "screenshots" / shot)
+    assert not result.errors, f"{page}: {result.errors}"
+    assert not result.remote_requests, f"{page} reached off the machine: {result.remote_requests}"
+    assert result.layout["scrollWidth"] <= result.layout["innerWidth"], f"{page} scrolls sideways at 1280 px: {result.layout}"
+    assert result.screenshot.stat().st_size > 10_000
+    (OUTPUTS / "screenshots").mkdir(parents=True, exist_ok=True)
+    shutil.copy(result.screenshot, OUTPUTS / "screenshots" / shot)
+    return result
+
+
+def test_index_loads_and_lists_every_report(browser, built_reports):
+    result = _check(browser, built_reports, "index.html", "index.png")
+    assert result.layout["title"] == "wismo reports" and not result.images
+    index = (built_reports.out / "index.html").read_text()
+    assert index.count('<article class="report"') == len(built_reports.rendered) == len(NAMES)
+    for href in re.findall(r'href="([^"#]+)"', index):
+        assert (built_reports.out / href).is_file(), f"index links to a missing file: {href}"
+
+
+def _charts(executed):
+    """How many PNG charts the executed notebook holds (the page must show each)."""
+    nb = json.loads(executed.read_text())
+    return sum("image/png" in o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("version", ["reader", "full"])
+def test_report_loads_with_every_chart(browser, built_reports, name, version):
+    rendered = next(r for r in built_reports.rendered if r.name == name)
+    page = rendered.reader if version == "reader" else rendered.html
+    result = _check(browser, built_reports, page.relative_to(built_reports.out).as_posix(), f"{page.stem}.png")
+    assert result.layout["title"].startswith(rendered.title)
+    assert len(result.images) == _charts(rendered.executed), f"{page.name}: {len(result.images)} images shown"
+    for i, img in enumerate(result.images, 1):
+        assert img["src"].startswith("data:image/png;base64,"), f"{page.name} image {i} is not inline: {img['src']}"
+        assert img["complete"] and img["naturalWidth"] > 0 and img["naturalHeight"] > 0, f"{page.name} image {i} is empty: {img}"
+        assert img["shownWidth"] >= MIN_SCALE * img["naturalWidth"], f"{page.name} image {i} shrunk to {img['shownWidth']:.0f} px"

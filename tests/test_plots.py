@@ -1,0 +1,133 @@
+"""Every chart: a title, axes that say what and in which unit, the kind of number, the designs' own colours, and a
+size that stays legible on a laptop-width page."""
+
+import inspect
+
+import matplotlib
+import matplotlib.colors
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from wismo import context_cost, cost, plots
+
+UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines")
+KINDS = ("measured", "modelled", "estimated", "reported")
+MAX_WIDTH_IN = 12.0  # at the notebooks' 100 dpi, under the ~1,200 px a report gives a chart at 1,280 px
+MIN_FONT_PT = 7.5
+
+ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003"]
+
+
+def _comparison():
+    cases = [{"input": f'"{o}"', "label": f"case {i}", "unfriendly": False,
+              "granular": {"bytes": 800 + i, "calls": 4}, "focused": {"bytes": 850 + i, "calls": 1}} for i, o in enumerate(ORDERS)]
+    cases.append({"input": '""', "label": "empty", "unfriendly": True, "granular": {"bytes": 52, "calls": 1}, "focused": {"bytes": 52, "calls": 1}})
+    return {"cases": cases}
+
+
+def _growth_rows():
+    return [{"design": "granular", "orderId": o, "base": 549, "additions": [120, 300], "inputs": [549, 669, 969], "total": 2187} for o in ORDERS] + \
+           [{"design": "focused", "orderId": o, "base": 355, "additions": [400], "inputs": [355, 755], "total": 1110} for o in ORDERS]
+
+
+def _recorded_rows():
+    return [{"design": d, "turns": t, "toolCalls": c, "resultBytes": 850, "totalTokens": 1000 * t, "modelledElapsedMs": 900.0 * t}
+            for d, t, c in (("granular", 3, 4), ("focused", 2, 1)) for _ in range(3)]
+
+
+def _scale_rows():
+    return [{"design": d, "lines": n, "resultTokens": n * k, "largestResultTokens": n * k / 2, "totalInput": n * k * 3}
+            for d, k in (("granular", 40), ("focused", 35), ("scoped", 30)) for n in (1, 10, 100)]
+
+
+# One call per chart function, on small inputs of the shapes the notebooks pass.
+SAMPLES = {
+    "bytes_per_case": lambda: plots.bytes_per_case(_comparison()),
+    "calls_per_case": lambda: plots.calls_per_case(_comparison()),
+    "case_study_sessions": lambda: plots.case_study_sessions(context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)),
+    "sweep_heatmap": lambda: plots.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
+    "growth_per_call": lambda: plots.growth_per_call(_growth_rows(), "ORD-1002"),
+    "totals_per_case": lambda: plots.totals_per_case(_growth_rows()),
+    "recorded_medians": lambda: plots.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
+    "scale_lines": lambda: plots.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
+                                             "tokens (log scale)", {"context window": 128000}),
+}
+# Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
+NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap"}
+
+CHARTS = sorted(name for name, fn in vars(plots).items()
+                if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == plots.__name__
+                and inspect.signature(fn).return_annotation in (Figure, "Figure"))
+
+
+@pytest.fixture
+def chart(request):
+    if request.param not in SAMPLES:
+        pytest.skip(f"plots.{request.param} has no sample input in tests/test_plots.py yet")
+    fig = SAMPLES[request.param]()
+    yield request.param, fig
+    plt.close(fig)
+
+
+def _axes(fig):
+    return [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+
+
+def test_every_chart_function_is_covered():
+    assert set(SAMPLES) <= set(CHARTS), set(SAMPLES) - set(CHARTS)
+
+
+@pytest.mark.parametrize("chart", CHARTS, indirect=True)
+def test_titled_with_units_and_the_kind_of_number(chart):
+    name, fig = chart
+    titles = [ax.get_title() for ax in fig.axes] + [fig.get_suptitle()]
+    assert any(t.strip() for t in titles), f"{name}: no title"
+    for ax in _axes(fig):
+        assert any(u in ax.get_ylabel() for u in UNITS), f"{name}: y axis {ax.get_ylabel()!r} names no unit"
+        ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        assert ax.get_xlabel() or ticks, f"{name}: x axis says nothing"
+    labels = " ".join(titles + [ax.get_ylabel() for ax in fig.axes])
+    assert any(k in labels for k in KINDS), f"{name}: never says whether its numbers are measured, modelled, estimated or reported"
+
+
+@pytest.mark.parametrize("chart", CHARTS, indirect=True)
+def test_legible_at_laptop_width(chart):
+    name, fig = chart
+    assert fig.get_figwidth() <= MAX_WIDTH_IN, f"{name}: {fig.get_figwidth()} in wide, shrunk on a 1,280 px page"
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    small = sorted({(t.get_fontsize(), t.get_text()[:30]) for t in texts if t.get_fontsize() < MIN_FONT_PT})
+    assert not small, f"{name}: text under {MIN_FONT_PT} pt: {small}"
+    # Annotations placed in data coordinates can land off the figure (or nowhere, on a log axis).
+    renderer, page = fig.canvas.get_renderer(), fig.bbox
+    for ax in fig.axes:
+        for t in ax.texts:
+            box = t.get_window_extent(renderer)
+            inside = np.isfinite(box.extents).all() and page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1
+            assert inside, f"{name}: annotation {t.get_text()!r} is drawn off the chart"
+
+
+def _colours(fig):
+    """The RGB colour of every filled patch and line, alpha ignored."""
+    found = set()
+    for ax in _axes(fig):
+        for patch in ax.patches:
+            if patch.get_fill() and patch.get_facecolor()[3] > 0:
+                found.add(matplotlib.colors.to_hex(patch.get_facecolor()[:3]))
+        for line in ax.lines:
+            found.add(matplotlib.colors.to_hex(line.get_color()))
+    return found
+
+
+@pytest.mark.parametrize("chart", CHARTS, indirect=True)
+def test_designs_keep_their_colours(chart):
+    name, fig = chart
+    if name in NOT_OUR_DESIGNS:
+        pytest.skip(f"{name} draws the case study's designs, not ours")
+    used = _colours(fig)
+    designs = {matplotlib.colors.to_hex(c) for c in plots.DESIGN_COLORS.values()}
+    assert {matplotlib.colors.to_hex(plots.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name
+    greys = {c for c in used if len(set(matplotlib.colors.to_rgb(c))) == 1}
+    assert used - greys <= designs, f"{name}: colours outside plots.DESIGN_COLORS: {used - greys - designs}"

@@ -1,0 +1,113 @@
+"""Report building without the project's notebooks: both HTML versions, the index page, any notebook count."""
+
+import base64
+import io
+import json
+import re
+
+import matplotlib.pyplot as plt
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from wismo import index_page, report
+from wismo.figures import Figure
+
+
+def _png() -> str:
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [0, 1])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _executed(tmp_path):
+    """An executed notebook as papermill leaves it: code, a chart, a progress bar on stderr, a result table."""
+    nb = new_notebook(cells=[
+        new_markdown_cell("# A small report\n\nWhat it shows."),
+        new_code_cell("plots.some_chart(result);", outputs=[new_output("display_data", {"image/png": _png(), "text/plain": "<Figure>"})]),
+        new_code_cell("with bar(3, 'cases') as p: ...", outputs=[new_output("stream", name="stderr", text=f"\rcases: {k}/3") for k in range(4)]
+                      + [new_output("stream", name="stderr", text="\n")]),
+        new_code_cell("print('done')", outputs=[new_output("stream", name="stdout", text="done\n")]),
+    ])
+    nb.metadata["papermill"] = {"end_time": "2026-10-08T12:00:05.5+00:00", "duration": 5.5}
+    path = tmp_path / "notebooks" / "05-small.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    return path
+
+
+def test_full_and_reader_versions(tmp_path):
+    executed = _executed(tmp_path)
+    full = report.to_html(executed, tmp_path, title="A small report").read_text()
+    reader = report.to_html(executed, tmp_path, reader=True, title="A small report").read_text()
+    assert "some_chart" in full and "some_chart" not in reader
+    assert "cases: 3/3" in full and "cases: 2/3" not in full  # the bar's final state only
+    assert "cases: 3/3" not in reader  # the reader's version shows no progress bar
+    assert "done" in full and "done" in reader
+    assert full.count('src="data:image/png;base64,') == reader.count('src="data:image/png;base64,') == 1
+    assert "<title>A small report (reader&#39;s version)</title>" in reader or "<title>A small report (reader's version)</title>" in reader
+    assert 'href="../index.html"' in reader and 'href="05-small.html"' in reader and 'href="05-small-reader.html"' in full
+    for page in (full, reader):
+        assert not re.search(r"<script[^>]+src=", page) and "cdnjs" not in page
+
+
+def test_ran_reads_papermill_metadata(tmp_path):
+    assert report.ran(_executed(tmp_path)) == ("2026-10-08T12:00:05.5+00:00", 5.5)
+
+
+def test_index_page_lists_every_report_with_links_and_figures(tmp_path):
+    entries = [
+        report.Rendered("01-a", "A <title>", "What A shows.", tmp_path / "notebooks/01-a.ipynb", tmp_path / "html/01-a.html",
+                        tmp_path / "html/01-a-reader.html", "2026-10-08T12:00:05+00:00", 5.0,
+                        [Figure("6/6", "cases equal", "measured", "a.json"), Figure("ratio 5.7", "broad to scoped", "modelled", "a.json")]),
+        report.Rendered("02-b", "B", "What B shows.", tmp_path / "notebooks/02-b.ipynb", tmp_path / "html/02-b.html",
+                        tmp_path / "html/02-b-reader.html", "", 1.25, []),
+    ]
+    page = index_page.render(entries, tmp_path)
+    assert page.count('<article class="report"') == 2
+    assert "A &lt;title&gt;" in page and "What B shows." in page
+    for href in ("html/01-a-reader.html", "html/01-a.html", "notebooks/01-a.ipynb", "a.json", "html/02-b-reader.html", "html/02-b.html"):
+        assert f'href="{href}"' in page
+    assert "<span class=\"value\">6/6</span><span class=\"label\">cases equal</span><span class=\"kind\">measured</span>" in page
+    assert "ratio 5.7" in page and "declares no key figures" in page
+    assert "2026-10-08 12:00 UTC" in page and "at an unknown time" in page and "1.2 s" in page
+    assert "<script" not in page and "http" not in page
+
+
+def test_when():
+    assert index_page.when("2026-10-08T14:00:00+02:00") == "2026-10-08 12:00 UTC"
+    assert index_page.when("2026-10-08T12:00:00") == "2026-10-08 12:00"
+    assert index_page.when("") == "at an unknown time"
+
+
+def _tiny_notebook(path, figures=None):
+    """A real notebook for papermill: a parameters cell, then one that writes its JSON result."""
+    nb = new_notebook(cells=[
+        new_markdown_cell(f"# Tiny {path.stem}"),
+        new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
+        new_code_cell(f"import json, pathlib\npathlib.Path(output_dir, '{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["wismo"] = {"summary": f"{path.stem} in one line.", **({"figures": figures} if figures else {})}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_build_any_number_of_notebooks_with_a_progress_bar(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    paths = [_tiny_notebook(src / "01-one.ipynb", [{"label": "of four", "file": "01-one.json", "value": "{n}/{of}", "kind": "measured"}]),
+             _tiny_notebook(src / "02-two.ipynb")]
+    out = tmp_path / "out"
+    rendered = report.build(paths, out)
+    assert [r.name for r in rendered] == ["01-one", "02-two"]
+    assert rendered[0].figures == [Figure("3/4", "of four", "measured", "01-one.json")] and rendered[1].figures == []
+    index = (out / "index.html").read_text()
+    assert "Tiny 01-one" in index and "Tiny 02-two" in index and "3/4" in index
+    assert all(r.html.exists() and r.reader.exists() and r.ran_at for r in rendered)
+    err = capsys.readouterr().err
+    assert "reports" in err and "2/2" in err  # the terminal progress bar, one step per notebook
+    assert json.loads((out / "01-one.json").read_text()) == {"n": 3, "of": 4}
+
