@@ -225,6 +225,7 @@ async def connect(
         process = None
         ready = False
         failure: BaseException | None = None
+        body_error: Exception | None = None
         try:
             # Plain nesting: the transports' task groups must exit in the task and order they were entered.
             async with AsyncExitStack() as stack:
@@ -233,10 +234,18 @@ async def connect(
                 if require_pinned and init.protocol_version != PINNED_REVISION:
                     raise HarnessError(f"{design} server over {transport}: answered revision {init.protocol_version}, expected {PINNED_REVISION}")
                 ready = True
-                yield Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000,
-                                 call_timeout_s=timeout_s, process=process, errlog=errlog)
+                try:
+                    yield Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000,
+                                     call_timeout_s=timeout_s, process=process, errlog=errlog)
+                except Exception as exc:
+                    body_error = exc  # the caller's own error, which the transports' task groups may wrap
+                    raise
         except Exception as exc:
-            failure = _as_failure(exc, ready, design, transport, target, process, errlog)
+            if body_error is not None and body_error in _leaves(exc):
+                body_error.__context__ = None
+                failure = body_error
+            else:
+                failure = _as_failure(exc, ready, design, transport, target, process, errlog)
         if failure is not None:
             # Raised outside the except block, so it carries no context chain back into the transports' groups
             # (a chain that loops through an exception group breaks some traceback renderers, IPython's among them).
@@ -259,6 +268,13 @@ def _as_failure(exc: Exception, ready: bool, design: str, transport: str, target
         exited = f"; the server process exited with code {process.returncode}" if process is not None and process.poll() is not None else ""
         return HarnessError(f"{design} server over {transport} ({target}): the connection failed mid-session: {_cause(exc)}{exited}{tail}")
     return HarnessError(f"{design} server over {transport} ({target}) could not be reached: {_cause(exc)}{tail}")
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """Every exception inside (possibly nested) exception groups, or the exception itself."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
 
 
 def _single(exc: BaseException) -> BaseException:
