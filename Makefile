@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test browser lab runs clean
+.PHONY: setup report test browser lab runs fuzz clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -39,6 +39,10 @@ lab: $(STAMP)
 # The latency model's parameters are illustrative, not fitted: a modelled time, labelled so and kept apart.
 runs: $(STAMP)
 	$(BIN)/wismo evaluate both 3 --latency 400 0.05 12
+
+## fuzz: property-based fuzzing, 2,000 examples per tool of every design, into outputs/fuzz.json
+fuzz: $(STAMP)
+	$(BIN)/python -m wismo.fuzz 2000
 
 ## clean: remove generated outputs (keeps .venv)
 clean:

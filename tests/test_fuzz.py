@@ -1,0 +1,24 @@
+"""A short pass of the property-based fuzzing over real stdio servers (`make fuzz` runs the long one)."""
+
+from wismo import fuzz
+
+
+def test_every_tool_survives_hostile_arguments():
+    result = fuzz.fuzz_all(examples=60)
+    totals = result["totals"]
+    assert (totals["crashes"], totals["hangs"], totals["unclearErrors"]) == (0, 0, 0), result
+    assert totals["peakServerRssMb"] < fuzz.MEMORY_LIMIT_MB
+    tools = {(d["design"], name): t for d in result["designs"] for name, t in d["tools"].items()}
+    assert len(tools) == 6 and all(t["examples"] == 60 for t in tools.values())
+    # Hostile input mostly fails, and each failure is a sentence of a known kind.
+    assert all(sum(t["errors"].values()) > 30 for t in tools.values())
+    assert all("other" not in t["errors"] for t in tools.values()), tools
+
+
+def test_error_kinds_and_sentences():
+    assert fuzz.error_kind("orderId is required; give an order ID such as ORD-1001.") == "missing"
+    assert fuzz.error_kind('orderId "x" is not an order ID; order IDs look like ORD-1001.') == "malformed"
+    assert fuzz.error_kind("Order ORD-9999 was not found.") == "not found"
+    assert fuzz.one_sentence("Order ORD-9999 was not found.")
+    assert not fuzz.one_sentence("Traceback (most recent call last):\n  File ...")
+    assert not fuzz.one_sentence("no full stop")
