@@ -1,9 +1,13 @@
 """A short pass of the property-based fuzzing over real stdio servers (`make fuzz` runs the long one)."""
 
-from wismo import fuzz
+import json
+
+from wismo import fuzz, report
+from wismo.jsonfmt import write_stable
+from wismo.paths import NOTEBOOKS
 
 
-def test_every_tool_survives_hostile_arguments():
+def test_every_tool_survives_hostile_arguments(tmp_path):
     result = fuzz.fuzz_all(examples=60)
     totals = result["totals"]
     assert (totals["crashes"], totals["hangs"], totals["unclearErrors"]) == (0, 0, 0), result
@@ -13,6 +17,11 @@ def test_every_tool_survives_hostile_arguments():
     # Hostile input mostly fails, and each failure is a sentence of a known kind.
     assert all(sum(t["errors"].values()) > 30 for t in tools.values())
     assert all("other" not in t["errors"] for t in tools.values()), tools
+    # The equivalence report shows these figures when fuzz.json is in its output folder.
+    write_stable(tmp_path / "fuzz.json", result)
+    executed = report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path, {"transports": ["stdio"]})
+    shown = json.dumps(json.loads(executed.read_text())["cells"])
+    assert f"{totals['examples']:,} examples (60 per tool): 0 crashes, 0 hangs" in shown
 
 
 def test_error_kinds_and_sentences():
