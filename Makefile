@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test browser lab runs fuzz clean
+.PHONY: setup report test browser lab runs fuzz bench clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -12,6 +12,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	@# Bytecode now, so a fresh clone's first server start does not pay for compiling it.
+	$(BIN)/python -m compileall -q lib
 	@touch $(STAMP)
 
 ## report: execute every notebook with papermill into outputs/, render HTML and outputs/index.html
@@ -43,6 +45,11 @@ runs: $(STAMP)
 ## fuzz: property-based fuzzing, 2,000 examples per tool of every design, into outputs/fuzz.json
 fuzz: $(STAMP)
 	$(BIN)/python -m wismo.fuzz 2000
+
+## bench: time the MCP round trip (stdio, HTTP), server start, the whole comparison and `make report`, each beside
+## its floor measured in the same run; prints a table and writes outputs/bench.json (about 5 minutes)
+bench: $(STAMP)
+	$(BIN)/python -m wismo.bench
 
 ## clean: remove generated outputs (keeps .venv)
 clean:

@@ -6,8 +6,6 @@ from wismo import determinism, report
 from wismo.jsonfmt import stable
 from wismo.paths import NOTEBOOKS
 
-# The scale report runs on a smaller sweep here: the same inputs twice is what determinism needs.
-PARAMETERS = {"04-scale": {"sizes": [1, 10, 100], "budget_sizes": [10]}}
 
 
 def test_first_difference_names_the_field():
@@ -18,11 +16,11 @@ def test_first_difference_names_the_field():
     assert determinism.first_difference([1], [1, 2]) == " (length 1 vs 2)"
 
 
-def test_two_runs_of_every_report_agree(tmp_path):
-    runs = [tmp_path / "a", tmp_path / "b"]
-    for out in runs:
-        for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-            report.execute(path, out, PARAMETERS.get(path.stem))
+def test_two_runs_of_every_report_agree(built_reports, tmp_path):
+    # The session's shared build is the first run; this is the second, on the same inputs.
+    runs = [built_reports.out, tmp_path]
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        report.execute(path, tmp_path)
     differences = determinism.compare_folders(*runs)
     assert len(differences) == len(list(NOTEBOOKS.glob("*.ipynb"))), differences
     assert all(d is None for d in differences.values()), differences

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import mcp_types as types
@@ -76,16 +77,52 @@ def build_server(design: str, specs: tuple[ToolSpec, ...], dataset: Dataset) -> 
 
 
 async def serve_stdio(server: Server) -> None:
-    """Serve one client over this process's stdin and stdout, handshake era only, until stdin closes."""
-    from mcp.server.runner import serve_loop
-    from mcp.server.stdio import stdio_server
+    """Serve one client over this process's stdin and stdout, handshake era only, until stdin closes.
 
-    async with stdio_server() as (read_stream, write_stream):
+    The SDK's own server loop drives the session. Its transport is our non-threaded one (stdio_fast) when
+    stdin and stdout are pipes or sockets, as every MCP client gives them; otherwise, or with
+    WISMO_STDIO_TRANSPORT=sdk, the SDK's threaded stdio transport.
+    """
+    from . import stdio_fast
+
+    if os.environ.get("WISMO_STDIO_TRANSPORT") != "sdk" and stdio_fast.usable():
+        transport = stdio_fast.stdio_server()
+    else:
+        from mcp.server.stdio import stdio_server
+
+        transport = stdio_server()
+    async with transport as (read_stream, write_stream):
         async with server.lifespan(server) as state:
-            await serve_loop(
-                server, read_stream, write_stream,
-                lifespan_state=state, init_options=server.create_initialization_options(),
-            )
+            await serve_handshake_loop(server, read_stream, write_stream, state)
+
+
+def _reply_to_unreadable(write_stream: Any):
+    """An observer for lines the transport could not read: answer each with a JSON-RPC error (id null)."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+    from pydantic import ValidationError
+
+    async def reply(exc: Exception) -> None:
+        not_json = isinstance(exc, ValidationError) and any(e.get("type") == "json_invalid" for e in exc.errors())
+        code, message = ((PARSE_ERROR, "Parse error: the line is not valid JSON.") if not_json else
+                         (INVALID_REQUEST, "Invalid request: the line is JSON but not a JSON-RPC 2.0 message."))
+        await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message))))
+
+    return reply
+
+
+async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: Any, state: Any) -> None:
+    """The SDK's handshake-only serve loop (as mcp.server.runner.serve_loop builds it), with one addition: a
+    line that is not a JSON-RPC message gets a JSON-RPC error instead of silence, so no client waits forever."""
+    from mcp.server.connection import Connection
+    from mcp.server.runner import serve_connection
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    dispatcher = JSONRPCDispatcher(read_stream, write_stream, inline_methods=frozenset({"initialize"}),
+                                   on_stream_exception=_reply_to_unreadable(write_stream))
+    connection = Connection.for_loop(dispatcher)
+    await serve_connection(server, dispatcher, connection=connection, lifespan_state=state,
+                           init_options=server.create_initialization_options())
 
 
 async def serve_http(server: Server, port: int, host: str = "127.0.0.1") -> None:

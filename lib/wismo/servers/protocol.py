@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 
 # Both sides speak this revision and no other (seed 003: "Pin the revision").
 PINNED_REVISION = "2025-11-25"
@@ -31,6 +31,11 @@ async def pin_revision(ctx: Any, call_next: Any) -> Any:
             message=f"This server speaks MCP revision {PINNED_REVISION} through the initialize handshake only.",
             data={"supported": [PINNED_REVISION], "requested": requested if isinstance(requested, str) else None},
         )
+    if ctx.request_id is not None and ctx.method not in ("initialize", "ping"):
+        connection = getattr(ctx.session, "_connection", None)  # the SDK's per-connection state (pinned SDK)
+        if connection is not None and not connection.initialize_accepted:
+            # The SDK's own answer here is a bare "Invalid request parameters"; say what is actually wrong.
+            raise MCPError(code=INVALID_REQUEST, message=f"{ctx.method} before the handshake: send initialize (MCP revision {PINNED_REVISION}) first.")
     result = await call_next(ctx)
     if ctx.method == "initialize" and isinstance(result, dict) and "protocolVersion" in result:
         # The spec lets a server answer a revision it does not speak with the one it does;

@@ -16,6 +16,24 @@ def _cap() -> int:
     return int(os.environ.get("WISMO_SCOPED_CAP") or DEFAULT_CAP)
 
 
+# The last few orders' contexts: every page of a big order would otherwise rebuild the whole context.
+# Safe because the dataset is read-only once loaded.
+_CONTEXTS: dict[tuple[int, str], dict[str, Any]] = {}
+_CONTEXTS_KEPT = 4
+
+
+def _context(dataset: Dataset, order_id: Any) -> dict[str, Any]:
+    """The order's support context, remembered for the next page."""
+    if not isinstance(order_id, str):
+        return support_context(dataset, order_id)  # raises the argument's error
+    key = (id(dataset), order_id)
+    if key not in _CONTEXTS:
+        if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+            _CONTEXTS.pop(next(iter(_CONTEXTS)))
+        _CONTEXTS[key] = support_context(dataset, order_id)
+    return _CONTEXTS[key]
+
+
 def scoped_context(dataset: Dataset, order_id: Any, options: dict[str, Any]) -> dict[str, Any]:
     """One page of the order's support context."""
     fmt = options.get("format") or "concise"
@@ -24,7 +42,7 @@ def scoped_context(dataset: Dataset, order_id: Any, options: dict[str, Any]) -> 
         raise CursorError("cursor must be the string a previous page gave as next.")
     if not isinstance(fmt, str):
         raise CursorError(f"format must be one of {', '.join(FORMATS)}.")
-    return page(support_context(dataset, order_id), cursor, fmt, _cap())
+    return page(_context(dataset, order_id), cursor, fmt, _cap())
 
 
 TOOLS = (

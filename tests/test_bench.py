@@ -1,0 +1,241 @@
+"""The benchmark: its statistics, a smoke run of every benchmark with tiny counts (no timing is asserted), and
+the non-threaded stdio transport it measures (stray output, pipelining, partial lines, large answers, EOF)."""
+
+import json
+import os
+import select
+import subprocess
+import sys
+
+import pytest
+
+from wismo import bench
+from wismo.servers.protocol import PINNED_REVISION
+
+from rawmcp import RawServer
+
+# Statistics
+
+
+def test_median_and_p95_interpolate_between_closest_ranks():
+    assert bench.median([3, 1, 2]) == 2
+    assert bench.median([4, 1, 3, 2]) == 2.5
+    assert bench.median([7.5]) == 7.5
+    assert bench.p95(list(range(1, 101))) == pytest.approx(95.05)
+    assert bench.p95([1, 2]) == pytest.approx(1.95)
+    assert bench.p95([5]) == 5
+    assert bench.quantile([10, 20, 30], 0) == 10 and bench.quantile([10, 20, 30], 1) == 30
+    assert bench.median([2, 2, 2, 100]) == 2  # robust to one outlier
+    samples = [0.9, 0.3, 0.5, 0.1, 0.7]
+    assert bench.median(samples) == 0.5 and samples == [0.9, 0.3, 0.5, 0.1, 0.7], "the input is not reordered"
+
+
+def test_statistics_refuse_what_they_cannot_summarise():
+    with pytest.raises(ValueError, match="no samples"):
+        bench.median([])
+    with pytest.raises(ValueError, match="outside 0..1"):
+        bench.quantile([1, 2], 1.5)
+
+
+def test_summary_ratio_and_target_verdicts():
+    assert bench.summary([1.0, 2.0, 3.0, 4.0]) == {"unit": "ms", "n": 4, "median": 2.5, "p95": 3.85, "min": 1.0, "max": 4.0}
+    assert bench.summary([1.23456, 1.23456], unit="s", digits=2)["median"] == 1.23
+    assert bench.ratio(1.0, 0.25) == 4.0 and bench.ratio(1.0, 0.0) is None
+    asked = []
+    met = bench.check("stdio round trip", 0.4, lambda: asked.append(1) or "unused")
+    assert met == {"target": "stdio round trip", "targetMs": 0.5, "medianMs": 0.4, "met": True} and not asked
+    missed = bench.check("server start to handshake", 450.0, lambda: "imports")
+    assert missed["met"] is False and missed["missedByMs"] == 150.0 and missed["missedByPercent"] == 50.0
+    assert missed["why"] == "imports"
+
+
+def test_importtime_is_parsed_into_packages_and_heaviest_modules():
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |   _io\n"
+        "import time:      2000 |       2100 | encodings\n"
+        "import time:      5000 |       5000 |     mcp_types._types\n"
+        "import time:       300 |       5300 |   mcp_types\n"
+        "import time:       700 |       6000 | mcp\n"
+        "something else on stderr\n"
+    )
+    rows = bench.parse_importtime(stderr)
+    assert rows[0] == ("_io", 1, 0.1, 0.1) and rows[-1] == ("mcp", 0, 0.7, 6.0)
+    profile = bench.import_profile(rows)
+    assert profile["totalMs"] == 8.1  # the top-level cumulative times
+    assert list(profile["selfMsByPackage"].items())[:2] == [("mcp_types", 5.3), ("encodings", 2.0)]
+    assert next(iter(profile["heaviestModulesSelfMs"])) == "mcp_types._types"
+
+
+# Smoke: every benchmark runs with tiny counts and returns the common shape (timings are not checked)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    notebook = tmp_path_factory.mktemp("nb") / "tiny.ipynb"
+    notebook.write_text(json.dumps(bench.EMPTY_NOTEBOOK), encoding="utf-8")
+    settings = bench.Settings.quick()
+    settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
+    return bench.run(settings=settings, progress=False)
+
+
+def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
+    assert list(smoke["benchmarks"]) == list(bench.BENCHMARKS)
+    for name, result in smoke["benchmarks"].items():
+        assert result["title"] and result["figures"], name
+        floors = [f for f in result["figures"] if f["floor"]]
+        assert floors and all(f["vsFloor"] == 1.0 for f in floors), name
+        for figure in result["figures"]:
+            assert set(figure["stats"]) == {"unit", "n", "median", "p95", "min", "max"}, (name, figure["name"])
+            assert figure["stats"]["n"] >= 1 and figure["stats"]["median"] > 0
+    targets = {t["target"] for t in smoke["targets"]}
+    assert targets == set(bench.TARGETS_MS)
+    for t in smoke["targets"]:
+        assert t["met"] or (t["missedByMs"] > 0 and t["why"])
+
+
+def test_the_round_trips_cover_both_tools_both_clients_and_the_sdk_transport(smoke):
+    names = [f["name"] for f in smoke["benchmarks"]["stdioRoundTrip"]["figures"]]
+    for tool in ("get_order (granular)", "get_order_support_context (focused)"):
+        assert f"{tool}, SDK client (harness)" in names and f"{tool}, raw client (server alone)" in names
+        assert f"{tool}, SDK client (harness), SDK threaded stdio transport" in names
+    http = smoke["benchmarks"]["httpRoundTrip"]["figures"]
+    assert http[0]["name"] == "floor: raw HTTP/1.1 echo on 127.0.0.1" and len(http) == 5
+    start = smoke["benchmarks"]["serverStart"]
+    assert start["imports"]["totalMs"] > 0 and "mcp_types" in start["imports"]["selfMsByPackage"]
+    comparison = smoke["benchmarks"]["comparison"]
+    assert comparison["requestsPerPass"] > comparison["cases"] > 0
+    assert smoke["benchmarks"]["report"]["notebooks"] == ["tiny"]
+
+
+def test_bench_json_is_stable_and_the_table_prints(smoke, tmp_path):
+    path = bench.write_stable(tmp_path / "bench.json", smoke)
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == smoke and text == json.dumps(smoke, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    printed = bench.table(smoke)
+    for result in smoke["benchmarks"].values():
+        assert result["title"] in printed
+    assert "targets (medians" in printed and "stdio round trip" in printed
+
+
+def test_main_runs_the_registry_writes_json_and_prints_a_table(monkeypatch, tmp_path, capsys):
+    def fake(settings):
+        assert settings.rounds == bench.Settings.quick().rounds
+        stats = bench.summary([1.0, 2.0])
+        return {"title": "0. a fake", "figures": [{"name": "floor", "floor": True, "stats": stats, "vsFloor": 1.0}],
+                "targets": []}
+
+    monkeypatch.setattr(bench, "BENCHMARKS", {"fake": fake})
+    assert bench.main(["--quick", "--out", str(tmp_path / "b.json")]) == 0
+    written = json.loads((tmp_path / "b.json").read_text())
+    assert written["benchmarks"]["fake"]["title"] == "0. a fake" and written["allTargetsMet"] is True
+    assert "0. a fake" in capsys.readouterr().out
+
+
+# The non-threaded stdio transport (wismo.servers.stdio_fast) under the SDK's own server loop
+
+TEST_SERVER = r"""
+import os, sys
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.server.runner import serve_loop
+from wismo.servers import stdio_fast
+
+async def on_call_tool(ctx, params):
+    if params.name == "shout":
+        print("stray print from a handler")
+        sys.stdout.flush()
+        os.write(1, b"stray bytes on fd 1\n")
+        return types.CallToolResult(content=[types.TextContent(text="shouted")])
+    if params.name == "big":
+        return types.CallToolResult(content=[types.TextContent(text="\u00e9" * int(params.arguments["n"]))])
+    return types.CallToolResult(content=[types.TextContent(text=str(params.arguments))])
+
+server = Server("fast-test", on_call_tool=on_call_tool)
+
+async def main():
+    assert stdio_fast.usable(), "stdin and stdout are pipes here"
+    async with stdio_fast.stdio_server() as (read_stream, write_stream):
+        async with server.lifespan(server) as state:
+            await serve_loop(server, read_stream, write_stream, lifespan_state=state,
+                             init_options=server.create_initialization_options())
+    os.write(1, b"after\n")  # fd 1 is the wire again once the transport is done
+
+anyio.run(main)
+"""
+
+
+class FastServer(RawServer):
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", TEST_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        self.next_id = 1
+
+    def call(self, name, arguments):
+        return self.request("tools/call", {"name": name, "arguments": arguments})
+
+
+def test_stray_output_goes_to_stderr_and_never_onto_the_wire():
+    server = FastServer()
+    try:
+        assert server.handshake()["result"]["protocolVersion"] == PINNED_REVISION
+        answer = server.call("shout", {})
+        assert answer["result"]["content"][0]["text"] == "shouted"
+        assert server.call("echo", {"k": 1})["result"]["content"][0]["text"] == "{'k': 1}"
+    finally:
+        server.proc.stdin.close()
+        assert server.proc.wait(10) == 0
+    rest, err = server.proc.stdout.read(), server.proc.stderr.read()
+    assert rest == b"after\n", "nothing but answers reached stdout while serving"
+    assert b"stray print from a handler" in err and b"stray bytes on fd 1" in err
+    server.proc.stdout.close(), server.proc.stderr.close()
+
+
+def test_pipelined_requests_partial_lines_bad_lines_and_a_last_line_without_newline():
+    server = FastServer()
+    server.handshake()
+    calls = [json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                         "params": {"name": "echo", "arguments": {"i": i}}}) for i in range(3)]
+    # Three requests and a line that is not JSON in one write, then one request split across three writes.
+    server.proc.stdin.write(("\n".join(calls[:2]) + "\nnot json at all\n" + calls[2] + "\n").encode())
+    server.proc.stdin.flush()
+    answers = [server.recv() for _ in range(3)]
+    assert sorted(a["id"] for a in answers) == [10, 11, 12]
+    last = json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": "é"}}}).encode()
+    for part in (last[:7], last[7:40], last[40:]):
+        server.proc.stdin.write(part)
+        server.proc.stdin.flush()
+        ready, _, _ = select.select([server.proc.stdout], [], [], 0.05)
+        assert not ready, "nothing is answered before the line is complete"
+    server.proc.stdin.write(b"\n")
+    server.proc.stdin.flush()
+    assert server.recv()["id"] == 20
+    # A final request with no newline before end of input is still answered, then the server exits cleanly.
+    server.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 21, "method": "ping"}).encode())
+    server.proc.stdin.close()
+    last_answer = server.recv()
+    assert last_answer["id"] == 21 and "result" in last_answer
+    assert server.proc.wait(10) == 0
+    server.proc.stdout.close(), server.proc.stderr.close()
+
+
+def test_an_answer_larger_than_the_pipe_buffer_arrives_whole():
+    with FastServer() as server:
+        server.handshake()
+        n = 3_000_000  # 6 MB of UTF-8: many times the pipe buffer and the write high-water mark
+        text = server.call("big", {"n": n})["result"]["content"][0]["text"]
+        assert len(text) == n and set(text) == {"é"}
+        assert server.call("echo", {})["result"]["content"][0]["text"] == "{}"
+
+
+@pytest.mark.parametrize("transport", ["wismo", "sdk"])
+def test_both_stdio_transports_keep_the_pin(transport):
+    # WISMO_STDIO_TRANSPORT=sdk selects the SDK's own threaded transport (the benchmark's in-run "before").
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"} | ({"WISMO_STDIO_TRANSPORT": "sdk"} if transport == "sdk" else {})
+    with RawServer("focused", env=env) as server:
+        refused = server.request("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+        assert refused["error"]["code"] == -32022
+        assert server.handshake("2025-06-18")["result"]["protocolVersion"] == PINNED_REVISION
+        answer = server.request("tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}})
+        assert json.loads(answer["result"]["content"][0]["text"])["order"]["orderId"] == "ORD-1004"
