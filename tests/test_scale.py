@@ -83,6 +83,10 @@ def test_bad_cursors_and_formats_are_named():
             paging.page(ctx, bad)
     with pytest.raises(paging.CursorError, match="format must be one of concise, detailed"):
         paging.page(ctx, None, "verbose")
+    # Found by the fuzzer: a megabyte-long format used to be echoed whole.
+    with pytest.raises(paging.CursorError) as err:
+        paging.page(ctx, None, "A" * 1_000_000)
+    assert len(str(err.value)) < 120 and str(err.value).endswith(".")
 
 
 pytestmark_anyio = pytest.mark.anyio

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .domain.ids import quote
 from .jsonfmt import compact
 
 DEFAULT_CAP = 2000  # tokens per result, the case study's default
@@ -62,7 +63,8 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
          count: Callable[[str], int] | None = None) -> dict[str, Any]:
     """One page of `context` starting at `cursor`, whose compact JSON text is at most `cap` tokens."""
     if fmt not in FORMATS:
-        raise CursorError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
+        # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
+        raise CursorError(f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}.")
     if count is None:
         from .tokens import count_text as count
     lengths = [len(_list(context, i)) for i in range(len(LISTS))]
