@@ -31,3 +31,8 @@ def test_error_kinds_and_sentences():
     assert fuzz.one_sentence("Order ORD-9999 was not found.")
     assert not fuzz.one_sentence("Traceback (most recent call last):\n  File ...")
     assert not fuzz.one_sentence("no full stop")
+
+
+def test_report_section_without_a_run(tmp_path):
+    sentence, rows = fuzz.report_section(tmp_path)
+    assert "make fuzz" in sentence and rows == []

@@ -179,3 +179,13 @@ async def test_repeated_calls_are_answered_from_the_earlier_result_and_counted()
 async def test_the_number_of_tool_definitions_sent_is_capped():
     trace = await _session("granular", "ORD-1004", Budgets(max_tools=2), backend=Repeater())
     assert trace["answer"]["offered"] == ["get_order", "get_payment"]
+
+
+def test_the_notebook_checks_raise_with_the_numbers():
+    rows = [{"design": "scoped", "largestResultTokens": 2001}, {"design": "focused", "largestResultTokens": 99999}]
+    with pytest.raises(AssertionError, match="2001 tokens, over the cap of 2000"):
+        scale.require_cap(rows, 2000)
+    assert scale.require_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
+    with pytest.raises(AssertionError, match=r"orders of \[100\] lines"):
+        scale.require_reconstruction([{"lines": 10, "pages merge to the focused answer": True},
+                                      {"lines": 100, "pages merge to the focused answer": False}])

@@ -143,3 +143,18 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
                              "answered": trace["answer"] is not None,
                              "note": trace["answerText"] if trace["outcome"] != "answered" else ""})
     return rows
+
+
+def require_cap(rows: list[dict[str, Any]], cap: int) -> int:
+    """The scoped design's largest single result; raises AssertionError if any result is over the cap."""
+    largest = max(r["largestResultTokens"] for r in rows if r["design"] == "scoped")
+    if largest > cap:
+        raise AssertionError(f"a scoped result carried {largest} tokens, over the cap of {cap}")
+    return largest
+
+
+def require_reconstruction(checks: list[dict[str, Any]]) -> None:
+    """Raise AssertionError naming every size whose scoped pages did not merge back to the focused answer."""
+    bad = [c["lines"] for c in checks if not c["pages merge to the focused answer"]]
+    if bad:
+        raise AssertionError(f"scoped pages did not reconstruct the focused answer for orders of {bad} lines")
