@@ -6,43 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
-
 from . import cost, prompts, tokens
 from .domain.generate import order_id
 from .harness import Connection, connect
-from .turns import turn_items
+from .turns import focused_turns, granular_turns, turn_items
 
 SCALE_DESIGNS = ("granular", "focused", "scoped")
-CONCURRENCY = 32  # linked lookups in flight at once, as a runner would send a turn's calls concurrently
-
-
-async def _granular(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
-    """get_order, then every linked lookup in one turn (run concurrently)."""
-    first = await conn.call("get_order", {"orderId": oid})
-    turns = [[{"name": "get_order", "arguments": {"orderId": oid}, "output": first.text}]]
-    order = json.loads(first.text)
-    wanted = [("get_payment", {"paymentId": order["paymentId"]})]
-    wanted += [("get_reservation", {"reservationId": r}) for r in order["reservationIds"]]
-    wanted += [("get_tracking", {"trackingId": t}) for t in order["trackingIds"]]
-    second: list[dict[str, Any] | None] = [None] * len(wanted)
-    limit = anyio.Semaphore(CONCURRENCY)
-
-    async def one(i: int, name: str, arguments: dict[str, Any]) -> None:
-        async with limit:
-            result = await conn.call(name, arguments)
-        second[i] = {"name": name, "arguments": arguments, "output": result.text}
-
-    async with anyio.create_task_group() as group:
-        for i, (name, arguments) in enumerate(wanted):
-            group.start_soon(one, i, name, arguments)
-    return turns + [second]
-
-
-async def _focused(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
-    """One call."""
-    result = await conn.call("get_order_support_context", {"orderId": oid})
-    return [[{"name": "get_order_support_context", "arguments": {"orderId": oid}, "output": result.text}]]
 
 
 async def _scoped(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
@@ -57,7 +26,7 @@ async def _scoped(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
             return turns
 
 
-GATHER = {"granular": _granular, "focused": _focused, "scoped": _scoped}
+GATHER = {"granular": granular_turns, "focused": focused_turns, "scoped": _scoped}
 
 
 def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .base import BackendError, Reply, Usage, assistant_message
+from .base import api_key as base_api_key
 
 MAX_OUTPUT_TOKENS = 1024
 
@@ -46,9 +47,7 @@ class AnthropicBackend:
     def __init__(self, model: str, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 120.0) -> None:
         from anthropic import AsyncAnthropic
 
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise BackendError("anthropic backend: ANTHROPIC_API_KEY is not set; live runs need a key (the scripted backend needs none)")
+        key = base_api_key("anthropic", api_key, "ANTHROPIC_API_KEY")
         self.model = model
         self.client = AsyncAnthropic(api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"), timeout=timeout_s, max_retries=2)
 

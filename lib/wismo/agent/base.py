@@ -42,3 +42,13 @@ class Backend(Protocol):
 def assistant_message(text: str) -> dict[str, Any]:
     """An assistant message item holding the model's text."""
     return {"type": "message", "role": "assistant", "content": text}
+
+
+def api_key(backend: str, given: str | None, variable: str) -> str:
+    """The key for a live backend: as given, else from the environment; a clear error when there is none."""
+    import os
+
+    key = given or os.environ.get(variable)
+    if not key:
+        raise BackendError(f"{backend} backend: {variable} is not set; live runs need a key (the scripted backend needs none)")
+    return key

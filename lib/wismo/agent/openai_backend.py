@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from .base import BackendError, Reply, Usage, assistant_message
+from .base import api_key as base_api_key
 
 DEFAULT_MODEL = "gpt-4.1-mini-2025-04-14"  # the snapshot of the article's recorded run
 
@@ -19,9 +20,7 @@ class OpenAIBackend:
     def __init__(self, model: str = DEFAULT_MODEL, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 120.0) -> None:
         from openai import AsyncOpenAI
 
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise BackendError("openai backend: OPENAI_API_KEY is not set; live runs need a key (the scripted backend needs none)")
+        key = base_api_key("openai", api_key, "OPENAI_API_KEY")
         self.model = model
         self.client = AsyncOpenAI(api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), timeout=timeout_s, max_retries=2)
 
