@@ -13,7 +13,7 @@ def test_first_difference_names_the_field():
     b = {"cases": [{"bytes": 2, "timings": {"ms": 9.9}}], "timings": {"x": 2}}
     assert determinism.first_difference(a, b) == "cases[0].bytes"
     assert determinism.first_difference(a, {**a, "timings": {"x": 5}}) is None
-    assert determinism.first_difference([1], [1, 2]) == " (length 1 vs 2)"
+    assert determinism.first_difference([1], [1, 2]) == "<root> (length 1 vs 2)"
 
 
 def test_two_runs_of_every_report_agree(built_reports, tmp_path):

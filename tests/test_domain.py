@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from wismo import domain
+from wismo.paths import DEFAULT_FIXTURES
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, InvalidIdentifier, RecordNotFound
 
 
@@ -85,7 +86,7 @@ def test_missing_linked_records_are_reported_not_dropped(ds):
 
 
 def test_expectations_never_reach_the_dataset(ds):
-    expectations = json.loads((domain.dataset.DEFAULT_FIXTURES / "expectations.json").read_text())
+    expectations = json.loads((DEFAULT_FIXTURES / "expectations.json").read_text())
     assert set(expectations["cases"]) == set(ds.ids(ORDER)[:6])
     served = json.dumps([domain.support_context(ds, o) for o in ds.ids(ORDER)])
     for key in ("deliveredSkus", "outstandingSkus", "delayReasons", "missingEvidence", "stock_shortage"):
@@ -93,7 +94,7 @@ def test_expectations_never_reach_the_dataset(ds):
 
 
 def test_inconsistent_fixtures_are_named(tmp_path):
-    for f in domain.dataset.DEFAULT_FIXTURES.glob("*.json"):
+    for f in DEFAULT_FIXTURES.glob("*.json"):
         shutil.copy(f, tmp_path / f.name)
     payments = json.loads((tmp_path / "payments.json").read_text())
     payments["records"][3]["orderId"] = "ORD-1001"  # PAY-1004 now claims another order

@@ -9,7 +9,7 @@ import papermill
 import pytest
 
 from wismo import report
-from wismo.domain.dataset import DEFAULT_FIXTURES
+from wismo.paths import DEFAULT_FIXTURES
 from wismo.paths import NOTEBOOKS
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))

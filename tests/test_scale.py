@@ -10,6 +10,7 @@ from wismo.agent.loop import Budgets, run_case
 from wismo.agent.scripted import ScriptedBackend
 from wismo.domain import DatasetError, load, support_context
 from wismo.domain.generate import generate, order_id, sizes_from
+from wismo.servers.settings import server_dataset
 from wismo.harness import connect
 from wismo.jsonfmt import compact
 from wismo.runs import verify_trace
@@ -32,7 +33,7 @@ def test_generator_is_deterministic_and_has_the_awkward_cases():
 
 def test_large_orders_are_served_by_setting_not_written(monkeypatch):
     monkeypatch.setenv("WISMO_LARGE_ORDERS", "10,100")
-    ds = load()
+    ds = server_dataset()
     assert len(ds.get(__import__("wismo.domain", fromlist=["ORDER"]).ORDER, "ORD-900100")["items"]) == 100
     assert sizes_from("1, 10") == [1, 10]
     with pytest.raises(ValueError, match="comma-separated line counts"):

@@ -11,8 +11,7 @@ import psutil
 import pytest
 from mcp import Client
 
-from wismo import compare, contract
-from wismo.agent import scripted
+from wismo import compare, contract, designs
 from wismo.agent.loop import client_tools
 from wismo.agent.tools import CachingTool, McpTool, TimedTool
 from wismo.harness import HarnessError, connect, free_port, server_command
@@ -70,8 +69,8 @@ def test_drift_is_shown_as_a_readable_diff():
 def test_wire_names_are_snake_case_and_match_what_the_client_allows():
     pinned = contract.pinned()["designs"]
     # The names the scripted model and the loop call must be names the servers report.
-    assert contract.wire_name_problems(pinned["focused"], {scripted.FOCUSED_TOOL}) == []
-    assert contract.wire_name_problems(pinned["granular"], {"get_order"} | {tool for _, tool, _ in scripted.LINKS}) == []
+    for design in designs.names(contract=True):
+        assert contract.wire_name_problems(pinned[design], designs.get(design).investigation.tools()) == []
     bad = [{"name": "GetActivityByDate"}, {"name": "get_order"}, {"name": "get_order"}]
     assert contract.wire_name_problems(bad, {"get_activity_by_date"}) == [
         "tool name 'GetActivityByDate' is not snake_case", "tool name 'get_order' appears 2 times",

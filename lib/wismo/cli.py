@@ -7,20 +7,24 @@ import logging
 import sys
 from pathlib import Path
 
+from . import designs
+
 
 def _serve(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin."""
     import anyio
 
-    from .domain import DatasetError, load
+    from .designs import UnknownDesign
+    from .domain import DatasetError
     from .servers import design_tools
     from .servers.app import build_server, serve_stdio
+    from .servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wismo %(levelname)s %(message)s")
     try:
-        server = build_server(args.design, design_tools(args.design), load())
-    except (DatasetError, ValueError) as exc:
+        server = build_server(args.design, design_tools(args.design), server_dataset())
+    except (DatasetError, UnknownDesign, ValueError) as exc:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
     try:
@@ -113,7 +117,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from .progress import bar
 
     provider = args.provider or ("openai" if args.model else "scripted")
-    designs = ["granular", "focused"] if args.design == "both" else [args.design]
+    chosen = list(designs.article()) if args.design == "both" else [args.design]
     try:
         backend = make(provider, args.model, args.base_url)
     except BackendError as exc:
@@ -121,9 +125,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 2
     latency = LatencyModel(*args.latency) if args.latency else None
     orders = args.orders or [c.order_id for c in load_cases(unfriendly=False)]
-    total = len(orders) * args.repetitions * len(designs)
-    with bar(total, f"{provider} {'+'.join(designs)}") as progress:
-        folders = anyio.run(lambda: runs.evaluate(designs, args.repetitions, backend, orders, Path(args.runs_dir),
+    total = len(orders) * args.repetitions * len(chosen)
+    with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
+        folders = anyio.run(lambda: runs.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
                                                   Budgets(args.max_turns, args.max_tool_calls), latency, progress))
     for folder in folders:
         problems = runs.verify(folder)
@@ -173,7 +177,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
-    serve.add_argument("design", help="granular or focused (or any design in wismo.servers.DESIGNS)")
+    serve.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.designs)")
     serve.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     serve.set_defaults(func=_serve)
@@ -188,7 +192,7 @@ def parser() -> argparse.ArgumentParser:
     tok.add_argument("command_line", nargs=argparse.REMAINDER, help="-- then the server command")
     tok.set_defaults(func=_tokens)
     ev = sub.add_parser("evaluate", help="record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]")
-    ev.add_argument("design", choices=["granular", "focused", "both"])
+    ev.add_argument("design", choices=[*designs.names(), "both"], help="a registered design, or both of the article's")
     ev.add_argument("repetitions", type=int)
     ev.add_argument("model", nargs="?", default=None)
     ev.add_argument("provider", nargs="?", default=None, choices=["scripted", "openai", "anthropic"])

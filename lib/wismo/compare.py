@@ -1,19 +1,23 @@
-"""The deterministic comparison: the focused answer against the granular records, followed link by link."""
+"""The deterministic comparison: every compared design's evidence against the reference design's (granular: its
+records followed link by link), case by case, over a real MCP transport."""
 
 from __future__ import annotations
 
 import json
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from . import designs, jsondiff
 from .cases import Case, load_cases
-from .domain import CLOCK, PAYMENT, RESERVATION, TRACKING, missing_record
+from .clock import CLOCK
+from .domain import KINDS, missing_record
 from .domain.ids import MAX_ID_LENGTH
 from .harness import Connection, connect
-from .jsonfmt import write_stable
+from .jsonfmt import utf8_len, write_stable
 from .servers.protocol import PINNED_REVISION
+from .turns import Call, investigate
 
-FOCUSED_TOOL = "get_order_support_context"
 DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
 
 
@@ -21,49 +25,41 @@ class ComparisonFailed(AssertionError):
     """At least one case differs between the designs; the message names each case and its first difference."""
 
 
-async def gather_granular(conn: Connection, order_id: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """Follow every link from get_order and rebuild the focused shape; or return get_order's error text."""
-    order_result = await conn.call("get_order", {"orderId": order_id})
-    if order_result.is_error:
-        return None, order_result.text
-    order = json.loads(order_result.text)
-
-    async def follow(tool: str, kind: Any, ident: Any) -> dict[str, Any]:
-        result = await conn.call(tool, {kind.id_key: ident})
-        # A failed linked lookup becomes the same explicit stand-in the focused tool uses.
-        return missing_record(kind, ident, result.text) if result.is_error else json.loads(result.text)
-
-    return {
-        "order": order,
-        "payment": await follow("get_payment", PAYMENT, order["paymentId"]),
-        "reservations": [await follow("get_reservation", RESERVATION, r) for r in order["reservationIds"]],
-        "tracking": [await follow("get_tracking", TRACKING, t) for t in order["trackingIds"]],
-    }, None
+def _record(call: Call, kind: Any) -> dict[str, Any]:
+    """A linked record as the focused context holds it: the record, or the explicit missing-record stand-in."""
+    return missing_record(kind, call["arguments"][kind.id_key], call["output"]) if call["isError"] else json.loads(call["output"])
 
 
-async def gather_focused(conn: Connection, order_id: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """Read the support context in one call; or return its error text."""
-    result = await conn.call(FOCUSED_TOOL, {"orderId": order_id})
-    return (None, result.text) if result.is_error else (json.loads(result.text), None)
+def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] | None, str | None]:
+    """What an investigation established, in the focused context's shape; or the entry call's error text.
+
+    Linked designs are rebuilt record by record from their follow-up calls; paged designs are merged page by
+    page; a design answering in one call is its result.
+    """
+    how = designs.get(design).investigation
+    entry = tool_turns[0][0]
+    if entry["isError"]:
+        return None, entry["output"]
+    if how.cursor:
+        from .paging import merge
+
+        return merge([json.loads(c["output"]) for turn in tool_turns for c in turn]), None
+    if not how.links:
+        return json.loads(entry["output"]), None
+    order = json.loads(entry["output"])
+    followed = iter(tool_turns[1] if len(tool_turns) > 1 else [])
+    context: dict[str, Any] = {"order": order}
+    for link in how.links:
+        kind = next(k for k in KINDS if k.id_key == link.argument)
+        targets = order.get(link.key)
+        records = [_record(next(followed), kind) for _ in (targets if isinstance(targets, list) else [targets])]
+        context[link.into] = records if isinstance(targets, list) else records[0]
+    return context, None
 
 
-def differences(granular: Any, focused: Any, path: str = "") -> list[dict[str, Any]]:
-    """Every place where two JSON values differ, as {path, granular, focused}; empty when equal."""
-    if isinstance(granular, dict) and isinstance(focused, dict):
-        found = []
-        for key in sorted(set(granular) | set(focused)):
-            sub = f"{path}.{key}" if path else key
-            if key not in granular or key not in focused:
-                found.append({"path": sub, "granular": granular.get(key, "<absent>"), "focused": focused.get(key, "<absent>")})
-            else:
-                found += differences(granular[key], focused[key], sub)
-        return found
-    if isinstance(granular, list) and isinstance(focused, list) and len(granular) == len(focused):
-        return [d for i, (g, f) in enumerate(zip(granular, focused)) for d in differences(g, f, f"{path}[{i}]")]
-    # Type matters: 1 and 1.0 or True and 1 are different evidence on the wire.
-    if type(granular) is not type(focused) or granular != focused:
-        return [{"path": path or "<root>", "granular": granular, "focused": focused}]
-    return []
+def differences(reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused")) -> list[dict[str, Any]]:
+    """Every place where a design's evidence differs from the reference design's, as {path, name: value, ...}."""
+    return jsondiff.differences(reference, other, names)
 
 
 def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -72,60 +68,67 @@ def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
             for k, v in (arguments or {}).items()}
 
 
-def _design_side(conn: Connection, first_call: int, error: str | None) -> dict[str, Any]:
-    """Calls, bytes and error of one design for one case (the interactions since `first_call`)."""
-    calls = conn.tool_calls()[first_call:]
+def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, Any]:
+    """Calls, bytes and error of one design for one case, in the order the investigation asked for them."""
+    calls = [c for turn in tool_turns for c in turn]
     return {
         "calls": len(calls),
-        "bytes": sum(c.text_bytes for c in calls),
+        "bytes": sum(utf8_len(c["output"]) for c in calls),
         "error": error,
-        "toolCalls": [
-            {"tool": c.tool, "arguments": _shown(c.arguments), "bytes": c.text_bytes, "isError": c.is_error} for c in calls
-        ],
+        "toolCalls": [{"tool": c["name"], "arguments": _shown(c["arguments"]), "bytes": utf8_len(c["output"]),
+                       "isError": c["isError"]} for c in calls],
     }
 
 
-async def compare_case(granular: Connection, focused: Connection, case: Case) -> tuple[dict[str, Any], dict[str, float]]:
-    """Drive one case through both designs; return its verdict and, apart, its timings."""
-    g_first, f_first = len(granular.tool_calls()), len(focused.tool_calls())
-    g_value, g_error = await gather_granular(granular, case.order_id)
-    f_value, f_error = await gather_focused(focused, case.order_id)
-    if g_error is not None or f_error is not None:
-        diffs = [] if g_error == f_error else [{"path": "<error>", "granular": g_error, "focused": f_error}]
-        outcome = "both rejected" if not diffs else "rejected differently"
+async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[str, Any], dict[str, float]]:
+    """Drive one case through every design; return its verdict against the reference design and, apart, its timings."""
+    sides, found, timing = {}, {}, {}
+    for design, conn in conns.items():
+        first = len(conn.tool_calls())
+        tool_turns = await investigate(conn, design, case.order_id)
+        found[design] = evidence(design, tool_turns)
+        sides[design] = _design_side(tool_turns, found[design][1])
+        timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
+    reference, others = designs.REFERENCE, [d for d in conns if d != designs.REFERENCE]
+    ref_value, ref_error = found[reference]
+    diffs: list[dict[str, Any]] = []
+    rejected = [found[d][1] is not None for d in conns]
+    for design in others:
+        value, error = found[design]
+        if ref_error is not None or error is not None:
+            if ref_error != error:
+                diffs.append({"path": "<error>", reference: ref_error, design: error})
+        else:
+            diffs += differences(ref_value, value, (reference, design))
+    if any(rejected):
+        outcome = "rejected alike" if all(rejected) and not diffs else "rejected differently"
     else:
-        diffs = differences(g_value, f_value)
         outcome = "evidence"
-    row = {
-        "label": case.label,
-        "input": case.shown,
-        "unfriendly": case.unfriendly,
-        "outcome": outcome,
-        "equal": not diffs,
-        "differences": diffs,
-        "granular": _design_side(granular, g_first, g_error),
-        "focused": _design_side(focused, f_first, f_error),
-    }
-    timing = {
-        "granular": sum(c.elapsed_ms for c in granular.tool_calls()[g_first:]),
-        "focused": sum(c.elapsed_ms for c in focused.tool_calls()[f_first:]),
-    }
+    row = {"label": case.label, "input": case.shown, "unfriendly": case.unfriendly, "outcome": outcome,
+           "equal": not diffs, "differences": diffs, **sides}
     return row, timing
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Totals over the cases: how many are equal, bytes and calls per design."""
+def summarise(rows: list[dict[str, Any]], design_names: list[str]) -> dict[str, Any]:
+    """Totals over the cases: how many are equal, how the unfriendly ones were treated, bytes and calls per design."""
     orders = [r for r in rows if not r["unfriendly"]]
+    unfriendly = [r for r in rows if r["unfriendly"]]
     return {
+        "designs": design_names,
+        "reference": designs.REFERENCE,
         "cases": len(rows),
         "casesEqual": sum(r["equal"] for r in rows),
         "allEqual": all(r["equal"] for r in rows),
         "orders": len(orders),
         "ordersEqual": sum(r["equal"] for r in orders),
-        "unfriendly": len(rows) - len(orders),
-        "unfriendlyAgreeing": sum(r["equal"] for r in rows if r["unfriendly"]),
-        "bytes": {d: sum(r[d]["bytes"] for r in orders) for d in ("granular", "focused")},
-        "calls": {d: sum(r[d]["calls"] for r in orders) for d in ("granular", "focused")},
+        "unfriendly": len(unfriendly),
+        "unfriendlyAgreeing": sum(r["equal"] for r in unfriendly),
+        # An unfriendly input is either rejected by every design with the same sentence, or (a well-formed order
+        # whose linked records are missing) answered with the same evidence, the missing records marked.
+        "unfriendlyRejectedAlike": sum(r["equal"] and r["outcome"] == "rejected alike" for r in unfriendly),
+        "unfriendlyEvidenceAlike": sum(r["equal"] and r["outcome"] == "evidence" for r in unfriendly),
+        "bytes": {d: sum(r[d]["bytes"] for r in orders) for d in design_names},
+        "calls": {d: sum(r[d]["calls"] for r in orders) for d in design_names},
     }
 
 
@@ -135,31 +138,37 @@ async def run(
     unfriendly: bool = True,
     env: dict[str, dict[str, str]] | None = None,
     progress: Any = None,
+    design_names: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Start both servers, compare every case, stop them; `env` adds variables per design (for planted faults).
+    """Start every compared design's server (default: those the registry marks compared, the reference first),
+    compare every case, stop them; `env` adds variables per design (for planted faults).
 
     `progress`, if given, is told of each case compared (anything with `update(n)`, such as a progress bar).
     """
     env = env or {}
+    chosen = list(design_names or designs.names(compared=True))
+    if designs.REFERENCE not in chosen:
+        chosen.insert(0, designs.REFERENCE)
+    chosen.sort(key=lambda d: d != designs.REFERENCE)
     cases = load_cases(orders, unfriendly)
-    async with connect("granular", transport, env.get("granular")) as granular:
-        async with connect("focused", transport, env.get("focused")) as focused:
-            tools = {"granular": await granular.list_tools(), "focused": await focused.list_tools()}
-            rows, timings = [], {}
-            for case in cases:
-                row, timing = await compare_case(granular, focused, case)
-                rows.append(row)
-                timings[case.label] = timing
-                if progress is not None:
-                    progress.update(1)
-            start = {"granular": granular.start_ms, "focused": focused.start_ms}
+    async with AsyncExitStack() as stack:
+        conns = {d: await stack.enter_async_context(connect(d, transport, env.get(d))) for d in chosen}
+        tools = {d: await conn.list_tools() for d, conn in conns.items()}
+        rows, timings = [], {}
+        for case in cases:
+            row, timing = await compare_case(conns, case)
+            rows.append(row)
+            timings[case.label] = timing
+            if progress is not None:
+                progress.update(1)
+        start = {d: conn.start_ms for d, conn in conns.items()}
     return {
         "protocolRevision": PINNED_REVISION,
         "transport": transport,
         "clock": CLOCK,
         "tools": tools,
         "cases": rows,
-        "summary": summarise(rows),
+        "summary": summarise(rows, chosen),
         # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
         "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
     }
@@ -169,18 +178,17 @@ def require_equal(result: dict[str, Any]) -> None:
     """Raise ComparisonFailed naming every case whose designs disagree, with its first difference."""
     bad = [r for r in result["cases"] if not r["equal"]]
     if bad:
-        lines = [f"{r['label']} ({r['input']}): {r['differences'][0]['path']}: granular {r['differences'][0]['granular']!r} != focused {r['differences'][0]['focused']!r}" for r in bad]
+        lines = []
+        for r in bad:
+            d = r["differences"][0]
+            (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
+            lines.append(f"{r['label']} ({r['input']}): {d['path']}: {ref} {ref_value!r} != {other} {value!r}")
         raise ComparisonFailed(f"{len(bad)} case(s) differ between the designs: " + "; ".join(lines))
 
 
 def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
     """Write the comparison as stable JSON (sorted keys, timings under their own key)."""
     return write_stable(path, result)
-
-
-def without_timings(result: dict[str, Any]) -> dict[str, Any]:
-    """The result minus its timing fields: the part that must be byte-identical between runs."""
-    return {k: v for k, v in result.items() if k != "timings"}
 
 
 class TransportsDisagree(AssertionError):
@@ -194,12 +202,12 @@ def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for i, row in enumerate(first["cases"]):
         others = [results[t]["cases"][i] for t in transports]
-        keys = [(r["equal"], r["outcome"], r["granular"]["bytes"], r["focused"]["bytes"], r["granular"]["calls"],
-                 r["focused"]["calls"], r["granular"]["error"], r["focused"]["error"]) for r in others]
+        names = first["summary"]["designs"]
+        keys = [(r["equal"], r["outcome"], *((r[d]["bytes"], r[d]["calls"], r[d]["error"]) for d in names)) for r in others]
         entry = {"case": row["label"], "input": row["input"], "same": all(k == keys[0] for k in keys)}
         for t, r in zip(transports, others):
             entry[f"{t}: verdict"] = "equal" if r["equal"] else "DIFFERENT"
-            entry[f"{t}: bytes g/f"] = f"{r['granular']['bytes']}/{r['focused']['bytes']}"
+            entry[f"{t}: bytes"] = " / ".join(f"{r[d]['bytes']:,}" for d in names)
         rows.append(entry)
     return rows
 

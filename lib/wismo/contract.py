@@ -11,7 +11,7 @@ from typing import Any
 from .harness import connect
 from .jsonfmt import stable, write_stable
 from .paths import DATA
-from .servers import DESIGNS
+from . import designs
 from .servers.protocol import PINNED_REVISION
 
 CONTRACT = DATA / "contracts" / "tools.json"
@@ -20,12 +20,12 @@ SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 
 async def current(transport: str = "stdio") -> dict[str, Any]:
     """What every design's server reports right now over MCP, with the revision the handshake settled on."""
-    designs = {}
-    for design in DESIGNS:
+    listed = {}
+    for design in designs.names(contract=True):
         async with connect(design, transport) as conn:
-            designs[design] = await conn.list_tools()
+            listed[design] = await conn.list_tools()
             revision = conn.session.protocol_version
-    return {"protocolRevision": revision, "designs": designs}
+    return {"protocolRevision": revision, "designs": listed}
 
 
 def pinned() -> dict[str, Any]:

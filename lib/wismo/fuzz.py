@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .harness import Connection, HarnessError, connect
-from .servers import DESIGNS
+from . import designs
 
 REAL_IDS = {"orderId": "ORD-1004", "paymentId": "PAY-1004", "reservationId": "RSV-1004-B", "trackingId": "TRK-1004-A"}
 BATCH = 100            # examples between liveness and memory checks
@@ -149,10 +149,10 @@ def _fuzz_tool(portal: Any, conn: Connection, tool: dict[str, Any], stats: dict[
     run()
 
 
-def fuzz_all(examples: int, designs: tuple[str, ...] = tuple(DESIGNS)) -> dict[str, Any]:
+def fuzz_all(examples: int, design_names: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Fuzz every design; the summary says examples per tool, errors by kind, crashes, hangs and peak memory."""
     started = time.perf_counter()
-    reports = [fuzz_design(d, examples) for d in designs]
+    reports = [fuzz_design(d, examples) for d in design_names or designs.names()]
     return {
         "examplesPerTool": examples,
         "designs": reports,

@@ -22,6 +22,7 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
+from . import designs
 from .jsonfmt import utf8_len
 from .servers.protocol import PINNED_REVISION
 
@@ -177,6 +178,8 @@ async def _open_session(stack: AsyncExitStack, design: str, transport: str, env:
                         timeout_s: float, command: list[str] | None, url: str | None, errlog: Any,
                         ) -> tuple[ClientSession, subprocess.Popen | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
+    # A server started here sees the same design registry as this process (designs registered by file).
+    env = {**designs.env(), **(env or {})} or None
     if transport == "stdio":
         command = command or server_command(design)
         params = StdioServerParameters(command=command[0], args=command[1:], env=env)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from .domain.dataset import REPO_ROOT
-
+# lib/wismo/paths.py -> the repository root is two folders up from this package.
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO_ROOT / "notebooks"
 DATA = REPO_ROOT / "data"
 OUTPUTS = REPO_ROOT / "outputs"
+DEFAULT_FIXTURES = DATA / "fixtures"
+
+
+def fixtures_dir() -> Path:
+    """The fixtures folder: WISMO_FIXTURES if set, else data/fixtures in this checkout."""
+    return Path(os.environ.get("WISMO_FIXTURES") or DEFAULT_FIXTURES)
 
 
 def output_dir(value: str | Path | None = None) -> Path:

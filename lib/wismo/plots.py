@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import matplotlib
@@ -11,17 +12,38 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 from matplotlib.figure import Figure
 
-# Colour-blind-safe pair (Okabe-Ito blue and orange), used for the designs everywhere.
-DESIGN_COLORS = {"granular": "#0072B2", "focused": "#E69F00", "scoped": "#009E73"}
-DESIGNS = ("granular", "focused")
+from . import designs
+
+class _DesignColors(Mapping[str, str]):
+    """Each registered design's colour (wismo.designs), read live so a design registered later has one too."""
+
+    def __getitem__(self, name: str) -> str:
+        return designs.get(name).color
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(designs.colors())
+
+    def __len__(self) -> int:
+        return len(designs.colors())
+
+
+# Colour-blind-safe (Okabe-Ito), declared once per design in the registry and used for it everywhere.
+DESIGN_COLORS = _DesignColors()
+
+
+def _present(names: Iterable[str]) -> list[str]:
+    """The designs among `names`, in registry order (granular, focused, scoped, then registered ones)."""
+    wanted = set(names)
+    return [d for d in designs.registered() if d in wanted]
 
 
 def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str, xlabel: str) -> Figure:
     """Side-by-side bars per label, one colour per design, each bar annotated with its value."""
     fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
-    width = 0.38
-    for i, design in enumerate(DESIGNS):
-        xs = [x + (i - 0.5) * width for x in range(len(labels))]
+    shown = _present(values)
+    width = 0.76 / len(shown)
+    for i, design in enumerate(shown):
+        xs = [x + (i - (len(shown) - 1) / 2) * width for x in range(len(labels))]
         bars = ax.bar(xs, values[design], width, label=design, color=DESIGN_COLORS[design])
         ax.bar_label(bars, fmt="{:,.0f}", fontsize=8, padding=2)
     ax.set_xticks(range(len(labels)), labels, fontsize=9)
@@ -48,7 +70,7 @@ def _case_labels(rows: list[dict[str, Any]]) -> list[str]:
 def bytes_per_case(result: dict[str, Any]) -> Figure:
     """Bar chart: UTF-8 bytes of JSON text returned per case, granular (all links followed) vs focused."""
     rows = _order_rows(result)
-    values = {d: [r[d]["bytes"] for r in rows] for d in DESIGNS}
+    values = {d: [r[d]["bytes"] for r in rows] for d in _present(rows[0])}
     return _paired_bars(_case_labels(rows), values, "Evidence returned per case (measured)", "bytes of JSON text in tool results",
                         "order and case")
 
@@ -56,7 +78,7 @@ def bytes_per_case(result: dict[str, Any]) -> Figure:
 def calls_per_case(result: dict[str, Any]) -> Figure:
     """Bar chart: MCP tools/call requests needed per case, granular vs focused."""
     rows = _order_rows(result)
-    values = {d: [r[d]["calls"] for r in rows] for d in DESIGNS}
+    values = {d: [r[d]["calls"] for r in rows] for d in _present(rows[0])}
     return _paired_bars(_case_labels(rows), values, "MCP interactions per case (measured)", "tools/call requests (count)",
                         "order and case")
 
@@ -117,7 +139,7 @@ def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tik
     """Stacked input of each model call for one order: base, resent earlier turns, the newest turn."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
     x, ticks = 0, []
-    for design in DESIGNS:
+    for design in _present(r["design"] for r in rows if r["orderId"] == order_id):
         row = next(r for r in rows if r["design"] == design and r["orderId"] == order_id)
         for k, total in enumerate(row["inputs"], start=1):
             newest = row["additions"][k - 2] if k > 1 else 0
@@ -146,7 +168,7 @@ def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
     """Bar chart: input tokens processed per investigation, granular vs focused, per order (estimated)."""
     orders = list(dict.fromkeys(r["orderId"] for r in rows))
     by = {(r["design"], r["orderId"]): r["total"] for r in rows}
-    values = {d: [by[(d, o)] for o in orders] for d in DESIGNS}
+    values = {d: [by[(d, o)] for o in orders] for d in _present(r["design"] for r in rows)}
     return _paired_bars(orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens",
                         "order")
 
@@ -159,12 +181,13 @@ def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
         panels.append(("modelledElapsedMs", "elapsed time", "ms (modelled)"))
     # Under 12 inches wide so the chart is shown at full size on a laptop-width page.
     fig, axes = plt.subplots(1, len(panels), figsize=(2.2 * len(panels) + 0.8, 3.8), layout="constrained")
+    shown = _present(r["design"] for r in rows)
     for ax, (key, title, unit) in zip(axes, panels):
         values = []
-        for design in DESIGNS:
+        for design in shown:
             vals = sorted(r[key] for r in rows if r["design"] == design)
             values.append(vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2)
-        bars = ax.bar(DESIGNS, values, color=[DESIGN_COLORS[d] for d in DESIGNS])
+        bars = ax.bar(shown, values, color=[DESIGN_COLORS[d] for d in shown])
         ax.bar_label(bars, fmt="{:,.0f}", fontsize=9)
         ax.set_title(f"median {title}", fontsize=10)
         ax.set_ylabel(unit, fontsize=9)
@@ -180,7 +203,7 @@ def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
 def scale_lines(rows: list[dict[str, Any]], key: str, title: str, ylabel: str, lines: dict[str, float] | None = None) -> Figure:
     """Log-log lines of one measure against the order's line count, one line per design, with reference lines."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
-    for design in dict.fromkeys(r["design"] for r in rows):
+    for design in _present(r["design"] for r in rows):
         mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["lines"])
         ax.plot([r["lines"] for r in mine], [r[key] for r in mine], marker="o", color=DESIGN_COLORS[design], label=design)
     for label, value in (lines or {}).items():

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 
+from .clock import CLOCK
+
 # Written for wismo: the article's own instructions text is not published, only what they say about
 # precedence and the output contract.
-INSTRUCTIONS = """You are a support assistant for an online store. Answer the customer's question about one order using only the evidence the tools return. The time now is 2026-10-08T12:00:00+00:00.
+INSTRUCTIONS = f"""You are a support assistant for an online store. Answer the customer's question about one order using only the evidence the tools return. The time now is {CLOCK}.
 
 Rules:
 - An available carrier observation of delivery takes precedence over an older order status.
@@ -15,7 +17,7 @@ Rules:
 - Report only delays the evidence establishes.
 
 Reply with one JSON object and nothing else:
-{"deliveredSkus": [...], "outstandingSkus": [...], "delayReasons": [...], "deliveryEstimate": "YYYY-MM-DD" or null, "missingEvidence": [...], "customerSummary": "..."}
+{{"deliveredSkus": [...], "outstandingSkus": [...], "delayReasons": [...], "deliveryEstimate": "YYYY-MM-DD" or null, "missingEvidence": [...], "customerSummary": "..."}}
 delayReasons use: carrier_delay, stock_shortage, payment_not_captured. missingEvidence lists the IDs of records whose current state could not be retrieved."""
 
 

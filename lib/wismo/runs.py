@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from . import prompts
+from . import designs, prompts
 from .agent.base import Backend
 from .agent.loop import ANSWERED, CALL_BUDGET, TOKEN_BUDGET, Budgets, LatencyModel, run_case, totals
 from .harness import connect
@@ -26,7 +26,6 @@ from .servers.protocol import PINNED_REVISION
 
 RUNS = DATA / "runs"
 SCHEMAS = Path(__file__).parent / "schemas"
-DESIGNS = ("granular", "focused")
 
 
 class RunInvalid(Exception):
@@ -34,9 +33,15 @@ class RunInvalid(Exception):
 
 
 @lru_cache(maxsize=None)
-def schema(name: str) -> dict[str, Any]:
-    """A JSON Schema of the run format ('manifest' or 'trace')."""
+def _schema_file(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def schema(name: str) -> dict[str, Any]:
+    """A JSON Schema of the run format ('manifest' or 'trace'); a run's design must be a registered one."""
+    value = json.loads(json.dumps(_schema_file(name)))
+    value["properties"]["design"]["enum"] = list(designs.names())
+    return value
 
 
 def _sha256(data: bytes) -> str:

@@ -6,28 +6,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import cost, prompts, tokens
+from . import cost, designs, prompts, tokens
 from .domain.generate import order_id
-from .harness import Connection, connect
-from .turns import focused_turns, granular_turns, turn_items
-
-SCALE_DESIGNS = ("granular", "focused", "scoped")
+from .harness import connect
+from .turns import investigate, turn_items
 
 
-async def _scoped(conn: Connection, oid: str) -> list[list[dict[str, Any]]]:
-    """One call per page, following each page's cursor to the last (one page per model turn)."""
-    turns, cursor = [], None
-    while True:
-        arguments = {"orderId": oid} if cursor is None else {"orderId": oid, "cursor": cursor}
-        result = await conn.call("get_order_support_context", arguments)
-        turns.append([{"name": "get_order_support_context", "arguments": arguments, "output": result.text}])
-        cursor = json.loads(result.text)["page"]["next"]
-        if cursor is None:
-            return turns
-
-
-GATHER = {"granular": granular_turns, "focused": focused_turns, "scoped": _scoped}
-
+def scale_designs() -> tuple[str, ...]:
+    """The designs the scale report drives: every registered design marked for it."""
+    return designs.names(scale=True)
 
 def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
@@ -65,21 +52,24 @@ async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
 
     env = server_env(sizes, cap)
     rows, texts = [], {}
-    for design in SCALE_DESIGNS:
+    for design in scale_designs():
         async with connect(design, env=env, timeout_s=120) as conn:
             tools = await conn.list_tools()
             for n in sizes:
-                turns = await GATHER[design](conn, order_id(n))
+                turns = await investigate(conn, design, order_id(n))
                 rows.append(account(design, n, tools, turns, encoding_name))
-                if design != "granular":
-                    texts[(design, n)] = [c["output"] for t in turns for c in t]
+                texts[(design, n)] = [c["output"] for t in turns for c in t]
                 if progress is not None:
                     progress.update(1)
     checks = []
-    for n in sizes:
-        focused = json.loads(texts[("focused", n)][0])
-        merged = merge([json.loads(t) for t in texts[("scoped", n)]])
-        checks.append({"lines": n, "pages": len(texts[("scoped", n)]), "pages merge to the focused answer": merged == concise_view(focused)})
+    paged = [d for d in scale_designs() if designs.get(d).investigation.cursor]
+    if "focused" in scale_designs():
+        for design in paged:
+            for n in sizes:
+                focused = json.loads(texts[("focused", n)][0])
+                merged = merge([json.loads(t) for t in texts[(design, n)]])
+                checks.append({"design": design, "lines": n, "pages": len(texts[(design, n)]),
+                               "pages merge to the focused answer": merged == concise_view(focused)})
     return rows, checks
 
 
@@ -102,7 +92,7 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
     from .agent.scripted import ScriptedBackend
 
     backend, rows = ScriptedBackend(), []
-    for design in SCALE_DESIGNS:
+    for design in scale_designs():
         async with connect(design, env=server_env(sizes, cap), timeout_s=120) as conn:
             tools = await conn.list_tools()
             for n in sizes:

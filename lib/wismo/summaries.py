@@ -6,11 +6,16 @@ import json
 from statistics import median
 from typing import Any
 
-from . import scoring
+from . import designs, scoring
 from .agent.evidence import from_items
 from .runs import Run
 
-DESIGNS = ("granular", "focused")
+
+
+def designs_in(rows: list[dict[str, Any]]) -> list[str]:
+    """The designs the rows hold, in registry order."""
+    present = {r["design"] for r in rows}
+    return [d for d in designs.registered() if d in present]
 
 
 def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,7 +60,7 @@ def _median(rows: list[dict[str, Any]], key: str) -> float | None:
 def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Medians per design of turns, tool calls, tokens and elapsed time, and the focused design's difference in %."""
     keys = ("turns", "toolCalls", "resultBytes", "inputTokens", "outputTokens", "totalTokens", "wallMs", "modelledElapsedMs")
-    per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in DESIGNS}
+    per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in designs_in(rows)}
     out = []
     for k in keys:
         g, f = per["granular"][k], per["focused"][k]
@@ -67,7 +72,7 @@ def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def pass_k(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per design and order: how many repetitions passed, and pass^k (all of them)."""
     out = []
-    for design in DESIGNS:
+    for design in designs_in(rows):
         for order_id in dict.fromkeys(r["orderId"] for r in rows):
             reps = [r["passed"] for r in rows if r["design"] == design and r["orderId"] == order_id and r["passed"] is not None]
             if reps:
@@ -110,7 +115,7 @@ def against_article(rows: list[dict[str, Any]], article: dict[str, Any]) -> list
     """The article's published ORD-1004 conversations and medians beside ours, each labelled with its kind."""
     pub = article["ORD-1004"]
     out = []
-    for design in DESIGNS:
+    for design in designs.article():
         ours = [r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1]
         mine = ours[0] if ours else None
         out.append({"figure": f"{design} ORD-1004 model turns", "article": pub[design]["modelTurns"], "wismo": mine and mine["turns"]})

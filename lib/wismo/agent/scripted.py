@@ -9,18 +9,15 @@ import json
 import re
 from typing import Any
 
-from .. import tokens
+from .. import designs, tokens
 from .assessment import assess
 from .base import Reply, Usage, assistant_message
 from .evidence import from_items
 
-FOCUSED_TOOL = "get_order_support_context"
-LINKS = (("paymentId", "get_payment", "paymentId"), ("reservationIds", "get_reservation", "reservationId"),
-         ("trackingIds", "get_tracking", "trackingId"))
-
 
 class ScriptedBackend:
-    """Granular: get_order, then every linked lookup in one turn, then the answer. Focused: one call, then the answer."""
+    """Follows the investigation the registry declares for the design it is given: granular, get_order then every
+    linked lookup in one turn, then the answer; focused, one call then the answer; scoped, every page."""
 
     name = "scripted"
     token_label = tokens.LABEL
@@ -40,29 +37,22 @@ class ScriptedBackend:
         return Reply(output, usage)
 
     def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next output items: tool calls while links remain unfollowed, else the answer."""
+        """The next output items, by the investigation of the design whose tools were offered (wismo.designs):
+        the entry call, then every linked call at once or the next page while one is announced, then the answer."""
         calls = [i for i in items if i.get("type") == "function_call"]
         order_id = _order_id(items)
-        if not calls and order_id:
-            if FOCUSED_TOOL in names:
-                return [tokens.function_call(FOCUSED_TOOL, {"orderId": order_id}, _call_id(calls, 0))]
-            if "get_order" in names:
-                return [tokens.function_call("get_order", {"orderId": order_id}, _call_id(calls, 0))]
-        if calls and calls[-1]["name"] == FOCUSED_TOOL:
+        design = designs.for_tools(names)
+        how = design.investigation if design is not None else None
+        if how is not None and order_id:
+            if not calls:
+                return [tokens.function_call(how.entry, {"orderId": order_id}, _call_id(calls, 0))]
             latest = _output_of(items, calls[-1]["call_id"])
             following = isinstance(latest, dict) and isinstance(latest.get("page"), dict) and latest["page"].get("next")
-            if following and order_id:
-                # A scoped page that says what it left out: ask for the next one, as its note instructs.
-                return [tokens.function_call(FOCUSED_TOOL, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0))]
-        if len(calls) == 1 and calls[0]["name"] == "get_order":
-            order = _output_of(items, calls[0]["call_id"])
-            if isinstance(order, dict):
-                wanted = []
-                for key, tool, argument in LINKS:
-                    targets = order.get(key)
-                    for target in targets if isinstance(targets, list) else [targets]:
-                        if tool in names and isinstance(target, str):
-                            wanted.append((tool, {argument: target}))
+            if calls[-1]["name"] == how.entry and following:
+                # A page that says what it left out: ask for the next one, as its note instructs.
+                return [tokens.function_call(how.entry, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0))]
+            if len(calls) == 1 and calls[0]["name"] == how.entry:
+                wanted = [(t, a) for t, a in how.linked_calls(latest) if t in names]
                 if wanted:
                     return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
         answer = assess(from_items(items))

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..paths import fixtures_dir
+from .generate import generate
 from .ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind, RecordNotFound
-
-# The experiment's fixed clock (the article's): every "now" in the data is this instant.
-CLOCK = "2026-10-08T12:00:00+00:00"
 
 # One file per source, as if each were its own service.
 SOURCE_FILES = {ORDER: "orders.json", PAYMENT: "payments.json", RESERVATION: "reservations.json", TRACKING: "tracking.json"}
 
-# lib/wismo/domain/dataset.py -> the repository root is three folders up from this package.
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_FIXTURES = REPO_ROOT / "data" / "fixtures"
-
-
 class DatasetError(Exception):
     """The fixtures are missing or inconsistent; the message names the file and the record."""
-
-
-def fixtures_dir() -> Path:
-    """The fixtures folder: WISMO_FIXTURES if set, else data/fixtures in this checkout."""
-    return Path(os.environ.get("WISMO_FIXTURES") or DEFAULT_FIXTURES)
 
 
 @dataclass
@@ -49,14 +37,11 @@ class Dataset:
         return list(self.records[kind])
 
 
-def load(folder: str | Path | None = None, large: list[int] | None = None, seed: int | None = None) -> Dataset:
+def load(folder: str | Path | None = None, large: list[int] | None = None, seed: int = 0) -> Dataset:
     """Load and check the four source files from `folder` (default: fixtures_dir()), plus generated large orders
-    of the given sizes (default: WISMO_LARGE_ORDERS, seeded by WISMO_LARGE_SEED)."""
-    from .generate import generate, sizes_from
-
+    of the given sizes (none by default; a server reads its sizes from its settings at start-up)."""
     folder = Path(folder) if folder is not None else fixtures_dir()
-    sizes = large if large is not None else sizes_from(os.environ.get("WISMO_LARGE_ORDERS"))
-    seed = seed if seed is not None else int(os.environ.get("WISMO_LARGE_SEED") or 0)
+    sizes = large or []
     extra = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
     for n in sizes:
         generated = generate(n, seed)
