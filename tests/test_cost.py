@@ -2,7 +2,8 @@
 
 import pytest
 
-from wismo import context_cost, cost, reference
+from wismo import cost, reference
+from wismo.reports import context_cost
 
 
 def test_case_study_numbers():

@@ -9,7 +9,8 @@ import matplotlib.colors
 import matplotlib.pyplot as plt
 import pytest
 
-from wismo import compare, context_cost, designs, plots, runs, scale, turns
+from wismo import compare, designs, plots, runs, scale, turns
+from wismo.reports import context_cost
 from wismo.agent.scripted import ScriptedBackend
 from wismo.agent.loop import run_case
 from wismo.harness import connect

@@ -1,10 +1,8 @@
 """A short pass of the property-based fuzzing over real stdio servers (`make fuzz` runs the long one)."""
 
-import json
-
-from wismo import fuzz, report
+from wismo import fuzz
 from wismo.jsonfmt import write_stable
-from wismo.paths import NOTEBOOKS
+from wismo.reports import equivalence
 
 
 def test_every_tool_survives_hostile_arguments(tmp_path):
@@ -19,9 +17,8 @@ def test_every_tool_survives_hostile_arguments(tmp_path):
     assert all("other" not in t["errors"] for t in tools.values()), tools
     # The equivalence report shows these figures when fuzz.json is in its output folder.
     write_stable(tmp_path / "fuzz.json", result)
-    executed = report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path, {"transports": ["stdio"]})
-    shown = json.dumps(json.loads(executed.read_text())["cells"])
-    assert f"{totals['examples']:,} examples (60 per tool): 0 crashes, 0 hangs" in shown
+    sentence, rows = equivalence.fuzz_section(tmp_path)
+    assert sentence.startswith(f"{totals['examples']:,} examples (60 per tool): 0 crashes, 0 hangs") and len(rows) == 6
 
 
 def test_error_kinds_and_sentences():
@@ -33,6 +30,11 @@ def test_error_kinds_and_sentences():
     assert not fuzz.one_sentence("no full stop")
 
 
-def test_report_section_without_a_run(tmp_path):
-    sentence, rows = fuzz.report_section(tmp_path)
+def test_report_section_without_a_run_and_with_one(tmp_path):
+    sentence, rows = equivalence.fuzz_section(tmp_path)
     assert "make fuzz" in sentence and rows == []
+    tools = {"get_order": {"examples": 3, "results": 1, "errors": {"not found": 2}}}
+    write_stable(tmp_path / "fuzz.json", {"examplesPerTool": 3, "designs": [{"design": "granular", "tools": tools}],
+                                          "totals": {"examples": 3, "crashes": 0, "hangs": 0, "unclearErrors": 0, "peakServerRssMb": 70.5}})
+    sentence, rows = equivalence.fuzz_section(tmp_path)
+    assert sentence.startswith("3 examples (3 per tool): 0 crashes") and rows[0]["tool errors"] == 2

@@ -8,7 +8,11 @@ import shutil
 import papermill
 import pytest
 
+import anyio
+
 from wismo import report
+from wismo.harness import HarnessError
+from wismo.reports import equivalence
 from wismo.paths import DEFAULT_FIXTURES
 from wismo.paths import NOTEBOOKS
 
@@ -91,15 +95,23 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
     (fixtures / "payments.json").write_text(json.dumps(payments))
     with pytest.raises(papermill.PapermillExecutionError) as err:
         report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
-                       {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False})
+                       {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False, "transports": ["stdio"]})
     message = f"{err.value.ename}: {err.value.evalue}"
     assert "ComparisonFailed" in message
     assert "delivered on time" in message and "payment.amount" in message
 
 
-def test_equivalence_notebook_stops_with_the_servers_failure(tmp_path):
-    with pytest.raises(papermill.PapermillExecutionError) as err:
-        report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
-                       {"focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"}, "transports": ["stdio"]})
-    message = f"{err.value.ename}: {err.value.evalue}"
-    assert "HarnessError" in message and "focused server over stdio" in message and "orders.json is missing" in message
+@pytest.mark.anyio
+async def test_equivalence_report_stops_with_the_servers_failure(tmp_path):
+    # The notebook's first cell is this build; papermill stops on whatever it raises (tested above).
+    with pytest.raises(HarnessError) as err:
+        await equivalence.build({"focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"}, "transports": ["stdio"],
+                                 "output_dir": str(tmp_path)})
+    message = str(err.value)
+    assert "focused server over stdio" in message and "orders.json is missing" in message
+    assert not (tmp_path / equivalence.OUTPUT).exists()  # nothing half written
+
+
+def test_a_report_refuses_an_unknown_parameter():
+    with pytest.raises(TypeError, match="takes no parameter 'transport'; it takes orders, transports"):
+        anyio.run(equivalence.build, {"transport": "stdio"})

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from wismo import context_cost, cost, plots
+from wismo import cost, plots
+from wismo.reports import context_cost
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines")
 KINDS = ("measured", "modelled", "estimated", "reported")

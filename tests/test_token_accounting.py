@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wismo import context_cost, cost, turns
+from wismo import cost, turns
+from wismo.reports import context_cost
 
 pytestmark = pytest.mark.anyio
 WISMO = str(Path(sys.executable).parent / "wismo")

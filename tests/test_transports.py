@@ -22,13 +22,13 @@ pytestmark = pytest.mark.anyio
 
 async def test_http_gives_the_same_tools_verdicts_and_bytes_as_stdio():
     results = {t: await compare.run(transport=t) for t in ("stdio", "http")}
-    compare.require_parity(results)
+    compare.require_parity(compare.parity(results), list(results))
     assert results["http"]["tools"] == results["stdio"]["tools"]
     assert results["http"]["summary"] == results["stdio"]["summary"]
     planted = copy.deepcopy(results)
     planted["http"]["cases"][3]["focused"]["bytes"] += 1
     with pytest.raises(compare.TransportsDisagree, match="partial delivery"):
-        compare.require_parity(planted)
+        compare.require_parity(compare.parity(planted), list(planted))
 
 
 async def test_the_sdk_default_client_falls_back_over_http_too():

@@ -212,8 +212,8 @@ def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def require_parity(results: dict[str, dict[str, Any]]) -> None:
-    """Raise TransportsDisagree naming every case whose verdict, bytes, calls or errors differ by transport."""
-    bad = [r for r in parity(results) if not r["same"]]
+def require_parity(rows: list[dict[str, Any]], transports: list[str]) -> None:
+    """Raise TransportsDisagree naming every case (parity rows) whose verdict, bytes, calls or errors differ by transport."""
+    bad = [r for r in rows if not r["same"]]
     if bad:
-        raise TransportsDisagree(f"{len(bad)} case(s) differ between {', '.join(results)}: " + "; ".join(f"{r['case']} ({r['input']})" for r in bad))
+        raise TransportsDisagree(f"{len(bad)} case(s) differ between {', '.join(transports)}: " + "; ".join(f"{r['case']} ({r['input']})" for r in bad))

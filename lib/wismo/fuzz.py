@@ -196,16 +196,3 @@ def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
                          "tool errors": sum(t["errors"].values()),
                          "errors by kind": ", ".join(f"{k} {v}" for k, v in sorted(t["errors"].items()))})
     return rows
-
-
-def report_section(out: Any) -> tuple[str, list[dict[str, Any]]]:
-    """What notebook 01 shows of a fuzz run in `out`: a Markdown sentence and the per-tool rows (none if no run)."""
-    from pathlib import Path
-
-    path = Path(out) / "fuzz.json"
-    if not path.exists():
-        return "No fuzz run in this output folder yet: `make fuzz` writes one.", []
-    fuzzed = json.loads(path.read_text(encoding="utf-8"))
-    t = fuzzed["totals"]
-    return (f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} hangs, "
-            f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).", summary_rows(fuzzed))

@@ -1,11 +1,17 @@
-"""The figures of the context-cost report: the case study reproduced, then the model applied to our servers."""
+"""The context-cost report (notebook 02): the case study's cumulative-context model reproduced, then applied to our
+servers' real tool definitions and results; its JSON is context-cost.json."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from . import cost, reference, tokens, turns
+from collections.abc import Mapping
+
+from .. import cost, reference, tokens, turns
+from ..jsonfmt import write_stable
+from ..paths import output_dir
+from . import check, parameters as report_parameters
 
 
 class ReproductionFailed(AssertionError):
@@ -66,7 +72,7 @@ def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_EN
             if modelled.inputs != conv.requests:
                 raise ReproductionFailed(f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}")
             r = sum(conv.result_tokens) / len(conv.result_tokens)
-            rows.append({
+            rows.append({"resultTokens": list(conv.result_tokens),
                 "design": design, "orderId": order_id, "modelCalls": modelled.calls,
                 "toolCalls": sum(len(t) for t in tool_turns),
                 "toolDefinitions": tokens.count_tools([tokens.mcp_tool_to_function(t) for t in tool_list], encoding_name),
@@ -133,3 +139,55 @@ def reproduce(cs: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]] |
     same = (cs["base"], cs["rBroad"], cs["rScoped"], cs["calls"], cs["contextWindow"], cs["target"]) == (
         a["base"], a["rBroad"], a["rScoped"], a["calls"], a["contextWindow"], a["targetTokens"])
     return check_case_study(cs, ref["published"]) if same else None
+
+
+OUTPUT = "context-cost.json"
+DEFAULTS: dict[str, Any] = {
+    "base": None, "result_sizes": None, "calls": None, "context_window": None, "target": None,  # None: the case study's
+    "encoding": tokens.DEFAULT_ENCODING,
+    "orders": None,        # our orders to estimate; None means all six cases
+    "sweep_rs": None,      # r values of the sweep; None means DEFAULT_SWEEP_RS
+    "sweep_calls": None,   # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
+    "focus_order": "ORD-1004",
+    "output_dir": "outputs",
+}
+
+
+async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every figure of the report: the case study and its checks, the sweep, our servers over MCP, the article beside."""
+    from ..cases import load_cases
+
+    p = report_parameters(params, DEFAULTS, "the context-cost report")
+    case_ref, article_ref = load_references()
+    cp = parameters(case_ref, p["base"], p["result_sizes"], p["calls"], p["context_window"], p["target"])
+    cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
+    order_ids = p["orders"] or [c.order_id for c in load_cases(unfriendly=False)]
+    recorded = await turns.record(order_ids)
+    rows = our_servers(recorded, p["encoding"])
+    result = {
+        "labels": {"caseStudy": "modelled",
+                   "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}), then modelled",
+                   "article": "provider-reported (published)"},
+        "method": {"name": tokens.COOKBOOK_GPT4O.name, "source": tokens.COOKBOOK_GPT4O.source, "encoding": p["encoding"]},
+        "sources": {"caseStudy": case_ref["source"], "article": article_ref["source"]},
+        "caseStudy": cs, "caseStudyChecks": reproduce(cs, case_ref),
+        "sweep": cost.sweep(cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]),
+        "ourServers": rows, "ratios": ratios(rows),
+        "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
+        "againstArticle": against_article(rows, article_ref) if "ORD-1004" in order_ids else [],
+    }
+    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    return result
+
+
+def check_shape(result: dict[str, Any]) -> str:
+    """The claim about where the difference comes from, for the focus order: the focused design starts lighter, its
+    one result is bigger than any granular result, and it is carried for one request fewer."""
+    order = result["focusOrder"]
+    g = next(r for r in result["ourServers"] if r["design"] == "granular" and r["orderId"] == order)
+    f = next(r for r in result["ourServers"] if r["design"] == "focused" and r["orderId"] == order)
+    holds = f["base"] < g["base"] and f["resultTokens"][0] > max(g["resultTokens"]) and f["modelCalls"] == g["modelCalls"] - 1
+    return check(holds, f"for {order} the focused design starts lighter, returns one result bigger than any granular one, "
+                        "and makes one model call fewer",
+                 f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the largest "
+                 f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; tiktoken-estimated")

@@ -1,0 +1,35 @@
+"""One module per report: `build(params) -> dict` computes and writes the notebook's JSON, and the checks the
+notebook shows after each claim. Notebooks call, display and check; they compute nothing themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# notebook stem -> (report module, the JSON file its build writes)
+REPORTS = {
+    "01-equivalence": ("wismo.reports.equivalence", "deterministic-comparison.json"),
+    "02-context-cost": ("wismo.reports.context_cost", "context-cost.json"),
+    "03-recorded-runs": ("wismo.reports.recorded_runs", "recorded-runs.json"),
+    "04-scale": ("wismo.reports.scale", "scale.json"),
+}
+
+
+class ReportCheckFailed(AssertionError):
+    """A claim a report makes does not hold in this run; the message names the claim and the numbers."""
+
+
+def parameters(params: Mapping[str, Any] | None, defaults: Mapping[str, Any], report: str) -> dict[str, Any]:
+    """The report's parameters: the defaults with `params` laid over them; an unknown name is an error."""
+    given = dict(params or {})
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise TypeError(f"{report} takes no parameter {', '.join(map(repr, unknown))}; it takes {', '.join(defaults)}")
+    return {**defaults, **given}
+
+
+def check(holds: bool, claim: str, detail: str) -> str:
+    """A visible check: the claim when it holds (to display), else ReportCheckFailed naming the claim and numbers."""
+    if not holds:
+        raise ReportCheckFailed(f"{claim} does not hold: {detail}")
+    return f"Checked: {claim} ({detail})."

@@ -1,0 +1,75 @@
+"""The equivalence report (notebook 01): every design over MCP, case by case, on every transport, with bytes and
+calls measured; its JSON is deterministic-comparison.json."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import compare, designs
+from ..jsonfmt import write_stable
+from ..paths import output_dir
+from . import check, parameters
+
+OUTPUT = "deterministic-comparison.json"
+DEFAULTS: dict[str, Any] = {
+    "orders": None,                  # order IDs to compare; None means all six cases
+    "transports": ["stdio", "http"],  # the first is the one tabulated in full
+    "include_unfriendly": True,
+    "focused_env": {},               # extra environment for the focused server only (a planted fault)
+    "output_dir": "outputs",
+}
+
+
+async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
+    """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
+    p = parameters(params, DEFAULTS, "the equivalence report")
+    results = {t: await compare.run(p["orders"], t, p["include_unfriendly"], env={"focused": p["focused_env"]}, progress=progress)
+               for t in p["transports"]}
+    result = results[p["transports"][0]]
+    result["transportParity"] = {"transports": list(p["transports"]), "cases": compare.parity(results)}
+    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    return result
+
+
+def require_parity(result: dict[str, Any]) -> str:
+    """The parity claim checked: every case gives the same verdicts, bytes, calls and errors on every transport."""
+    parity = result["transportParity"]
+    compare.require_parity(parity["cases"], parity["transports"])
+    return f"Checked: {len(parity['cases'])} cases give the same verdicts and bytes over {', '.join(parity['transports'])}."
+
+
+def require_equal(result: dict[str, Any]) -> str:
+    """The equivalence claim checked: every case equal (raises ComparisonFailed naming the first difference)."""
+    compare.require_equal(result)
+    return f"Checked: all {result['summary']['cases']} cases equal."
+
+
+def check_no_compression(result: dict[str, Any]) -> str:
+    """The claim that aggregation does not compress the evidence: in every order case each design that answers
+    in one call returns at least as many bytes as the reference's records, and fewer MCP calls."""
+    reference = designs.REFERENCE
+    others = [d for d in result["summary"]["designs"] if d != reference]
+    rows = [r for r in result["cases"] if not r["unfriendly"] and r["outcome"] == "evidence"]
+    bad = [f"{r['label']}: {d} {r[d]['bytes']:,} bytes in {r[d]['calls']} calls vs {reference} {r[reference]['bytes']:,} in {r[reference]['calls']}"
+           for r in rows for d in others if not (r[d]["bytes"] >= r[reference]["bytes"] and r[d]["calls"] < r[reference]["calls"])]
+    extra = {d: sum(r[d]["bytes"] - r[reference]["bytes"] for r in rows) for d in others}
+    detail = "; ".join(bad) if bad else ", ".join(
+        f"{d}: {extra[d]:+,} bytes over {len(rows)} orders, {sum(r[d]['calls'] for r in rows)} calls against "
+        f"{sum(r[reference]['calls'] for r in rows)}" for d in others)
+    return check(not bad, "every design returns at least the reference's bytes, in fewer MCP calls, in every order case", detail)
+
+
+def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
+    """What the report shows of a fuzz run in `out`: a Markdown sentence and the per-tool rows (none if no run)."""
+    from ..fuzz import summary_rows
+
+    path = Path(output_dir(out)) / "fuzz.json"
+    if not path.exists():
+        return "No fuzz run in this output folder yet: `make fuzz` writes one.", []
+    fuzzed = json.loads(path.read_text(encoding="utf-8"))
+    t = fuzzed["totals"]
+    return (f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} hangs, "
+            f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).", summary_rows(fuzzed))
