@@ -55,6 +55,8 @@ def _allowed(ch: str, relaxed: bool) -> bool:
     if not relaxed or code > 0xFFFF:
         # Default allows UnicodeRanges.BasicLatin only; the bitmap of every encoder covers the BMP only.
         return False
+    # Python's Unicode tables (14.0 on 3.11) stand in for .NET's: a character assigned in a later version counts
+    # as unassigned (Cn) here and is escaped, where a newer .NET writes it as it is.
     category = unicodedata.category(ch)
     return category not in _ALWAYS_ESCAPED_CATEGORIES and category != "Zs"
 
