@@ -54,6 +54,11 @@ def _packaged_bytes(name: str) -> bytes:
     return gzip.decompress(blob)
 
 
+def packaged_encoding_file(name: str) -> bytes:
+    """The decompressed .tiktoken file of `name` from bpe-openai, for tools that read the file themselves."""
+    return _packaged_bytes(name)
+
+
 def _parse_ranks(data: bytes) -> dict[bytes, int]:
     """Parse the .tiktoken format: one base64 token and its rank per line."""
     ranks = {}
