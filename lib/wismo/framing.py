@@ -132,9 +132,9 @@ PYTHON = Profile(
     output=_only_text,
 )
 
-CSHARP_MCP = Profile(
-    name="csharp-mcp",
-    description=("The article's runner as its sources say it behaves: MCP C# SDK 2.2.0 "
+CSHARP_MCP_RELAXED = Profile(
+    name="csharp-mcp-relaxed",
+    description=("The article's runner as the current sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
                  "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 over the "
                  "Responses API: the whole CallToolResult as indented JSON with relaxed escaping."),
     source=("modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
@@ -150,20 +150,23 @@ CSHARP_MCP = Profile(
     output=csharp_output,
 )
 
-CSHARP_MCP_RAW = Profile(
-    name="csharp-mcp-raw-element",
-    description=("The same C# definitions, with the output taken as the raw text of ToChatMessage's JsonElement: "
-                 "the CallToolResult compact, escaped by System.Text.Json's default encoder (\" as \\u0022, "
-                 "+ < > & ' ` and all non-ASCII as \\uXXXX). The sources do not send this text, but it is the "
-                 "framing that matches the article's provider-reported figures."),
+CSHARP_MCP = Profile(
+    name="csharp-mcp",
+    description=("The article's runner (MCP C# SDK CallToolResult.ToChatMessage(callId)): the whole CallToolResult "
+                 "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
+                 "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). This is the text MCP C# SDK users "
+                 "report reaching the model (csharp-sdk issue #962), and the framing that reproduces the article's "
+                 "provider-reported figures; the current Microsoft.Extensions.AI.OpenAI source re-serializes it "
+                 "relaxed and indented instead (profile csharp-mcp-relaxed)."),
     source=("modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
-            "ToChatMessage and McpJsonUtilities.cs (no Encoder set: the writer's default escaping); dotnet/runtime: "
+            "ToChatMessage and McpJsonUtilities.cs (no Encoder set: the writer's default escaping); "
+            "modelcontextprotocol/csharp-sdk issue #962 (a tool result reaching the model as this text); dotnet/runtime: "
             "System.Text.Json JsonWriterHelper.Escaping.cs, System.Text.Encodings.Web DefaultJavaScriptEncoder.cs"),
     function=csharp_function,
     output=element_raw_text,
 )
 
-PROFILES = {p.name: p for p in (PYTHON, CSHARP_MCP, CSHARP_MCP_RAW)}
+PROFILES = {p.name: p for p in (PYTHON, CSHARP_MCP, CSHARP_MCP_RELAXED)}
 
 
 def profile(name: str) -> Profile:
