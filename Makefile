@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test browser lab runs fuzz bench clean
+.PHONY: setup report test quick browser lab runs fuzz bench clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -23,6 +23,10 @@ report: $(STAMP)
 ## test: the whole test suite, notebooks and the headless-browser check of the reports included
 test: $(STAMP) browser
 	MPLBACKEND=Agg $(BIN)/python -m pytest
+
+## quick: the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
+quick: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow" -q
 
 ## browser: Debian's chromium for the report check, installed when missing (CI runs as root with apt reachable)
 browser:

@@ -11,6 +11,13 @@ def anyio_backend():
     return "asyncio"
 
 
+def pytest_collection_modifyitems(items):
+    """Every test that reads the shared build of all notebooks is slow, whether or not it says so."""
+    for item in items:
+        if "built_reports" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @dataclass
 class Built:
     """The output folder of one `report.build` and what it rendered."""

@@ -52,11 +52,14 @@ SAMPLES = {
     "growth_per_call": lambda: plots.growth_per_call(_growth_rows(), "ORD-1002"),
     "totals_per_case": lambda: plots.totals_per_case(_growth_rows()),
     "recorded_medians": lambda: plots.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
+    "framing_by_record": lambda: plots.framing_by_record([
+        {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
+        {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78}]),
     "scale_lines": lambda: plots.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
                                              "tokens (log scale)", {"context window": 128000}),
 }
 # Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
-NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap"}
+NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record"}
 
 CHARTS = sorted(name for name, fn in vars(plots).items()
                 if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == plots.__name__
@@ -126,7 +129,7 @@ def _colours(fig):
 def test_designs_keep_their_colours(chart):
     name, fig = chart
     if name in NOT_OUR_DESIGNS:
-        pytest.skip(f"{name} draws the case study's designs, not ours")
+        pytest.skip(f"{name} draws the case study's designs or client profiles, not our designs")
     used = _colours(fig)
     designs = {matplotlib.colors.to_hex(c) for c in plots.DESIGN_COLORS.values()}
     assert {matplotlib.colors.to_hex(plots.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name

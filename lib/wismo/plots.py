@@ -216,3 +216,26 @@ def scale_lines(rows: list[dict[str, Any]], key: str, title: str, ylabel: str, l
     ax.legend(title="design", frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
+
+
+# Client profiles are not designs: their own colours (Okabe-Ito sky blue, vermillion, reddish purple).
+PROFILE_COLORS = {"python": "#56B4E9", "csharp-mcp": "#D55E00", "csharp-mcp-relaxed": "#CC79A7"}
+
+
+def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
+    """Bars per record type: tokens of the same result as each client profile frames it (tiktoken-estimated)."""
+    fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+    profiles = [p for p in PROFILE_COLORS if p in rows[0]]
+    width = 0.76 / len(profiles)
+    for i, name in enumerate(profiles):
+        xs = [x + (i - (len(profiles) - 1) / 2) * width for x in range(len(rows))]
+        bars = ax.bar(xs, [r[name] for r in rows], width, label=name, color=PROFILE_COLORS[name])
+        ax.bar_label(bars, fmt="{:,.0f}", fontsize=8, padding=2)
+    ax.set_xticks(range(len(rows)), [f"{r['tool']}\n{r['bytes']:,} bytes" for r in rows], fontsize=9)
+    ax.set(title="One result, three client framings: tokens the model reads (tiktoken-estimated)",
+           ylabel="tokens of the function output", xlabel="tool result (ORD-1004), with its bytes of JSON text")
+    _thousands(ax)
+    ax.margins(y=0.15)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(title="client profile", frameon=False)
+    return fig

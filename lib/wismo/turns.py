@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from . import designs, prompts, tokens
+from . import designs, framing, prompts, tokens
 from .designs import Design
 from .harness import Connection, connect
 
@@ -83,11 +83,13 @@ async def record(orders: list[str], transport: str = "stdio", design_names: tupl
     return out
 
 
-def turn_items(turn: list[Call], turn_index: int) -> list[dict[str, Any]]:
-    """The input items one tool turn appends: the model's function_call items, then their outputs."""
+def turn_items(turn: list[Call], turn_index: int, profile: framing.Profile = framing.PYTHON) -> list[dict[str, Any]]:
+    """The input items one tool turn appends: the model's function_call items, then their outputs as the client
+    profile frames them (python: the text as the server returned it)."""
     ids = [f"call_{turn_index}_{i}" for i in range(len(turn))]
     calls = [tokens.function_call(c["name"], c["arguments"], call_id) for c, call_id in zip(turn, ids)]
-    outputs = [tokens.function_call_output(call_id, c["output"]) for c, call_id in zip(turn, ids)]
+    outputs = [tokens.function_call_output(call_id, profile.output(framing.text_result(c["output"], True if c.get("isError") else None)))
+               for c, call_id in zip(turn, ids)]
     return calls + outputs
 
 
@@ -101,14 +103,16 @@ class Conversation:
     result_tokens: tuple[int, ...]
 
 
-def conversation(order_id: str, tools: list[dict[str, Any]], turns: list[list[Call]], encoding_name: str = tokens.DEFAULT_ENCODING) -> Conversation:
-    """Count every request of an investigation directly, and split it into a base and per-turn additions."""
-    functions = [tokens.mcp_tool_to_function(t) for t in tools]
+def conversation(order_id: str, tools: list[dict[str, Any]], turns: list[list[Call]], encoding_name: str = tokens.DEFAULT_ENCODING,
+                 profile: framing.Profile = framing.PYTHON) -> Conversation:
+    """Count every request of an investigation directly (definitions and results as the client profile sends them),
+    and split it into a base and per-turn additions."""
+    functions = [profile.function(t) for t in tools]
     items = [{"type": "message", "role": "user", "content": prompts.question(order_id)}]
     requests = [tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total]
     additions, results = [], []
     for index, turn in enumerate(turns, start=1):
-        added = turn_items(turn, index)
+        added = turn_items(turn, index, profile)
         items = items + added
         requests.append(tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total)
         additions.append(sum(tokens.count_item(i, encoding_name) for i in added))

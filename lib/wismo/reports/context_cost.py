@@ -8,7 +8,7 @@ from typing import Any
 
 from collections.abc import Mapping
 
-from .. import cost, reference, tokens, turns
+from .. import calibration, cost, definitions, framing, reference, tokens, turns
 from ..jsonfmt import write_stable
 from ..paths import output_dir
 from . import check, parameters as report_parameters
@@ -61,21 +61,23 @@ def case_study_from_reference(ref: dict[str, Any]) -> dict[str, Any]:
     return case_study(a["base"], (a["rBroad"], a["rScoped"]), a["calls"], a["contextWindow"], a["targetTokens"])
 
 
-def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING) -> list[dict[str, Any]]:
-    """Per order and design: base, per-turn additions, per-call input counted directly and via the model."""
+def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> list[dict[str, Any]]:
+    """Per order and design: base, per-turn additions, per-call input counted directly and via the model, with
+    definitions and results as the client profile sends them."""
     rows = []
+    client = framing.profile(profile)
     for design, by_order in recorded["turns"].items():
         tool_list = recorded["tools"][design]
         for order_id, tool_turns in by_order.items():
-            conv = turns.conversation(order_id, tool_list, tool_turns, encoding_name)
+            conv = turns.conversation(order_id, tool_list, tool_turns, encoding_name, client)
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
                 raise ReproductionFailed(f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}")
             r = sum(conv.result_tokens) / len(conv.result_tokens)
-            rows.append({"resultTokens": list(conv.result_tokens),
+            rows.append({"resultTokens": list(conv.result_tokens), "profile": profile,
                 "design": design, "orderId": order_id, "modelCalls": modelled.calls,
                 "toolCalls": sum(len(t) for t in tool_turns),
-                "toolDefinitions": tokens.count_tools([tokens.mcp_tool_to_function(t) for t in tool_list], encoding_name),
+                "toolDefinitions": tokens.count_tools([client.function(t) for t in tool_list], encoding_name),
                 "base": conv.base, "additions": list(conv.additions), "inputs": list(modelled.inputs),
                 "total": modelled.total, "final": modelled.final, "meanResultTokens": round(r, 1),
             })
@@ -94,20 +96,22 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def against_article(rows: list[dict[str, Any]], article: dict[str, Any], order_id: str = "ORD-1004") -> list[dict[str, Any]]:
-    """Our ORD-1004 estimates beside the article's provider-reported figures, with the difference."""
-    pub = article[order_id]
+    """Our ORD-1004 estimates beside the article's figures, each article figure labelled provider-reported (as
+    printed) or derived from published (a sum or difference of printed ones), with the difference."""
+    pub = calibration.published(article, order_id)
     g = next(r for r in rows if r["design"] == "granular" and r["orderId"] == order_id)
     f = next(r for r in rows if r["design"] == "focused" and r["orderId"] == order_id)
-    figures = [(f"granular call {k} input", pub["granular"]["inputTokensPerRequest"][k - 1], g["inputs"][k - 1]) for k in (1, 2, 3)]
+    requests = pub["granularRequests"]["value"]
+    figures = [(f"granular call {k} input", requests[k - 1], pub["granularRequests"]["kind"], g["inputs"][k - 1]) for k in (1, 2, 3)]
     figures += [
-        ("granular input, all calls", sum(pub["granular"]["inputTokensPerRequest"]), g["total"]),
-        ("focused first request smaller by", pub["focused"]["firstRequestSmallerByTokens"], g["inputs"][0] - f["inputs"][0]),
-        ("granular turn-2 addition (get_order call + result)", pub["granular"]["inputTokensPerRequest"][1] - pub["granular"]["inputTokensPerRequest"][0], g["additions"][0]),
-        ("granular turn-3 addition (4 calls + results)", pub["granular"]["inputTokensPerRequest"][2] - pub["granular"]["inputTokensPerRequest"][1], g["additions"][1]),
+        ("granular input, all calls", pub["granularInput"]["value"], pub["granularInput"]["kind"], g["total"]),
+        ("focused first request smaller by", pub["focusedSmallerBy"]["value"], pub["focusedSmallerBy"]["kind"], g["inputs"][0] - f["inputs"][0]),
+        ("granular turn-2 addition (get_order call + result)", pub["granularAdditions"]["value"][0], pub["granularAdditions"]["kind"], g["additions"][0]),
+        ("granular turn-3 addition (4 calls + results)", pub["granularAdditions"]["value"][1], pub["granularAdditions"]["kind"], g["additions"][1]),
     ]
-    return [{"figure": name, "article (provider-reported)": published, "wismo (tiktoken-estimated)": ours,
-             "difference": ours - published, "difference %": round((ours - published) / published * 100, 1)}
-            for name, published, ours in figures]
+    return [{"figure": name, "article": value, "article figure is": kind, f"wismo ({tokens.LABEL}, {g['profile']} profile)": ours,
+             "difference": ours - value, "difference %": round((ours - value) / value * 100, 1)}
+            for name, value, kind, ours in figures]
 
 
 def load_references() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -149,6 +153,7 @@ DEFAULTS: dict[str, Any] = {
     "sweep_rs": None,      # r values of the sweep; None means DEFAULT_SWEEP_RS
     "sweep_calls": None,   # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
     "focus_order": "ORD-1004",
+    "profile": "python",   # how the client frames definitions and results (wismo.framing): python, csharp-mcp, ...
     "output_dir": "outputs",
 }
 
@@ -163,12 +168,16 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
     order_ids = p["orders"] or [c.order_id for c in load_cases(unfriendly=False)]
     recorded = await turns.record(order_ids)
-    rows = our_servers(recorded, p["encoding"])
+    rows = our_servers(recorded, p["encoding"], p["profile"])
+    client = framing.profile(p["profile"])
     result = {
         "labels": {"caseStudy": "modelled",
-                   "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}), then modelled",
-                   "article": "provider-reported (published)"},
-        "method": {"name": tokens.COOKBOOK_GPT4O.name, "source": tokens.COOKBOOK_GPT4O.source, "encoding": p["encoding"]},
+                   "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile {p['profile']}), then modelled",
+                   "article": "provider-reported (published)", "calibration": calibration.DERIVED + " and " + tokens.LABEL},
+        "method": {"name": tokens.COOKBOOK_GPT4O.name, "source": tokens.COOKBOOK_GPT4O.source, "encoding": p["encoding"],
+                   "profile": {"name": client.name, "description": client.description, "source": client.source}},
+        "definitions": {d: definitions.count_definitions([client.function(t) for t in recorded["tools"][d]], p["encoding"]).as_dict()
+                        for d in recorded["tools"]},
         "sources": {"caseStudy": case_ref["source"], "article": article_ref["source"]},
         "caseStudy": cs, "caseStudyChecks": reproduce(cs, case_ref),
         "sweep": cost.sweep(cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]),
@@ -176,6 +185,15 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
         "againstArticle": against_article(rows, article_ref) if "ORD-1004" in order_ids else [],
     }
+    if calibration.ORDER in order_ids:
+        cal = calibration.rebuild(recorded, article_ref, p["encoding"])
+        best = calibration.row(cal, "csharp-mcp")
+        result["calibration"] = cal
+        result["calibrationSummary"] = {"profile": "csharp-mcp", "additions": best["turnAdditions"],
+                                        "derived": best["derivedAdditions"], "errorPercent": best["additionErrorPercent"],
+                                        "instructionsTokensSolved": best["instructionsTokensSolved"]}
+        result["recordTypes"] = calibration.record_types(recorded, p["encoding"])
+        result["framingShare"] = calibration.framing_share(recorded, best["instructionsTokensSolved"], p["encoding"])
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
@@ -191,3 +209,67 @@ def check_shape(result: dict[str, Any]) -> str:
                         "and makes one model call fewer",
                  f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the largest "
                  f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; tiktoken-estimated")
+
+
+CALIBRATION_TOLERANCE_PERCENT = 5.0
+
+
+def check_calibration(result: dict[str, Any]) -> str:
+    """The calibration claim: under the csharp-mcp profile our rebuilt turns add within 5% of what the article's
+    provider-reported requests imply (derived from published)."""
+    s = result["calibrationSummary"]
+    errors = s["errorPercent"]
+    return check(all(abs(e) <= CALIBRATION_TOLERANCE_PERCENT for e in errors),
+                 f"under {s['profile']} each rebuilt turn adds within {CALIBRATION_TOLERANCE_PERCENT:g}% of the article's",
+                 "; ".join(f"{a:,} vs {d:,} ({e:+.1f}%)" for a, d, e in zip(s["additions"], s["derived"], errors))
+                 + " tokens, tiktoken-estimated against derived from published")
+
+
+def check_requests(result: dict[str, Any]) -> str:
+    """The claim that one base explains all three requests: with the instructions' size solved from request 1,
+    the rebuilt requests 2 and 3 land within 5% of the published ones under csharp-mcp."""
+    row = calibration.row(result["calibration"], "csharp-mcp")
+    errors = row["requestErrorPercent"][1:]
+    return check(all(abs(e) <= CALIBRATION_TOLERANCE_PERCENT for e in errors),
+                 "one instructions size explains all three granular requests under csharp-mcp",
+                 f"instructions solved from request 1: {row['instructionsTokensSolved']:,} tokens; requests 2 and 3 rebuilt as "
+                 + ", ".join(f"{p:,} vs {r:,} ({e:+.1f}%)" for p, r, e in zip(row["predictedRequests"][1:], row["publishedRequests"][1:], errors)))
+
+
+def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calibration rows as a reader's table: per profile and definition method, turns and requests."""
+    out = []
+    for r in result["calibration"]["rows"]:
+        out.append({"client profile": r["profile"], "definitions counted by": r["definitions"],
+                    "turn 2 adds (tokens)": r["turnAdditions"][0], "turn 3 adds (tokens)": r["turnAdditions"][1],
+                    "vs article (derived)": " / ".join(f"{e:+.1f}%" for e in r["additionErrorPercent"]),
+                    "instructions solved (tokens)": r["instructionsTokensSolved"],
+                    "requests 2, 3 rebuilt": ", ".join(f"{v:,}" for v in r["predictedRequests"][1:]),
+                    "vs article (provider-reported)": " / ".join(f"{e:+.1f}%" for e in r["requestErrorPercent"][1:])})
+    return out
+
+
+def focused_table(result: dict[str, Any], profile: str = "csharp-mcp") -> list[dict[str, Any]]:
+    """The focused conversation reconstructed under a profile, from our first request and from the published one."""
+    r = calibration.row(result["calibration"], profile)
+    pub = result["calibration"]["published"]
+    return [
+        {"starting from": "our rebuilt first request", "request 1 (tokens)": r["focusedFirstRequest"],
+         "request 2 (tokens)": r["focusedSecondRequest"], "output implied (tokens)": r["focusedOutputImplied"]},
+        {"starting from": f"the published first request ({pub['focusedFirstRequest']['kind']})",
+         "request 1 (tokens)": pub["focusedFirstRequest"]["value"], "request 2 (tokens)": r["focusedSecondFromPublishedFirst"],
+         "output implied (tokens)": r["focusedOutputImpliedFromPublishedFirst"]},
+    ]
+
+
+def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tool definitions of each design counted both ways, and the difference set beside the article's 141."""
+    defs = result["definitions"]
+    published_smaller = result["calibration"]["published"]["focusedSmallerBy"]["value"]
+    out = []
+    for method in ("cookbook", "harmony"):
+        g, f = defs["granular"][method]["total"], defs["focused"][method]["total"]
+        out.append({"counted by": defs["granular"][method]["method"], "granular definitions (tokens)": g,
+                    "focused definitions (tokens)": f, "difference (tokens)": g - f,
+                    "article's first-request difference (provider-reported)": published_smaller})
+    return out
