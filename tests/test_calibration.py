@@ -15,11 +15,11 @@ def anyio_backend():
 @pytest.fixture(scope="module")
 async def rebuilt():
     recorded = await turns.record(["ORD-1004"])
-    return recorded, calibration.rebuild(recorded, reference.load("article-000"))
+    return recorded, calibration.rebuild(recorded, reference.load("where-is-my-order"))
 
 
 def test_published_figures_and_what_follows_from_them_are_labelled_apart():
-    pub = calibration.published(reference.load("article-000"))
+    pub = calibration.published(reference.load("where-is-my-order"))
     assert pub["granularRequests"] == {"value": [718, 1005, 1719], "kind": "provider-reported (published)"}
     assert pub["granularAdditions"] == {"value": [287, 714], "kind": "derived from published"}
     assert (pub["granularInput"]["value"], pub["granularOutput"]["value"], pub["focusedFirstRequest"]["value"]) == (3442, 227, 577)

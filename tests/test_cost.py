@@ -42,7 +42,7 @@ def test_sweep_marks_overflow():
 
 
 def test_reproduction_is_checked_against_the_reference_file():
-    ref = reference.load("case-study-003")
+    ref = reference.load("context-budget-case-study")
     cs = context_cost.case_study_from_reference(ref)
     assert all(row["match"] for row in context_cost.check_case_study(cs, ref["published"]))
     wrong = dict(ref["published"], scopedTotal=73000)

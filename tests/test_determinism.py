@@ -25,19 +25,38 @@ def test_every_notebook_has_its_report_module():
     assert sorted(REPORTS) == sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
 
 
-@pytest.mark.slow
-def test_two_runs_of_every_report_agree(built_reports, tmp_path):
-    # The session's shared build (papermill) is the first run; the second builds every report's JSON in process.
-    for module_name, _ in REPORTS.values():
-        build = importlib.import_module(module_name).build
-        if inspect.iscoroutinefunction(build):
-            anyio.run(build, {"output_dir": str(tmp_path)})
-        else:
-            build({"output_dir": str(tmp_path)})
-    differences = determinism.compare_folders(built_reports.out, tmp_path)
-    assert set(differences) >= {output for _, output in REPORTS.values()}, differences
+# Small inputs keep two in-process builds of every report quick; determinism does not depend on the sizes.
+QUICK = {
+    "01-equivalence": {"transports": ["stdio"]},
+    "04-scale": {"sizes": [1, 10, 100], "budget_sizes": [10]},
+}
+
+
+def _build(module_name: str, params: dict) -> None:
+    build = importlib.import_module(module_name).build
+    if inspect.iscoroutinefunction(build):
+        anyio.run(build, params)
+    else:
+        build(params)
+
+
+def test_two_runs_of_every_report_agree(tmp_path):
+    runs = [tmp_path / "first", tmp_path / "second"]
+    for stem, (module_name, _) in REPORTS.items():
+        for folder in runs:
+            _build(module_name, {**QUICK.get(stem, {}), "output_dir": str(folder)})
+    differences = determinism.compare_folders(*runs)
+    assert set(differences) == {output for _, output in REPORTS.values()}, differences
     assert all(d is None for d in differences.values()), differences
     for name in differences:
-        a = determinism.without_timings(json.loads((built_reports.out / name).read_text()))
-        b = determinism.without_timings(json.loads((tmp_path / name).read_text()))
+        a = determinism.without_timings(json.loads((runs[0] / name).read_text()))
+        b = determinism.without_timings(json.loads((runs[1] / name).read_text()))
         assert stable(a) == stable(b), name
+
+
+def test_the_notebooks_write_what_the_report_modules_build(built_reports, tmp_path):
+    # The papermill build (the notebooks) and the report module (in process) agree on the same inputs.
+    _build(REPORTS["03-recorded-runs"][0], {"output_dir": str(tmp_path)})
+    name = REPORTS["03-recorded-runs"][1]
+    assert determinism.first_difference(json.loads((built_reports.out / name).read_text()),
+                                        json.loads((tmp_path / name).read_text())) is None

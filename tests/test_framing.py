@@ -157,7 +157,7 @@ def article_turns():
 
 def published_additions():
     """What turns 2 and 3 added to the input, derived from the article's provider-reported request sizes."""
-    sizes = reference.load("article-000")["ORD-1004"]["granular"]["inputTokensPerRequest"]
+    sizes = reference.load("where-is-my-order")["ORD-1004"]["granular"]["inputTokensPerRequest"]
     return [later - earlier for earlier, later in zip(sizes, sizes[1:])]
 
 

@@ -1,4 +1,4 @@
-"""The cumulative-context model: every model call resends the whole history (seed 003).
+"""The cumulative-context model of the context-budget case study: every model call resends the whole history.
 
 Input tokens of call k are base + the additions of every earlier turn; with a constant addition r per turn
 that is base + (k-1)·r. Output tokens of the final answer are ignored, as in the case study.

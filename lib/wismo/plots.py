@@ -173,7 +173,7 @@ def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
                         "order")
 
 
-def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
+def recorded_medians(rows: list[dict[str, Any]], label: str, runs: str = "recorded") -> Figure:
     """Small multiples: per design, the median per conversation of turns, tool calls, result bytes and tokens."""
     panels = [("turns", "model turns", "count"), ("toolCalls", "tool calls", "count"),
               ("resultBytes", "tool result bytes", "bytes (measured)"), ("totalTokens", "tokens, input + output", f"tokens ({label})")]
@@ -196,7 +196,7 @@ def recorded_medians(rows: list[dict[str, Any]], label: str) -> Figure:
         _thousands(ax)
         if unit == "count":
             ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    fig.suptitle("Recorded runs: median per conversation, by design")
+    fig.suptitle(f"Recorded runs ({runs}): median per conversation, by design")
     return fig
 
 
@@ -239,3 +239,35 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(title="client profile", frameon=False)
     return fig
+
+
+def title_of(fig: Figure) -> str:
+    """A chart's title: the figure's suptitle, else its axes' titles joined."""
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
+    return suptitle or "; ".join(t for ax in fig.axes if (t := ax.get_title()))
+
+
+class Shown:
+    """A chart as a notebook shows it: its one-line finding, then the PNG with alt text (title and finding)."""
+
+    def __init__(self, fig: Figure, finding: str, dpi: int = 100) -> None:
+        import base64
+        import io
+
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+        plt.close(fig)  # drawn once, here; the inline backend must not show it again
+        self.png = base64.b64encode(buffer.getvalue()).decode("ascii")
+        self.finding = finding
+        self.alt = f"{title_of(fig)}. {finding}"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        return ({"image/png": self.png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}})
+
+
+def show(fig: Figure, finding: str) -> Shown:
+    """Display a chart after the sentence saying what to see in it; its alt text is its title and that sentence."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(finding))
+    return Shown(fig, finding)

@@ -9,7 +9,7 @@ from .paths import DATA
 
 
 def load(name: str) -> dict[str, Any]:
-    """One reference file (for example 'case-study-003'); every file carries a 'source' block."""
+    """One reference file (for example 'context-budget-case-study'); every file carries a 'source' block."""
     path = DATA / "reference" / f"{name}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     if "source" not in data:

@@ -35,8 +35,9 @@ def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: in
     }
 
 
-def check_case_study(computed: dict[str, Any], published: dict[str, Any]) -> list[dict[str, Any]]:
-    """Compare each computed figure with the published one; raise ReproductionFailed on any difference."""
+def check_case_study(computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None) -> list[dict[str, Any]]:
+    """Compare each computed figure with the published one (marking those the source printed, not only implied);
+    raise ReproductionFailed on any difference."""
     pairs = [
         ("broadTotal", computed["broad"]["total"]),
         ("broadFinalCall", computed["broad"]["final"]),
@@ -48,7 +49,8 @@ def check_case_study(computed: dict[str, Any], published: dict[str, Any]) -> lis
         ("broadMeetsTarget", computed["broad"]["meetsTarget"]),
         ("sumOfTurnIndices", computed["sumOfTurnIndices"]),
     ]
-    rows = [{"figure": k, "published": published[k], "computed": v, "match": published[k] == v} for k, v in pairs]
+    rows = [{"figure": k, "published": published[k], "printed by the source": printed is None or k in printed,
+             "computed": v, "match": published[k] == v} for k, v in pairs]
     bad = [r for r in rows if not r["match"]]
     if bad:
         raise ReproductionFailed("; ".join(f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad))
@@ -116,7 +118,7 @@ def against_article(rows: list[dict[str, Any]], article: dict[str, Any], order_i
 
 def load_references() -> tuple[dict[str, Any], dict[str, Any]]:
     """The case study's and the article's published figures."""
-    return reference.load("case-study-003"), reference.load("article-000")
+    return reference.load("context-budget-case-study"), reference.load("where-is-my-order")
 
 
 # A grid wide enough to show both of the case study's designs and where the window gives out.
@@ -142,7 +144,7 @@ def reproduce(cs: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]] |
     a = ref["assumptions"]
     same = (cs["base"], cs["rBroad"], cs["rScoped"], cs["calls"], cs["contextWindow"], cs["target"]) == (
         a["base"], a["rBroad"], a["rScoped"], a["calls"], a["contextWindow"], a["targetTokens"])
-    return check_case_study(cs, ref["published"]) if same else None
+    return check_case_study(cs, ref["published"], ref["source"].get("printed")) if same else None
 
 
 OUTPUT = "context-cost.json"
@@ -179,7 +181,9 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "definitions": {d: definitions.count_definitions([client.function(t) for t in recorded["tools"][d]], p["encoding"]).as_dict()
                         for d in recorded["tools"]},
         "sources": {"caseStudy": case_ref["source"], "article": article_ref["source"]},
-        "caseStudy": cs, "caseStudyChecks": reproduce(cs, case_ref),
+        "caseStudy": cs, "caseStudyChecks": (checks := reproduce(cs, case_ref)),
+        "caseStudyReproduced": {"printed": sum(r["printed by the source"] for r in checks or []),
+                                "matched": sum(r["printed by the source"] and r["match"] for r in checks or [])},
         "sweep": cost.sweep(cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]),
         "ourServers": rows, "ratios": ratios(rows),
         "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],

@@ -19,24 +19,48 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+SCRIPTED = "scripted (no model)"
+
+
+def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
+    """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number."""
+    backends = sorted({m["backend"] for m in manifests})
+    tokens_are = sorted({m["figures"]["tokens"] for m in manifests})
+    scripted = backends == ["scripted"]
+    latency = any(m["latencyModel"] for m in manifests)
+    return {
+        "runs": SCRIPTED if scripted else f"model runs ({', '.join(backends)})",
+        "turns": f"{SCRIPTED}: fixed by the script's rules" if scripted else "measured",
+        "tokens": f"{SCRIPTED}, {', '.join(tokens_are)}" if scripted else ", ".join(tokens_are),
+        "elapsed": "modelled (a stated latency model)" if latency else "measured",
+        "scores": f"{SCRIPTED}: scored against the expectations" if scripted else "measured: scored against the expectations",
+    }
+
+
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Load and verify the runs (a run that does not verify is refused), score and summarise them, write the JSON."""
     p = parameters(params, DEFAULTS, "the recorded-runs report")
     loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"])]
     rows = summaries.case_rows(loaded)
-    article = reference.load("article-000")
+    article = reference.load("where-is-my-order")
+    kind = kinds([r.manifest for r in loaded])
     result = {
+        "kinds": kind,
         "runs": [{"run": r.manifest["runId"], "design": r.manifest["design"], "backend": r.manifest["backend"],
                   "model": r.manifest["model"], "protocol": r.manifest["protocolRevision"], "cases": r.manifest["totals"]["cases"],
                   "repetitions": r.manifest["repetitions"], "tokensAre": r.manifest["figures"]["tokens"],
                   "latencyModel": r.manifest["latencyModel"]} for r in loaded],
-        "tokensAre": loaded[0].manifest["figures"]["tokens"] if loaded else None,
+        "tokensAre": kind["tokens"],
+        "latencyModels": sorted({str(r.manifest["latencyModel"]) for r in loaded}),
         "focusOrder": p["focus_order"],
         "cases": rows, "medians": summaries.medians(rows), "passK": summaries.pass_k(rows),
         "growth": summaries.growth(loaded, p["focus_order"]),
-        "transcripts": {d: summaries.transcript(loaded, d, p["focus_order"]) for d in summaries.designs_in(rows)},
+        "transcripts": {d: [{("scripted reply" if kind["runs"] == SCRIPTED else "model replied") if k == "model replied" else k: v
+                             for k, v in step.items()} for step in summaries.transcript(loaded, d, p["focus_order"])]
+                        for d in summaries.designs_in(rows)},
         "answers": {d: summaries.answer_of(loaded, d, p["focus_order"]) for d in summaries.designs_in(rows)},
-        "againstArticle": summaries.against_article(rows, article),
+        "scoresByCase": scores_by_case(rows),
+        "againstArticle": against_article(rows, article, kind, [r.manifest for r in loaded]),
         "articleSource": article["source"],
     }
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
@@ -56,3 +80,66 @@ def check_resent_history(result: dict[str, Any]) -> str:
                         "resends all earlier ones",
                  f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused {', '.join(f'{v:,}' for v in f['inputs'])} "
                  f"tokens ({result['tokensAre']})")
+
+
+def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per design and order: repetitions passed, how the conversations ended, and every failure spelled
+    out (the fields that did not match, the summary claims flagged), instead of one row per repetition."""
+    out = []
+    for design in summaries.designs_in(rows):
+        for order_id in dict.fromkeys(r["orderId"] for r in rows):
+            mine = [r for r in rows if r["design"] == design and r["orderId"] == order_id]
+            if not mine:
+                continue
+            failures = [f"repetition {r['repetition']}: {', '.join(r['failedFields'])}" for r in mine if r["failedFields"]]
+            flags = [f"repetition {r['repetition']}: {'; '.join(r['summaryFlags'])}" for r in mine if r["summaryFlags"]]
+            outcomes = sorted({r["outcome"] for r in mine})
+            out.append({"design": design, "order": order_id,
+                        "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}",
+                        "ended": ", ".join(outcomes),
+                        "failures": "; ".join(failures) or "none",
+                        "summary claims flagged": "; ".join(flags) or "none"})
+    return out
+
+
+def _elapsed_arithmetic(row: dict[str, Any], manifest: dict[str, Any]) -> str:
+    """How a modelled elapsed time was computed, in numbers: requests x overhead + tokens x rates."""
+    m = manifest["latencyModel"]
+    if not m or row["modelledElapsedMs"] is None:
+        return "measured"
+    return (f"modelled: {row['turns']} requests x {m['overhead_ms']:g} ms + {row['inputTokens']:,} input tokens x "
+            f"{m['per_input_token_ms']:g} ms + {row['outputTokens']:,} output tokens x {m['per_output_token_ms']:g} ms "
+            f"= {row['modelledElapsedMs']:,.0f} ms")
+
+
+def against_article(rows: list[dict[str, Any]], article: dict[str, Any], kind: dict[str, str],
+                    manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The article's published ORD-1004 conversations and medians beside ours, each side saying what its figure is;
+    for scripted runs, which figures the script fixes and the arithmetic of the modelled elapsed time."""
+    pub, source = article["ORD-1004"], article["source"]["figureSections"]
+    by_design = {m["design"]: m for m in manifests}
+    out = []
+
+    def add(figure: str, value: Any, section: str, ours: Any, ours_are: str) -> None:
+        out.append({"figure": figure, "article (provider-reported or measured, published)": value,
+                    "article section": source.get(section, ""), "wismo": ours, "wismo figure is": ours_are})
+
+    for design in ("granular", "focused"):
+        mine = next((r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1), None)
+        add(f"{design} ORD-1004 model turns", pub[design]["modelTurns"], f"ORD-1004.{design}.modelTurns",
+            mine and mine["turns"], kind["turns"])
+        add(f"{design} ORD-1004 tool calls", pub[design]["toolCalls"], f"ORD-1004.{design}.toolCalls",
+            mine and mine["toolCalls"], kind["turns"])
+        add(f"{design} ORD-1004 tokens, whole conversation", pub[design]["conversationTokens"],
+            f"ORD-1004.{design}.conversationTokens", mine and mine["totalTokens"], kind["tokens"])
+        add(f"{design} ORD-1004 elapsed seconds", pub[design]["elapsedSeconds"], f"ORD-1004.{design}.elapsedSeconds",
+            mine and mine["modelledElapsedMs"] and round(mine["modelledElapsedMs"] / 1000, 3),
+            _elapsed_arithmetic(mine, by_design[design]) if mine else "")
+    med = {m["measure"]: m for m in summaries.medians(rows)}
+    tokens_change = med["totalTokens"]["focused vs granular %"]
+    add("focused: fewer median tokens, %", article["medians"]["focusedFewerTokensPercent"], "medians.focusedFewerTokensPercent",
+        None if tokens_change is None else -tokens_change, kind["tokens"])
+    change = med["modelledElapsedMs"]["focused vs granular %"]
+    add("focused: lower median elapsed time, %", article["medians"]["focusedLowerElapsedPercent"],
+        "medians.focusedLowerElapsedPercent", None if change is None else -change, kind["elapsed"])
+    return out

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
     """Drive every design over the generated orders, find where each breaks, run budgeted sessions, write the JSON."""
     p = parameters(params, DEFAULTS, "the scale report")
-    case_ref = reference.load("case-study-003")
+    case_ref = reference.load("context-budget-case-study")
     window = p["context_window"] or case_ref["assumptions"]["contextWindow"]
     budget = p["budget"] or case_ref["assumptions"]["targetTokens"]
     cap = p["cap"] or DEFAULT_CAP

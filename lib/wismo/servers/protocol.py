@@ -8,7 +8,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 
-# Both sides speak this revision and no other (seed 003: "Pin the revision").
+# Both sides speak this revision and no other (the context-budget case study: "Pin the revision").
 PINNED_REVISION = "2025-11-25"
 
 
