@@ -171,6 +171,16 @@ async def test_each_misbehaviour_ends_its_conversation_with_a_named_outcome_and_
     # The tool result that was ready when the request failed is kept, and its call's bytes verify against it.
     assert [i["type"] for i in traces[7]["unsentItems"]] == ["function_call_output"] and traces[7]["totals"]["toolCalls"] == 1
     assert traces[6]["answerText"].startswith("The laptop arrived") and traces[6]["answer"] is None
+    # verify checks each outcome against its transcript, and the schema wants a reason for every failure.
+    names = [t["name"] for t in run.manifest["tools"]]
+    relabelled = {**traces[3], "outcome": outcomes.BAD_ARGUMENTS}
+    assert runs.verify_trace(relabelled, "t", names) == [
+        "t: the outcome is 'tool-call arguments not a JSON object' but the last reply's calls give 'unknown tool requested'"]
+    assert runs.verify_trace({**traces[6], "outcome": outcomes.ANSWERED}, "t", names) == [
+        "t: the outcome is 'answered' but the final text fails the contract: the model's final reply holds no JSON object: "
+        "'The laptop arrived; the monitor is on its way.'"]
+    assert runs._schema_errors("trace", {k: v for k, v in traces[1].items() if k != "reason"}, "t") == [
+        "t: <root>: 'reason' is a required property"]
     counted = summaries.outcomes(summaries.case_rows([run]))
     assert counted[0] == {"design": "focused", "outcome": outcomes.BAD_CALL_ID, "count": 2}
     assert len(counted) == 9 and sum(r["count"] for r in counted) == 10
