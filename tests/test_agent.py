@@ -71,9 +71,8 @@ class Misbehaving:
         return Reply([assistant_message(json.dumps({"seen": [i["output"][:60] for i in items if i.get("type") == "function_call_output"]}))], Usage(20, 5))
 
 
-async def test_unknown_tools_and_bad_arguments_are_refused_in_the_loop():
+async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_nothing_run():
     trace = await _run("granular", "ORD-1001", backend=Misbehaving())
-    calls = {c["callId"]: c for c in trace["toolCalls"]}
-    assert calls["c1"]["isError"] and calls["c2"]["isError"] and not calls["c3"]["isError"]
-    seen = trace["answer"]["seen"]
-    assert seen[0].startswith("Unknown tool 'drop_database'") and "not valid JSON" in seen[1] and seen[2].startswith('{"orderId":"ORD-1001"')
+    assert trace["outcome"] == "unknown tool requested" and trace["toolCalls"] == [] and trace["answer"] is None
+    assert trace["reason"].startswith("Request 1: the model asked for 'drop_database', which is not one of the offered tools")
+    assert verify_trace(trace, "t", ["get_order", "get_payment", "get_reservation", "get_tracking"]) == []

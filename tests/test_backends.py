@@ -109,17 +109,20 @@ async def test_a_provider_error_is_named_without_the_key():
         backend = OpenAIBackend(api_key=SECRET, base_url=server.url + "/v1")
         with pytest.raises(BackendError) as err:
             await backend.respond("i", [], [{"type": "message", "role": "user", "content": "q"}])
-    assert "openai backend: the request failed" in str(err.value) and SECRET not in str(err.value)
+    assert "openai backend: the server at 127.0.0.1:" in str(err.value) and "answered HTTP 404" in str(err.value)
+    assert SECRET not in str(err.value)
 
 
 async def test_a_recorded_live_run_contains_no_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with ReplayServer({"/v1/responses": openai_replies()}) as server:
-        backend = make("openai", None, server.url + "/v1")
+        backend = make("openai", "gpt-4.1-mini-2025-04-14", server.url + "/v1")
         (folder,) = await runs.evaluate(["focused"], 1, backend, ["ORD-1004"], runs_dir=tmp_path)
     assert runs.verify(folder) == []
     manifest = json.loads((folder / "manifest.json").read_text())
-    assert manifest["figures"]["tokens"] == "provider-reported" and manifest["backend"] == "openai"
+    # A replay server is not OpenAI's own API: its figures are server-reported, with the model id it answered with.
+    assert manifest["figures"]["tokens"] == "server-reported" and manifest["backend"] == "openai"
+    assert manifest["server"]["reportedModels"] == ["gpt-4.1-mini-2025-04-14"]
     for file in tmp_path.rglob("*"):
         if file.is_file():
             assert SECRET not in file.read_text(), file

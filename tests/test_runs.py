@@ -102,3 +102,70 @@ def test_summaries_refuse_an_unverified_run_and_the_command_exits_non_zero(copy)
     assert done.returncode == 1 and "totals.toolCalls is 4" in done.stdout
     ok = subprocess.run([WISMO, "verify", str(SHIPPED[0])], capture_output=True, text=True)
     assert ok.returncode == 0 and "verified" in ok.stdout
+
+
+def test_outcomes_are_counted_per_design():
+    rows = [{"design": d, "outcome": o} for d, o in [("focused", "answered"), ("granular", "request timed out"),
+                                                    ("granular", "answered"), ("granular", "answered"), ("focused", "answered")]]
+    assert summaries.outcomes(rows) == [
+        {"design": "granular", "outcome": "answered", "count": 2},
+        {"design": "granular", "outcome": "request timed out", "count": 1},
+        {"design": "focused", "outcome": "answered", "count": 2}]
+    assert summaries.outcomes([]) == []
+
+
+@pytest.mark.parametrize("argv, sentence", [
+    (["granular", "0"], "wismo evaluate: repetitions must be at least 1, not 0\n"),
+    (["both", "1", "--orders", "ORD-1004", "ORD-9999"], "wismo evaluate: no order ORD-9999 in the dataset (its orders are ORD-1001,"),
+    (["focused", "1", "--orders", "ORD-1004", "ORD-1004"], "wismo evaluate: order ORD-1004 is listed more than once;"),
+])
+def test_evaluate_refuses_a_run_it_cannot_record_before_writing_anything(tmp_path, capsys, argv, sentence):
+    from wismo import cli
+
+    assert cli.main(["evaluate", *argv, "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(sentence) and err.count("\n") == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys, monkeypatch):
+    from wismo import cli
+
+    assert cli.main(["evaluate", "focused", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 0
+    (folder,) = tmp_path.iterdir()
+    assert folder.name.startswith("scripted-focused-") and runs.verify(folder) == [] and "verified" in capsys.readouterr().out
+    monkeypatch.setattr(runs, "verify", lambda f: ["traces/x.json: made up for the test"])
+    assert cli.main(["evaluate", "granular", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 1
+    assert "the granular run just recorded does not verify, so nothing was kept: traces/x.json" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [folder]
+
+
+def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path):
+    import signal
+    import time
+
+    from chatserver import ChatServer, Turn, order_in, tool_outputs
+    from replay import Answer
+
+    answer = json.dumps({"deliveredSkus": [], "outstandingSkus": [], "delayReasons": [], "deliveryEstimate": None,
+                         "missingEvidence": [], "customerSummary": "."})
+
+    def step(path, body):
+        if order_in(path, body) == "ORD-1002":
+            return Answer(200, {}, delay_s=30)  # the second conversation hangs until interrupted
+        return Turn(text=answer) if tool_outputs(path, body) else Turn(calls=[("get_order_support_context", {"orderId": "ORD-1001"}, "c1")])
+
+    with ChatServer(step) as server:
+        proc = subprocess.Popen([WISMO, "evaluate", "focused", "1", "some-model", "openai-chat", "--base-url", server.url + "/v1",
+                                 "--orders", "ORD-1001", "ORD-1002", "--runs-dir", str(tmp_path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        staged = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert len(server.requests) == 3 and len(staged) == 1  # the first conversation's trace was on disk
+    assert staged[0].startswith(runs.STAGING_PREFIX) and staged[0].endswith("/traces/ORD-1001-r1.json")
+    assert proc.returncode == 130 and "wismo evaluate: interrupted; nothing was written to" in err
+    assert list(tmp_path.iterdir()) == []

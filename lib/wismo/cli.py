@@ -118,20 +118,29 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     provider = args.provider or ("openai" if args.model else "scripted")
     chosen = list(designs.article()) if args.design == "both" else [args.design]
+    orders = args.orders if args.orders is not None else [c.order_id for c in load_cases(unfriendly=False)]
     try:
-        backend = make(provider, args.model, args.base_url)
-    except BackendError as exc:
+        runs.check_request(chosen, args.repetitions, orders)
+        if args.timeout <= 0:
+            raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+        backend = make(provider, args.model, args.base_url, args.timeout)
+    except (ValueError, BackendError) as exc:
         print(f"wismo evaluate: {exc}", file=sys.stderr)
         return 2
     latency = LatencyModel(*args.latency) if args.latency else None
-    orders = args.orders or [c.order_id for c in load_cases(unfriendly=False)]
     total = len(orders) * args.repetitions * len(chosen)
-    with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
-        folders = anyio.run(lambda: runs.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
-                                                  Budgets(args.max_turns, args.max_tool_calls), latency, progress))
+    try:
+        with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
+            folders = anyio.run(lambda: runs.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
+                                                      Budgets(args.max_turns, args.max_tool_calls), latency, progress))
+    except (BackendError, runs.RunInvalid, FileExistsError) as exc:
+        print(f"wismo evaluate: {exc}; nothing was written to {args.runs_dir}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"wismo evaluate: interrupted; nothing was written to {args.runs_dir}", file=sys.stderr)
+        return 130
     for folder in folders:
-        problems = runs.verify(folder)
-        print(f"{folder}: {'verified' if not problems else f'{len(problems)} problem(s)'}")
+        print(f"{folder}: verified")
     return 0
 
 
@@ -174,6 +183,8 @@ def _contract(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser of the `wismo` command."""
+    from .agent.backends import BACKENDS  # a leaf: the backends themselves load only when one is chosen
+
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
@@ -195,14 +206,19 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("design", choices=[*designs.names(), "both"], help="a registered design, or both of the article's")
     ev.add_argument("repetitions", type=int)
     ev.add_argument("model", nargs="?", default=None)
-    ev.add_argument("provider", nargs="?", default=None, choices=["scripted", "openai", "anthropic"])
+    ev.add_argument("provider", nargs="?", default=None, choices=BACKENDS,
+                    help="default: openai when a model is given, else scripted")
     ev.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
     ev.add_argument("--max-turns", type=int, default=8)
     ev.add_argument("--max-tool-calls", type=int, default=12)
     ev.add_argument("--latency", type=float, nargs=3, metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
                     help="add a modelled elapsed time per request (labelled modelled, kept in its own field)")
     ev.add_argument("--runs-dir", default=str(Path(__file__).resolve().parents[2] / "data" / "runs"))
-    ev.add_argument("--base-url", default=None, help="provider endpoint (for a local replay server)")
+    ev.add_argument("--base-url", default=None,
+                    help="an OpenAI-compatible server for openai or openai-chat, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+                         "no key needed unless the server wants one (then set OPENAI_API_KEY)")
+    ev.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="seconds to wait for one model request (default 120); a local model on a CPU may need more")
     ev.set_defaults(func=_evaluate)
     ve = sub.add_parser("verify", help="recompute every counter of recorded runs from their traces")
     ve.add_argument("runs", nargs="+")

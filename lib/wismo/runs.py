@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -18,13 +20,16 @@ import jsonschema
 
 from . import designs, prompts
 from .agent.base import Backend
-from .agent.loop import ANSWERED, CALL_BUDGET, TOKEN_BUDGET, Budgets, LatencyModel, run_case, totals
+from .agent.checks import outcome_problems
+from .agent.loop import Budgets, LatencyModel, run_case, totals
+from .agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 from .harness import connect
 from .jsonfmt import stable, utf8_len
 from .paths import DATA
 from .servers.protocol import PINNED_REVISION
 
 RUNS = DATA / "runs"
+STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
 SCHEMAS = Path(__file__).parent / "schemas"
 
 
@@ -76,6 +81,56 @@ def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     rec.traces.append(trace)
 
 
+def check_request(design_names: list[str], repetitions: int, orders: list[str]) -> None:
+    """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
+    from .domain import ORDER, load
+
+    known_designs = designs.names()
+    unknown = [d for d in design_names if d not in known_designs]
+    if unknown or not design_names or len(set(design_names)) < len(design_names):
+        raise ValueError(f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}")
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be at least 1, not {repetitions}")
+    if not orders:
+        raise ValueError("give at least one order id to record")
+    twice = sorted({o for o in orders if orders.count(o) > 1})
+    if twice:
+        raise ValueError(f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition")
+    known = load().ids(ORDER)
+    missing = [o for o in orders if o not in known]
+    if missing:
+        raise ValueError(f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
+                         f"{' and more' if len(known) > 8 else ''})")
+
+
+def _manifest(rec: _Recording, run_id: str, backend: Backend, repetitions: int, orders: list[str], budgets: Budgets,
+              latency: LatencyModel | None, design_order: list[dict[str, Any]], created: datetime) -> dict[str, Any]:
+    """What was run, how, what its figures are, and a checksum of every trace; never a key."""
+    return {
+        "schema": "wismo.run/1",
+        "runId": run_id,
+        "design": rec.design,
+        "backend": backend.name,
+        "model": backend.model,
+        # Host, port and the model ids the server's answers named (None for a backend without a server).
+        "server": getattr(backend, "server", None),
+        "protocolRevision": PINNED_REVISION,
+        "repetitions": repetitions,
+        "orders": orders,
+        "createdAt": created.isoformat(timespec="seconds"),
+        "instructionsSha256": prompts.instructions_sha256(),
+        "toolListSha256": _sha256(stable(rec.tools).encode("utf-8")),
+        "tools": rec.tools,
+        "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
+        "latencyModel": latency.as_dict() if latency else None,
+        "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
+                    "modelledElapsedMs": "modelled" if latency else None},
+        "designOrder": design_order,
+        "files": rec.files,
+        "totals": _sum_totals(rec.traces),
+    }
+
+
 async def evaluate(
     designs: list[str],
     repetitions: int,
@@ -90,57 +145,53 @@ async def evaluate(
     """Record `repetitions` fresh conversations per order for each design; return the run folders.
 
     With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
+    Recording goes into hidden folders under runs_dir, moved into place only once every run verifies: a backend
+    that stops the run, an interruption or a run that does not verify leaves nothing behind.
     """
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    recordings: dict[str, _Recording] = {}
-    design_order = []
-    for design in designs:
-        folder = runs_dir / f"{backend.name}-{design}-{stamp}"
+    check_request(designs, repetitions, orders)
+    created = now or datetime.now(timezone.utc)
+    stamp = created.strftime("%Y%m%dT%H%M%SZ")
+    final = {d: runs_dir / f"{backend.name}-{d}-{stamp}" for d in designs}
+    for folder in final.values():
         if folder.exists():
             raise FileExistsError(f"{folder} exists; recorded runs are never overwritten")
-    async with connect(designs[0]) as first, connect(designs[-1]) as last:
-        conns = {designs[0]: first, designs[-1]: last}
-        for design in designs:
-            folder = runs_dir / f"{backend.name}-{design}-{stamp}"
-            folder.mkdir(parents=True)
-            recordings[design] = _Recording(design, folder, await conns[design].list_tools(), [], [])
-        pair = 0
-        for order_id in orders:
-            for rep in range(1, repetitions + 1):
-                sequence = designs if pair % 2 == 0 else list(reversed(designs))
-                design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
-                pair += 1
-                for design in sequence:
-                    rec = recordings[design]
-                    trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
-                    trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
-                    _write_trace(rec, trace)
-                    if progress is not None:
-                        progress.update(1)
-    for design, rec in recordings.items():
-        manifest = {
-            "schema": "wismo.run/1",
-            "runId": rec.folder.name,
-            "design": design,
-            "backend": backend.name,
-            "model": backend.model,
-            "protocolRevision": PINNED_REVISION,
-            "repetitions": repetitions,
-            "orders": orders,
-            "createdAt": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
-            "instructionsSha256": prompts.instructions_sha256(),
-            "toolListSha256": _sha256(stable(rec.tools).encode("utf-8")),
-            "tools": rec.tools,
-            "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
-            "latencyModel": latency.as_dict() if latency else None,
-            "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
-                        "modelledElapsedMs": "modelled" if latency else None},
-            "designOrder": design_order if len(designs) > 1 else [],
-            "files": rec.files,
-            "totals": _sum_totals(rec.traces),
-        }
-        (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
-    return [recordings[d].folder for d in designs]
+    recordings: dict[str, _Recording] = {}
+    design_order = []
+    try:
+        async with AsyncExitStack() as stack:
+            conns = {d: await stack.enter_async_context(connect(d)) for d in designs}  # one server per design
+            for design in designs:
+                staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
+                staging.mkdir(parents=True)
+                recordings[design] = _Recording(design, staging, await conns[design].list_tools(), [], [])
+            pair = 0
+            for order_id in orders:
+                for rep in range(1, repetitions + 1):
+                    sequence = designs if pair % 2 == 0 else list(reversed(designs))
+                    design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
+                    pair += 1
+                    for design in sequence:
+                        rec = recordings[design]
+                        trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
+                        trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
+                        _write_trace(rec, trace)
+                        if progress is not None:
+                            progress.update(1)
+        for design, rec in recordings.items():
+            manifest = _manifest(rec, final[design].name, backend, repetitions, orders, budgets, latency,
+                                 design_order if len(designs) > 1 else [], created)
+            (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
+        for design, rec in recordings.items():
+            problems = verify(rec.folder)
+            if problems:
+                raise RunInvalid(f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10]))
+        for design, rec in recordings.items():
+            rec.folder.rename(final[design])
+    finally:
+        for rec in recordings.values():
+            if rec.folder.exists():
+                shutil.rmtree(rec.folder, ignore_errors=True)
+    return [final[d] for d in designs]
 
 
 def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
@@ -149,30 +200,37 @@ def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
     return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)]
 
 
-def verify_trace(trace: dict[str, Any], where: str) -> list[str]:
-    """Recompute a trace's counters from its transcript and check call ids pair up exactly once."""
+def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None = None) -> list[str]:
+    """Recompute a trace's counters from its transcript, check call ids pair up exactly once, and check its outcome
+    against the transcript (`tool_names`: the tools offered, when known)."""
     problems = []
     expected = totals(trace["requests"], trace["toolCalls"])
     for key, value in expected.items():
         if trace["totals"].get(key) != value:
             problems.append(f"{where}: totals.{key} is {trace['totals'].get(key)} but the requests and calls give {value}")
+    last = trace["requests"][-1]["index"] if trace["requests"] else 0
+    # Results ready when the conversation ended count as sent with the request that never came.
+    sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
     calls, outputs = {}, {}
-    for request in trace["requests"]:
-        for item in request["newItems"]:
+    for index, items in sent:
+        for item in items:
             if item.get("type") == "function_call_output":
                 if item["call_id"] in outputs:
                     problems.append(f"{where}: call id {item['call_id']} has more than one result")
-                outputs[item["call_id"]] = (request["index"], item["output"])
+                outputs[item["call_id"]] = (index, item["output"])
+    for request in trace["requests"]:
         for item in request["output"]:
             if item.get("type") == "function_call":
-                if item["call_id"] in calls:
+                # A reused id is the recorded reason itself when the conversation ended on it, in its last reply.
+                if item["call_id"] in calls and not (trace["outcome"] == BAD_CALL_ID and request["index"] == last):
                     problems.append(f"{where}: call id {item['call_id']} is used by more than one call")
-                calls[item["call_id"]] = (request["index"], item)
-    last = trace["requests"][-1]["index"] if trace["requests"] else 0
+                calls.setdefault(item["call_id"], (request["index"], item))
+    # Calls of the last reply may be unrun (a call budget or a refused call) or, in traces recorded before
+    # unsentItems existed, run with their results unsent (a turn or token budget).
+    unrun_allowed = (CALL_BUDGET, *REFUSED_CALLS) + (() if "unsentItems" in trace else BUDGETS)
     for call_id, (index, item) in calls.items():
         if call_id not in outputs:
-            # A budget stop may leave the last request's calls unrun (tool calls) or their results unsent (tokens).
-            if not (trace["outcome"] in (CALL_BUDGET, TOKEN_BUDGET) and index == last):
+            if not (trace["outcome"] in unrun_allowed and index == last):
                 problems.append(f"{where}: call id {call_id} ({item['name']}) has no result")
         elif outputs[call_id][0] <= index:
             problems.append(f"{where}: the result of call id {call_id} was sent before the call was made")
@@ -192,10 +250,7 @@ def verify_trace(trace: dict[str, Any], where: str) -> list[str]:
                 problems.append(f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}")
     for call_id in recorded.keys() - calls.keys():
         problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")
-    final = [o["content"] for o in (trace["requests"][-1]["output"] if trace["requests"] else []) if o.get("type") == "message"]
-    if trace["outcome"] == ANSWERED and trace["answerText"] != "\n".join(final):
-        problems.append(f"{where}: answerText differs from the final message of the transcript")
-    return problems
+    return problems + [f"{where}: {p}" for p in outcome_problems(trace, tool_names)]
 
 
 def verify(folder: str | Path) -> list[str]:
@@ -232,7 +287,7 @@ def verify(folder: str | Path) -> list[str]:
             continue
         if (trace["orderId"], trace["repetition"], trace["design"]) != (entry["orderId"], entry["repetition"], manifest["design"]):
             problems.append(f"{path}: its case does not match the manifest entry")
-        problems += verify_trace(trace, path)
+        problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]])
         traces.append(trace)
     if traces and not problems:
         summed = _sum_totals(traces)
@@ -264,4 +319,5 @@ def load(folder: str | Path) -> Run:
 
 def find(runs_dir: Path = RUNS) -> list[Path]:
     """Every run folder under data/runs, oldest first."""
-    return sorted((p.parent for p in runs_dir.glob("*/manifest.json")), key=lambda p: p.name.rsplit("-", 1)[-1])
+    found = (p.parent for p in runs_dir.glob("*/manifest.json") if not p.parent.name.startswith(STAGING_PREFIX))
+    return sorted(found, key=lambda p: p.name.rsplit("-", 1)[-1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from statistics import median
 from typing import Any
 
@@ -39,7 +40,7 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
             tot = t["totals"]
             rows.append({
                 "run": m["runId"], "backend": m["backend"], "model": m["model"], "design": t["design"],
-                "orderId": t["orderId"], "repetition": t["repetition"], "outcome": t["outcome"],
+                "orderId": t["orderId"], "repetition": t["repetition"], "outcome": t["outcome"], "reason": t.get("reason"),
                 "turns": tot["turns"], "toolCalls": tot["toolCalls"], "resultBytes": tot["resultBytes"],
                 "inputTokens": tot["inputTokens"], "outputTokens": tot["outputTokens"],
                 "totalTokens": tot["inputTokens"] + tot["outputTokens"], "cachedInputTokens": tot["cachedInputTokens"],
@@ -50,6 +51,15 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
                 "summaryFlags": scoring.summary_flags(summary, from_items(transcript_items(t))),
             })
     return rows
+
+
+def outcomes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """How many conversations ended each way, per design: rows of design, outcome and count (designs in the
+    registry's order, then outcomes by count, most first)."""
+    counts = Counter((r["design"], r["outcome"]) for r in rows)
+    order = {d: i for i, d in enumerate(DESIGNS)}
+    ranked = sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], -kv[1], kv[0][1]))
+    return [{"design": design, "outcome": outcome, "count": n} for (design, outcome), n in ranked]
 
 
 def _median(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -86,7 +96,7 @@ def growth(runs: list[Run], order_id: str, repetition: int = 1) -> list[dict[str
     out = []
     for run in runs:
         for t in run.traces:
-            if t["orderId"] == order_id and t["repetition"] == repetition:
+            if t["orderId"] == order_id and t["repetition"] == repetition and t["requests"]:
                 inputs = [r["usage"]["inputTokens"] for r in t["requests"]]
                 out.append({"design": t["design"], "orderId": order_id, "inputs": inputs, "base": inputs[0],
                             "additions": [b - a for a, b in zip(inputs, inputs[1:])]})
@@ -106,7 +116,7 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
         return [by_name[r] for r in run_ids]
     newest = {}
     for folder in folders:  # oldest first, so the newest of each kind wins
-        backend, design, _ = folder.name.split("-", 2)
+        backend, design, _ = folder.name.rsplit("-", 2)  # a backend's name may hold a hyphen (openai-chat)
         newest[(backend, design)] = folder
     return list(newest.values())
 

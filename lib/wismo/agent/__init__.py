@@ -1,1 +1,1 @@
-"""The agent loop of the article and its model backends (scripted, openai, anthropic)."""
+"""The agent loop of the article and its model backends (scripted, openai, openai-chat, anthropic)."""

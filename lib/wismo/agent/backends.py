@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
+import os
+
 from .base import Backend, BackendError
 
-BACKENDS = ("scripted", "openai", "anthropic")
+BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
 
 
-def make(name: str, model: str | None = None, base_url: str | None = None) -> Backend:
-    """A backend by name: scripted (no network), openai or anthropic (live, need a key)."""
+def make(name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0) -> Backend:
+    """A backend by name: scripted (no network); openai (Responses API) or openai-chat (Chat Completions), at OpenAI
+    or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key."""
     if name == "scripted":
         from .scripted import ScriptedBackend
 
         return ScriptedBackend(model or "scripted-v1")
-    if name == "openai":
-        from .openai_backend import DEFAULT_MODEL, OpenAIBackend
+    if name in ("openai", "openai-chat"):
+        from .compatible import DEFAULT_MODEL, OPENAI_HOST, where
 
-        return OpenAIBackend(model or DEFAULT_MODEL, base_url=base_url)
+        target = base_url or os.environ.get("OPENAI_BASE_URL")
+        if not model and target and where(target)[0] != OPENAI_HOST:
+            # OpenAI's model id means nothing to another server; better to ask than to send it.
+            raise BackendError(f"{name} backend: give the model id the server at {target} serves, for example: "
+                               f"wismo evaluate focused 3 qwen2.5:7b {name} --base-url {target}")
+        if name == "openai":
+            from .openai_backend import OpenAIBackend as chosen
+        else:
+            from .openai_chat_backend import OpenAIChatBackend as chosen
+        return chosen(model or DEFAULT_MODEL, base_url=base_url, timeout_s=timeout_s)
     if name == "anthropic":
         from .anthropic_backend import AnthropicBackend
 
         if not model:
             raise BackendError("anthropic backend: give a model id, for example: wismo evaluate focused 1 <model-id> anthropic")
-        return AnthropicBackend(model, base_url=base_url)
+        return AnthropicBackend(model, base_url=base_url, timeout_s=timeout_s)
     raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

@@ -28,7 +28,12 @@ class Reply:
 
 
 class Backend(Protocol):
-    """A model behind the loop: given instructions, tools and the whole history, it replies once."""
+    """A model behind the loop: given instructions, tools and the whole history, it replies once.
+
+    A backend that talks to a server may also have a `server` property (host, port, reported model ids) that the
+    run's manifest records; a failure that should end only the current conversation raises
+    outcomes.ConversationEnded, any other BackendError stops the run.
+    """
 
     name: str
     model: str

@@ -13,12 +13,12 @@ from .. import prompts, tokens
 from ..harness import Connection
 from ..jsonfmt import utf8_len
 from .base import Backend
+from .checks import answer_problem, parse_answer, refused_call
+from .outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
+    ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, CALL_BUDGET, CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, TOKEN_BUDGET,
+    TURN_BUDGET, UNEXPECTED_ANSWER, UNKNOWN_TOOL, ConversationEnded,
+)
 from .tools import CachingTool, McpTool, TimedTool
-
-ANSWERED = "answered"
-TURN_BUDGET = "turn budget exhausted"
-CALL_BUDGET = "tool-call budget exhausted"
-TOKEN_BUDGET = "token budget exhausted"
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,10 @@ class LatencyModel:
 
 
 async def _run_tool(tools: dict[str, TimedTool], call: dict[str, Any]) -> tuple[str, bool, float, bool]:
-    """One requested call through MCP, or a refusal the model can read; returns text, error flag, ms, cache hit."""
-    tool = tools.get(call["name"])
-    if tool is None:
-        return f"Unknown tool {call['name']!r}; the tools are {', '.join(sorted(tools))}.", True, 0.0, False
-    try:
-        arguments = json.loads(call["arguments"] or "{}")
-    except ValueError:
-        return f"The arguments of {call['name']} are not valid JSON.", True, 0.0, False
-    if not isinstance(arguments, dict):
-        return f"The arguments of {call['name']} must be a JSON object.", True, 0.0, False
-    result = await tool.call(arguments)
+    """One requested call through MCP (checked before: a known tool, object arguments); returns text, error flag,
+    ms, cache hit."""
+    tool = tools[call["name"]]
+    result = await tool.call(json.loads(call["arguments"] or "{}"))
     cached = isinstance(tool.inner, CachingTool) and tool.inner.last_was_hit
     return result.text, result.is_error, tool.last_ms, cached
 
@@ -104,31 +97,19 @@ async def run_case(
     requests, tool_calls = [], []
     outcome, answer_text = TURN_BUDGET, None
     wall_start = time.perf_counter()
-    spent, estimate = 0, 0
+    spent = 0
+    reason = None
     while True:
-        if len(requests) == budgets.max_turns:
-            outcome = TURN_BUDGET
-            pending = [c for c in tool_calls if c["request"] == len(requests)]
-            answer_text = budget_stop_note(f"the session's limit of {budgets.max_turns} model requests is reached",
-                                           tool_calls[: len(tool_calls) - len(pending)], pending)
+        stop = _budget_stop(budgets, requests, tool_calls, functions, items, sent, spent)
+        if stop:
+            outcome, reason, answer_text = stop
             break
-        if budgets.max_input_tokens is not None:
-            # Estimated before sending: the last request's input and output, plus what was appended since.
-            if requests:
-                last = requests[-1]["usage"]
-                estimate = last["inputTokens"] + last["outputTokens"] + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]):])
-            else:
-                estimate = tokens.count_request(prompts.INSTRUCTIONS, functions, items).total
-            if spent + estimate > budgets.max_input_tokens:
-                outcome = TOKEN_BUDGET
-                pending = [c for c in tool_calls if c["request"] == len(requests)]
-                answer_text = budget_stop_note(
-                    f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
-                    f"processed, the next request would carry about {estimate:,} more)",
-                    tool_calls[: len(tool_calls) - len(pending)], pending)
-                break
         started = time.perf_counter()
-        reply = await backend.respond(prompts.INSTRUCTIONS, functions, items)
+        try:
+            reply = await backend.respond(prompts.INSTRUCTIONS, functions, items)
+        except ConversationEnded as ended:
+            outcome, reason = ended.outcome, f"Request {len(requests) + 1}: {ended.reason}."
+            break
         elapsed = (time.perf_counter() - started) * 1000
         record = {
             "index": len(requests) + 1,
@@ -146,14 +127,19 @@ async def run_case(
         items = items + reply.output
         calls = [o for o in reply.output if o.get("type") == "function_call"]
         if not calls:
-            texts = [o["content"] for o in reply.output if o.get("type") == "message"]
-            answer_text, outcome = "\n".join(texts), ANSWERED
+            answer_text = "\n".join(o["content"] for o in reply.output if o.get("type") == "message")
+            problem = answer_problem(answer_text)
+            outcome, reason = (ANSWERED, None) if problem is None else (UNEXPECTED_ANSWER, f"Request {record['index']}: {problem}.")
+            break
+        refused = refused_call(calls, (c["call_id"] for c in items[:sent] if c.get("type") == "function_call"), wrapped)
+        if refused:
+            outcome, reason = refused[0], f"Request {record['index']}: {refused[1]}."
             break
         if len(tool_calls) + len(calls) > budgets.max_tool_calls:
             outcome = CALL_BUDGET
+            why = f"the model asked for {len(calls):,} more tool calls, over the session's limit of {budgets.max_tool_calls} ({len(tool_calls)} made)"
             asked = [{"name": c["name"], "arguments": c["arguments"]} for c in calls]
-            answer_text = budget_stop_note(f"the model asked for {len(calls):,} more tool calls, over the session's limit of "
-                                           f"{budgets.max_tool_calls} ({len(tool_calls)} made)", tool_calls, asked)
+            answer_text, reason = budget_stop_note(why, tool_calls, asked), _sentence(why)
             break
         results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
@@ -181,22 +167,42 @@ async def run_case(
         "requests": requests,
         "toolCalls": tool_calls,
         "outcome": outcome,
+        "reason": reason,
         "answerText": answer_text,
-        "answer": parse_answer(answer_text) if outcome == ANSWERED else None,
+        # The parsed object whenever there is one (an answer missing contract keys is still scored field by field).
+        "answer": parse_answer(answer_text) if outcome in (ANSWERED, UNEXPECTED_ANSWER) else None,
+        # What was ready to send when the conversation ended: results of the last calls run, or the question itself.
+        "unsentItems": items[sent + len(requests[-1]["output"]) if requests else 0:],
         "totals": totals(requests, tool_calls, wall_ms),
     }
 
 
-def parse_answer(text: str | None) -> dict[str, Any] | None:
-    """The answer's JSON object, or None when the text holds none."""
-    if not text:
+def _sentence(phrase: str) -> str:
+    """A reason phrase as a sentence."""
+    return phrase[:1].upper() + phrase[1:] + "."
+
+
+def _budget_stop(budgets: Budgets, requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], functions: list[dict[str, Any]],
+                 items: list[dict[str, Any]], sent: int, spent: int) -> tuple[str, str, str] | None:
+    """Before a request: the outcome, reason and user-facing note if the turn or token budget stops the session."""
+    pending = [c for c in tool_calls if c["request"] == len(requests)]
+    done = tool_calls[: len(tool_calls) - len(pending)]
+    if len(requests) == budgets.max_turns:
+        why = f"the session's limit of {budgets.max_turns} model requests is reached"
+        return TURN_BUDGET, _sentence(why), budget_stop_note(why, done, pending)
+    if budgets.max_input_tokens is None:
         return None
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        value = json.loads(text[start:end + 1]) if start >= 0 else None
-    except ValueError:
+    # Estimated before sending: the last request's input and output, plus what was appended since.
+    if requests:
+        last = requests[-1]["usage"]
+        estimate = last["inputTokens"] + last["outputTokens"] + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]):])
+    else:
+        estimate = tokens.count_request(prompts.INSTRUCTIONS, functions, items).total
+    if spent + estimate <= budgets.max_input_tokens:
         return None
-    return value if isinstance(value, dict) else None
+    why = (f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
+           f"processed, the next request would carry about {estimate:,} more)")
+    return TOKEN_BUDGET, _sentence(why), budget_stop_note(why, done, pending)
 
 
 def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> dict[str, Any]:

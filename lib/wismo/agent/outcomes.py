@@ -1,0 +1,31 @@
+"""How a conversation ended: the named outcomes a trace records, and the exception a backend raises to end one."""
+
+from __future__ import annotations
+
+ANSWERED = "answered"
+TURN_BUDGET = "turn budget exhausted"
+CALL_BUDGET = "tool-call budget exhausted"
+TOKEN_BUDGET = "token budget exhausted"
+# What local servers and small models really do; each ends the conversation, and the run goes on.
+NO_USAGE = "no token usage reported"
+BAD_ARGUMENTS = "tool-call arguments not a JSON object"
+UNKNOWN_TOOL = "unknown tool requested"
+BAD_CALL_ID = "call id missing or reused"
+UNEXPECTED_ANSWER = "answer not the expected JSON"
+TIMEOUT = "request timed out"
+CONNECTION_FAILED = "server unreachable"
+SERVER_ERROR = "server error"
+
+BUDGETS = (TURN_BUDGET, CALL_BUDGET, TOKEN_BUDGET)
+REFUSED_CALLS = (BAD_ARGUMENTS, UNKNOWN_TOOL, BAD_CALL_ID)  # the last reply's calls were not run
+FAILED_REQUESTS = (NO_USAGE, TIMEOUT, CONNECTION_FAILED, SERVER_ERROR)  # the last request got no usable answer
+ALL = (ANSWERED, *BUDGETS, *REFUSED_CALLS, UNEXPECTED_ANSWER, *FAILED_REQUESTS)
+
+
+class ConversationEnded(Exception):
+    """A backend's request failed in a way that ends this conversation only; the run goes on with the next."""
+
+    def __init__(self, outcome: str, reason: str) -> None:
+        super().__init__(reason)
+        self.outcome = outcome
+        self.reason = reason
