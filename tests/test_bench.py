@@ -70,8 +70,8 @@ def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
 
     def executed(name, seconds):
         cells = [{"cell_type": "markdown", "metadata": {}, "source": "# title"}]
-        cells += [{"cell_type": "code", "metadata": {"papermill": {"duration": d}}, "source": f"step_{i}()\nmore"}
-                  for i, d in enumerate(seconds)]
+        cells += [{"cell_type": "code", "execution_count": i + 1, "metadata": {"papermill": {"duration": d}},
+                   "source": f"%matplotlib inline\nimport x\n\n# why\nstep_{i}()\nmore"} for i, d in enumerate(seconds)]
         notebook = {"cells": cells, "metadata": {"papermill": {"duration": sum(seconds) + 1}}}
         (tmp_path / "notebooks").mkdir(exist_ok=True)
         (tmp_path / "notebooks" / f"{name}.ipynb").write_text(json.dumps(notebook))
@@ -79,11 +79,14 @@ def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
     executed("01-a", [0.5, 3.0])
     executed("02-b", [2.0])
     durations = report.papermill_durations(tmp_path)
+    # Cells are labelled by execution count (In [n]) and named by their first line that is not set-up.
     assert durations["01-a"]["seconds"] == 4.5 and durations["01-a"]["cells"][2] == {"seconds": 3.0, "firstLine": "step_1()"}
+    assert report.first_statement(["%matplotlib inline\n", "import os\n"]) == "%matplotlib inline"
     slower = {name: {"seconds": nb["seconds"], "cells": {i: c | {"seconds": c["seconds"] * 2} for i, c in nb["cells"].items()}}
               for name, nb in durations.items()}
     ranked = report.heaviest_cells([durations, slower], top=2)
     assert [(c["notebook"], c["cell"], c["medianSeconds"]) for c in ranked] == [("01-a", 2, 4.5), ("02-b", 1, 3.0)]
+    assert ranked[0]["firstLine"] == "step_1()"
 
 
 def test_the_echo_floor_answers_one_line_and_refuses_an_unknown_mode():
