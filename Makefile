@@ -50,8 +50,9 @@ runs: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python -m wismo.fuzz 2000
 
-## bench: time the MCP round trip (stdio, HTTP), server start, the whole comparison and `make report`, each beside
-## its floor measured in the same run; prints a table and writes outputs/bench.json (about 5 minutes)
+## bench: time the MCP round trip (stdio, HTTP), server start, the whole comparison, `make report` and a 10,000-line
+## order, each beside its floor measured in the same run (lib/wismo/bench/); prints a table and writes
+## outputs/bench.json (5 to 8 minutes on 2 cores; `.venv/bin/python -m wismo.bench --quick` proves it runs)
 bench: $(STAMP)
 	$(BIN)/python -m wismo.bench
 

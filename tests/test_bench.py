@@ -9,44 +9,91 @@ import sys
 
 import pytest
 
-from wismo import bench
+from wismo.bench import cli, floors, importtime, stats, suite
+from wismo.bench.rawclient import RawServer
+from wismo.bench.settings import Settings
+from wismo.bench.table import table
+from wismo.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
-
-from rawmcp import RawServer
 
 # Statistics
 
 
 def test_median_and_p95_interpolate_between_closest_ranks():
-    assert bench.median([3, 1, 2]) == 2
-    assert bench.median([4, 1, 3, 2]) == 2.5
-    assert bench.median([7.5]) == 7.5
-    assert bench.p95(list(range(1, 101))) == pytest.approx(95.05)
-    assert bench.p95([1, 2]) == pytest.approx(1.95)
-    assert bench.p95([5]) == 5
-    assert bench.quantile([10, 20, 30], 0) == 10 and bench.quantile([10, 20, 30], 1) == 30
-    assert bench.median([2, 2, 2, 100]) == 2  # robust to one outlier
+    assert stats.median([3, 1, 2]) == 2
+    assert stats.median([4, 1, 3, 2]) == 2.5
+    assert stats.median([7.5]) == 7.5
+    assert stats.p95(list(range(1, 101))) == pytest.approx(95.05)
+    assert stats.p95([1, 2]) == pytest.approx(1.95)
+    assert stats.p95([5]) == 5
+    assert stats.quantile([10, 20, 30], 0) == 10 and stats.quantile([10, 20, 30], 1) == 30
+    assert stats.median([2, 2, 2, 100]) == 2  # robust to one outlier
     samples = [0.9, 0.3, 0.5, 0.1, 0.7]
-    assert bench.median(samples) == 0.5 and samples == [0.9, 0.3, 0.5, 0.1, 0.7], "the input is not reordered"
+    assert stats.median(samples) == 0.5 and samples == [0.9, 0.3, 0.5, 0.1, 0.7], "the input is not reordered"
 
 
 def test_statistics_refuse_what_they_cannot_summarise():
     with pytest.raises(ValueError, match="no samples"):
-        bench.median([])
+        stats.median([])
     with pytest.raises(ValueError, match="outside 0..1"):
-        bench.quantile([1, 2], 1.5)
+        stats.quantile([1, 2], 1.5)
 
 
 def test_summary_ratio_and_target_verdicts():
-    assert bench.summary([1.0, 2.0, 3.0, 4.0]) == {"unit": "ms", "n": 4, "median": 2.5, "p95": 3.85, "min": 1.0, "max": 4.0}
-    assert bench.summary([1.23456, 1.23456], unit="s", digits=2)["median"] == 1.23
-    assert bench.ratio(1.0, 0.25) == 4.0 and bench.ratio(1.0, 0.0) is None
+    assert stats.summary([1.0, 2.0, 3.0, 4.0]) == {"unit": "ms", "n": 4, "median": 2.5, "p95": 3.85, "min": 1.0, "max": 4.0}
+    assert stats.summary([1.23456, 1.23456], unit="s", digits=2)["median"] == 1.23
+    assert stats.ratio(1.0, 0.25) == 4.0 and stats.ratio(1.0, 0.0) is None
     asked = []
-    met = bench.check("stdio round trip", 0.4, lambda: asked.append(1) or "unused")
+    met = stats.check("stdio round trip", 0.4, lambda: asked.append(1) or "unused")
     assert met == {"target": "stdio round trip", "targetMs": 0.5, "medianMs": 0.4, "met": True} and not asked
-    missed = bench.check("server start to handshake", 450.0, lambda: "imports")
+    missed = stats.check("server start to handshake", 450.0, lambda: "imports")
     assert missed["met"] is False and missed["missedByMs"] == 150.0 and missed["missedByPercent"] == 50.0
     assert missed["why"] == "imports"
+
+
+def test_memory_and_ratio_targets_give_the_same_verdict_shape():
+    assert stats.check_memory("10,000-line order, peak memory", 120.0, lambda: "unused")["met"] is True
+    missed = stats.check_memory("10,000-line order, peak memory", 450.0, lambda: "held at once")
+    assert missed["missedByMb"] == 150.0 and missed["missedByPercent"] == 50.0 and missed["why"] == "held at once"
+    name = next(iter(stats.TARGETS_X_FLOOR))
+    limit = stats.TARGETS_X_FLOOR[name]
+    within = stats.check_ratio(name, limit * 1000.0, 1000.0, lambda: "unused")
+    assert within["met"] is True and within["xFloor"] == limit and within["floorMs"] == 1000.0
+    over = stats.check_ratio(name, 2 * limit * 1000.0, 1000.0, lambda: "cells")
+    assert over["met"] is False and over["missedByXFloor"] == limit and over["missedByPercent"] == 100.0
+    with pytest.raises(ValueError, match="floor"):
+        stats.check_ratio(name, 1.0, 0.0, lambda: "")
+
+
+def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
+    from wismo.bench import report
+
+    def executed(name, seconds):
+        cells = [{"cell_type": "markdown", "metadata": {}, "source": "# title"}]
+        cells += [{"cell_type": "code", "execution_count": i + 1, "metadata": {"papermill": {"duration": d}},
+                   "source": f"%matplotlib inline\nimport x\n\n# why\nstep_{i}()\nmore"} for i, d in enumerate(seconds)]
+        notebook = {"cells": cells, "metadata": {"papermill": {"duration": sum(seconds) + 1}}}
+        (tmp_path / "notebooks").mkdir(exist_ok=True)
+        (tmp_path / "notebooks" / f"{name}.ipynb").write_text(json.dumps(notebook))
+
+    executed("01-a", [0.5, 3.0])
+    executed("02-b", [2.0])
+    durations = report.papermill_durations(tmp_path)
+    # Cells are labelled by execution count (In [n]) and named by their first line that is not set-up.
+    assert durations["01-a"]["seconds"] == 4.5 and durations["01-a"]["cells"][2] == {"seconds": 3.0, "firstLine": "step_1()"}
+    assert report.first_statement(["%matplotlib inline\n", "import os\n"]) == "%matplotlib inline"
+    slower = {name: {"seconds": nb["seconds"], "cells": {i: c | {"seconds": c["seconds"] * 2} for i, c in nb["cells"].items()}}
+              for name, nb in durations.items()}
+    ranked = report.heaviest_cells([durations, slower], top=2)
+    assert [(c["notebook"], c["cell"], c["medianSeconds"]) for c in ranked] == [("01-a", 2, 4.5), ("02-b", 1, 3.0)]
+    assert ranked[0]["firstLine"] == "step_1()"
+
+
+def test_the_echo_floor_answers_one_line_and_refuses_an_unknown_mode():
+    done = subprocess.run(floors.echo_command("once"), input=b'{"a":1}\n', capture_output=True, timeout=30)
+    assert done.returncode == 0 and done.stdout == b'{"a":1}\n'
+    wrong = subprocess.run(floors.echo_command("shout"), capture_output=True, timeout=30)
+    assert wrong.returncode == 2 and b"usage" in wrong.stderr
 
 
 def test_importtime_is_parsed_into_packages_and_heaviest_modules():
@@ -59,9 +106,9 @@ def test_importtime_is_parsed_into_packages_and_heaviest_modules():
         "import time:       700 |       6000 | mcp\n"
         "something else on stderr\n"
     )
-    rows = bench.parse_importtime(stderr)
+    rows = importtime.parse_importtime(stderr)
     assert rows[0] == ("_io", 1, 0.1, 0.1) and rows[-1] == ("mcp", 0, 0.7, 6.0)
-    profile = bench.import_profile(rows)
+    profile = importtime.import_profile(rows)
     assert profile["totalMs"] == 8.1  # the top-level cumulative times
     assert list(profile["selfMsByPackage"].items())[:2] == [("mcp_types", 5.3), ("encodings", 2.0)]
     assert next(iter(profile["heaviestModulesSelfMs"])) == "mcp_types._types"
@@ -73,14 +120,14 @@ def test_importtime_is_parsed_into_packages_and_heaviest_modules():
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     notebook = tmp_path_factory.mktemp("nb") / "tiny.ipynb"
-    notebook.write_text(json.dumps(bench.EMPTY_NOTEBOOK), encoding="utf-8")
-    settings = bench.Settings.quick()
+    notebook.write_text(json.dumps(floors.EMPTY_NOTEBOOK), encoding="utf-8")
+    settings = Settings.quick()
     settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
-    return bench.run(settings=settings, progress=False)
+    return suite.run(settings=settings, progress=False)
 
 
 def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
-    assert list(smoke["benchmarks"]) == list(bench.BENCHMARKS)
+    assert list(smoke["benchmarks"]) == list(suite.BENCHMARKS)
     for name, result in smoke["benchmarks"].items():
         assert result["title"] and result["figures"], name
         floors = [f for f in result["figures"] if f["floor"]]
@@ -89,9 +136,9 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
             assert set(figure["stats"]) == {"unit", "n", "median", "p95", "min", "max"}, (name, figure["name"])
             assert figure["stats"]["n"] >= 1 and figure["stats"]["median"] > 0
     targets = {t["target"] for t in smoke["targets"]}
-    assert targets == set(bench.TARGETS_MS) | {"10,000-line order, peak memory"}
+    assert targets == set(stats.TARGETS_MS) | set(stats.TARGETS_MB) | set(stats.TARGETS_X_FLOOR)
     for t in smoke["targets"]:
-        assert t["met"] or ((t.get("missedByMs") or t.get("missedByMb")) > 0 and t["why"])
+        assert t["met"] or (t["missedByPercent"] > 0 and t["why"])
     large = smoke["benchmarks"]["largeOrder"]
     assert large["differences"] == 0 and large["resultBytes"] > 1_000_000 and large["peakRssMb"] > 0
 
@@ -111,10 +158,10 @@ def test_the_round_trips_cover_both_tools_both_clients_and_the_sdk_transport(smo
 
 
 def test_bench_json_is_stable_and_the_table_prints(smoke, tmp_path):
-    path = bench.write_stable(tmp_path / "bench.json", smoke)
+    path = write_stable(tmp_path / "bench.json", smoke)
     text = path.read_text(encoding="utf-8")
     assert json.loads(text) == smoke and text == json.dumps(smoke, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
-    printed = bench.table(smoke)
+    printed = table(smoke)
     for result in smoke["benchmarks"].values():
         assert result["title"] in printed
     assert "targets (medians" in printed and "stdio round trip" in printed
@@ -122,13 +169,13 @@ def test_bench_json_is_stable_and_the_table_prints(smoke, tmp_path):
 
 def test_main_runs_the_registry_writes_json_and_prints_a_table(monkeypatch, tmp_path, capsys):
     def fake(settings):
-        assert settings.rounds == bench.Settings.quick().rounds
-        stats = bench.summary([1.0, 2.0])
-        return {"title": "0. a fake", "figures": [{"name": "floor", "floor": True, "stats": stats, "vsFloor": 1.0}],
+        assert settings.rounds == Settings.quick().rounds
+        summary = stats.summary([1.0, 2.0])
+        return {"title": "0. a fake", "figures": [{"name": "floor", "floor": True, "stats": summary, "vsFloor": 1.0}],
                 "targets": []}
 
-    monkeypatch.setattr(bench, "BENCHMARKS", {"fake": fake})
-    assert bench.main(["--quick", "--out", str(tmp_path / "b.json")]) == 0
+    monkeypatch.setattr(suite, "BENCHMARKS", {"fake": fake})
+    assert cli.main(["--quick", "--out", str(tmp_path / "b.json")]) == 0
     written = json.loads((tmp_path / "b.json").read_text())
     assert written["benchmarks"]["fake"]["title"] == "0. a fake" and written["allTargetsMet"] is True
     assert "0. a fake" in capsys.readouterr().out
@@ -170,9 +217,8 @@ anyio.run(main)
 
 class FastServer(RawServer):
     def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", TEST_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
-        self.next_id = 1
+        super().__init__("fast-test", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                         command=[sys.executable, "-c", TEST_SERVER])
 
     def call(self, name, arguments):
         return self.request("tools/call", {"name": name, "arguments": arguments})

@@ -1,0 +1,44 @@
+"""CPU accounting from /proc (Linux), to split a round trip into the client's, the server's and the rest."""
+
+from __future__ import annotations
+
+import os
+
+
+def cpu_ms(pid: int) -> float | None:
+    """CPU time of every thread of a process so far (ms, from /proc/PID/task/*/schedstat, ns resolution)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e6
+
+
+def per_call(before: float | None, after: float | None, calls: int) -> float | None:
+    """CPU ms per call between two readings of cpu_ms, or None when either reading failed."""
+    return (after - before) / calls if before is not None and after is not None and calls else None
+
+
+def child_pid(marker: str) -> int | None:
+    """The newest child process of this one whose command line contains every word of `marker`."""
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and all(word in cmdline for word in marker.split()):
+            found.append((int(fields[19]), int(entry)))  # start time, pid
+    return max(found)[1] if found else None

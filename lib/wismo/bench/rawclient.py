@@ -1,0 +1,271 @@
+"""Raw MCP clients with no SDK in between: JSON lines over a server's stdio, HTTP/1.1 on one kept-alive socket.
+
+The benchmark uses them to time the server alone; the tests use them to see the wire exactly. Every read has a
+deadline, so neither can hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import tempfile
+import time
+from typing import Any, BinaryIO
+
+from ..harness import free_port, server_command
+from ..servers.protocol import PINNED_REVISION
+
+CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # what an MCP client gives a stdio server
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def client_env() -> dict[str, str]:
+    """The environment an MCP client gives a stdio server: these few variables of ours, nothing else."""
+    return {k: os.environ[k] for k in CLIENT_ENV_KEYS if k in os.environ}
+
+
+def line(message: dict[str, Any]) -> bytes:
+    """A JSON-RPC message as one compact JSON line, newline included."""
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+def initialize(revision: str = PINNED_REVISION, request_id: int = 1) -> dict[str, Any]:
+    """The initialize request a client opens with."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
+        "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "wismo-raw", "version": "0"}}}
+
+
+def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dict[str, Any]:
+    """The tools/call request an SDK client sends."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+def read_line(stream: BinaryIO, timeout_s: float = 20.0) -> bytes:
+    """One line from a pipe, or an error after the deadline or when the peer has closed its end."""
+    ready, _, _ = select.select([stream], [], [], timeout_s)
+    if not ready:
+        raise TimeoutError(f"no line within {timeout_s:g} s")
+    got = stream.readline()
+    if not got:
+        raise EOFError("the peer closed its output")
+    return got
+
+
+def _succeeded(tool: str, answer: bytes) -> None:
+    """Raise unless the answer is a successful tool result (checked on the bytes: parsing is not the server's cost)."""
+    if b'"isError":false' not in answer:
+        raise RuntimeError(f"{tool} failed: {answer[:300]!r}")
+
+
+def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """The initialize answer, or an error if the server did not answer it with the pinned revision."""
+    if answer.get("result", {}).get("protocolVersion") != PINNED_REVISION:
+        raise RuntimeError(f"{who} did not complete the handshake at {PINNED_REVISION}: {json.dumps(answer)[:300]}")
+    return answer
+
+
+class RawServer:
+    """A server process over stdio, spoken to line by line."""
+
+    def __init__(self, design: str, env: dict[str, str] | None = None, cwd: str = "/",
+                 command: list[str] | None = None, keep_stderr: bool = True) -> None:
+        # keep_stderr=False for long runs: nobody reads the pipe, and a full pipe would block the server.
+        self.proc = subprocess.Popen(command or server_command(design), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+                                     env=client_env() if env is None else env, cwd=cwd)
+        self.design = design
+        self.next_id = 1
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        """Write one message (a dict, or a string sent as it is) and its newline."""
+        data = message.encode() + b"\n" if isinstance(message, str) else line(message)
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def recv(self, timeout: float = 15.0) -> dict[str, Any]:
+        """The next line from the server, parsed."""
+        return json.loads(read_line(self.proc.stdout, timeout))
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request with the next id and return the next line."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.next_id += 1
+        self.send(message)
+        return self.recv()
+
+    def handshake(self, revision: str = PINNED_REVISION) -> dict[str, Any]:
+        """initialize at `revision`, then notifications/initialized; the initialize answer."""
+        answer = self.request("initialize", initialize(revision)["params"])
+        self.send(INITIALIZED)
+        return answer
+
+    def checked_handshake(self) -> dict[str, Any]:
+        """The handshake at the pinned revision, or an error naming the server when it was not completed."""
+        return _handshake_check(f"the {self.design} server over stdio", self.handshake())
+
+    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
+        """One tools/call: ms from writing the line to reading the answer; an error unless the tool succeeded."""
+        self.next_id += 1
+        data = line(tools_call(tool, arguments, self.next_id))
+        started = time.perf_counter()
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+        answer = read_line(self.proc.stdout)
+        elapsed = (time.perf_counter() - started) * 1000
+        _succeeded(tool, answer)
+        return elapsed
+
+    def close(self) -> int | None:
+        """Close stdin and wait for the exit code; kill the server if it does not exit."""
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(10)
+            for stream in (self.proc.stdout, self.proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def spawn_and_ask(command: list[str], message: dict[str, Any], env: dict[str, str] | None = None,
+                  ) -> tuple[float, bytes, str]:
+    """Spawn `command`, send one line, read one line back: elapsed ms (spawn included), the answer, its stderr."""
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                env=client_env() | (env or {}), cwd="/")
+        try:
+            proc.stdin.write(line(message))
+            proc.stdin.flush()
+            answer = read_line(proc.stdout)
+            elapsed = (time.perf_counter() - started) * 1000
+            proc.stdin.close()
+            proc.wait(10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+            proc.stdout.close()
+        err.seek(0)
+        return elapsed, answer, err.read().decode(errors="replace")
+
+
+def read_http_response(reader: BinaryIO) -> tuple[bytes, dict[str, str], bytes]:
+    """Status line, headers (lower-case names) and body of one HTTP/1.1 response (Content-Length or chunked)."""
+    status = reader.readline()
+    headers: dict[str, str] = {}
+    got = reader.readline()
+    while got not in (b"\r\n", b"\n", b""):
+        name, _, value = got.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+        got = reader.readline()
+    if headers.get("transfer-encoding", "").lower() != "chunked":
+        return status, headers, reader.read(int(headers.get("content-length", "0")))
+    body = b""
+    while (size := int(reader.readline().split(b";")[0], 16)) != 0:
+        body += reader.read(size)
+        reader.readline()
+    reader.readline()
+    return status, headers, body
+
+
+class HttpConnection:
+    """One kept-alive HTTP/1.1 connection to 127.0.0.1 that POSTs JSON bodies to /mcp."""
+
+    def __init__(self, port: int, timeout_s: float = 20.0) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout_s)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+        self.host = f"127.0.0.1:{port}"
+
+    def post(self, body: bytes, headers: dict[str, str] | None = None) -> tuple[bytes, dict[str, str], bytes]:
+        """POST one body and read the whole response: status line, headers, body."""
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        head = (f"POST /mcp HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: {len(body)}\r\n\r\n").encode()
+        self.sock.sendall(head + body)
+        return read_http_response(self.reader)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.reader.close()
+        self.sock.close()
+
+
+class RawHttp:
+    """A server process over Streamable HTTP (stateful, JSON responses), spoken to with raw HTTP/1.1."""
+
+    def __init__(self, design: str, timeout_s: float = 20.0) -> None:
+        port = free_port()
+        self.design = design
+        self.conn: HttpConnection | None = None
+        self.proc = subprocess.Popen(server_command(design, port), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, env=client_env(), start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while self.conn is None:
+            try:
+                self.conn = HttpConnection(port, timeout_s)
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.close()
+                    raise RuntimeError(f"the {design} server over HTTP did not listen on 127.0.0.1:{port}") from None
+                time.sleep(0.02)
+        self.headers = {"MCP-Protocol-Version": PINNED_REVISION}
+        self.next_id = 1
+
+    def post(self, message: dict[str, Any]) -> tuple[bytes, dict[str, str], bytes]:
+        """POST one JSON-RPC message with the session's headers."""
+        return self.conn.post(line(message).strip(), self.headers)
+
+    def checked_handshake(self) -> dict[str, Any]:
+        """initialize (keeping the session id), then notifications/initialized; an error if not completed."""
+        _, headers, body = self.post(initialize())
+        if "mcp-session-id" in headers:
+            self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            raise RuntimeError(f"the {self.design} server over HTTP answered initialize with {body[:200]!r}") from None
+        self.post(INITIALIZED)
+        return _handshake_check(f"the {self.design} server over HTTP", answer)
+
+    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
+        """One tools/call: ms from sending the request to reading the whole answer; an error unless it succeeded."""
+        self.next_id += 1
+        body = line(tools_call(tool, arguments, self.next_id)).strip()
+        started = time.perf_counter()
+        _, _, answer = self.conn.post(body, self.headers)
+        elapsed = (time.perf_counter() - started) * 1000
+        _succeeded(tool, answer)
+        return elapsed
+
+    def close(self) -> None:
+        """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s)."""
+        if self.conn is not None:
+            self.conn.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def __enter__(self) -> RawHttp:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

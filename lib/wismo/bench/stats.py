@@ -1,0 +1,91 @@
+"""Statistics of repeated timings, and the verdicts of the targets they are held to."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+# The targets of the performance issue (medians, 2-core machine). A benchmark reports them; tests do not time.
+TARGETS_MS = {
+    "stdio round trip": 0.5,
+    "server start to handshake": 300.0,
+    "comparison, all cases, both designs": 500.0,
+    "make report": 60_000.0,
+    "10,000-line order, focused result and comparison": 1000.0,
+}
+TARGETS_MB = {"10,000-line order, peak memory": 300.0}
+# Held as a ratio to a floor measured in the same run, so a slower or busier machine moves both sides.
+TARGETS_X_FLOOR = {"make report, times one empty notebook": 6.0}
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """The q-quantile (0..1) by linear interpolation between closest ranks (numpy's default, 'inclusive')."""
+    if not samples:
+        raise ValueError("no samples")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile {q} is outside 0..1")
+    ordered = sorted(samples)
+    position = (len(ordered) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(samples: Sequence[float]) -> float:
+    """The median (the mean of the two middle values for an even count)."""
+    return quantile(samples, 0.5)
+
+
+def p95(samples: Sequence[float]) -> float:
+    """The 95th percentile, interpolated."""
+    return quantile(samples, 0.95)
+
+
+def summary(samples: Sequence[float], unit: str = "ms", digits: int = 4) -> dict[str, Any]:
+    """n, median, p95, min and max of the samples, rounded; what every figure in bench.json is."""
+    return {
+        "unit": unit, "n": len(samples),
+        "median": round(median(samples), digits), "p95": round(p95(samples), digits),
+        "min": round(min(samples), digits), "max": round(max(samples), digits),
+    }
+
+
+def ratio(value: float, floor: float) -> float | None:
+    """value / floor, or None when the floor is zero."""
+    return round(value / floor, 2) if floor else None
+
+
+def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detail: Any) -> dict[str, Any]:
+    """One row of a benchmark: its summary and how many times its floor it is (a floor itself when no floor is given)."""
+    vs = 1.0 if floor_median is None else ratio(stats["median"], floor_median)
+    return {"name": name, "floor": floor_median is None, "stats": stats, "vsFloor": vs, **detail}
+
+
+def _verdict(name: str, unit: str, limit: float, field: str, measured: float, digits: int,
+             why: Callable[[], str]) -> dict[str, Any]:
+    """Whether `measured` is within `limit`; if not, by how much and why (asked only then)."""
+    met = measured <= limit
+    verdict: dict[str, Any] = {"target": name, f"target{unit}": limit, field: round(measured, digits), "met": met}
+    if not met:
+        verdict[f"missedBy{unit}"] = round(measured - limit, digits)
+        verdict["missedByPercent"] = round(100 * (measured - limit) / limit, 1)
+        verdict["why"] = why()
+    return verdict
+
+
+def check(name: str, measured_ms: float, why: Callable[[], str]) -> dict[str, Any]:
+    """A time target's verdict: the target, the measured median, whether it is met, and if not by how much and why."""
+    return _verdict(name, "Ms", TARGETS_MS[name], "medianMs", measured_ms, 4, why)
+
+
+def check_memory(name: str, peak_mb: float, why: Callable[[], str]) -> dict[str, Any]:
+    """A memory target's verdict, on the peak resident set size in MB."""
+    return _verdict(name, "Mb", TARGETS_MB[name], "peakMb", peak_mb, 1, why)
+
+
+def check_ratio(name: str, measured_ms: float, floor_ms: float, why: Callable[[], str]) -> dict[str, Any]:
+    """A target stated as a ratio to a floor measured in the same run; both medians are kept beside it."""
+    if floor_ms <= 0:
+        raise ValueError(f"the floor of '{name}' is {floor_ms} ms: a ratio to it means nothing")
+    verdict = _verdict(name, "XFloor", TARGETS_X_FLOOR[name], "xFloor", measured_ms / floor_ms, 2, why)
+    return verdict | {"medianMs": round(measured_ms, 4), "floorMs": round(floor_ms, 4)}
