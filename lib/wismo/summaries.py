@@ -57,7 +57,7 @@ def outcomes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """How many conversations ended each way, per design: rows of design, outcome and count (designs in the
     registry's order, then outcomes by count, most first)."""
     counts = Counter((r["design"], r["outcome"]) for r in rows)
-    order = {d: i for i, d in enumerate(DESIGNS)}
+    order = {d: i for i, d in enumerate(designs.names())}
     ranked = sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], -kv[1], kv[0][1]))
     return [{"design": design, "outcome": outcome, "count": n} for (design, outcome), n in ranked]
 

@@ -30,10 +30,11 @@ async def comparison_passes(transport: str, later_passes: int, server_transport:
             started = time.perf_counter()
             await granular.list_tools()
             await focused.list_tools()
-            rows = [(await compare.compare_case(granular, focused, case))[0] for case in cases]
+            conns = {"granular": granular, "focused": focused}
+            rows = [(await compare.compare_case(conns, case))[0] for case in cases]
             passes.append((time.perf_counter() - started) * 1000)
             calls = len(granular.interactions) + len(focused.interactions) - before
-            equal = equal and compare.summarise(rows)["allEqual"]
+            equal = equal and compare.summarise(rows, list(conns))["allEqual"]
     payload = line(tools_call("get_order", {"orderId": PROBE_ORDER}))
     with echo_for(transport) as echo:
         echo.round_trip(payload)
