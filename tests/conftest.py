@@ -12,9 +12,9 @@ def anyio_backend():
 
 
 def pytest_collection_modifyitems(items):
-    """Every test that reads the shared build of all notebooks is slow, whether or not it says so."""
+    """Every test that reads the shared build of all notebooks, or runs the benchmarks, is slow."""
     for item in items:
-        if "built_reports" in getattr(item, "fixturenames", ()):
+        if {"built_reports", "smoke"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
 
 

@@ -55,6 +55,7 @@ async def test_openai_backend_in_the_loop():
         {"inputTokens": 1400, "outputTokens": 150, "cachedInputTokens": 512}]
 
 
+@pytest.mark.slow
 async def test_anthropic_backend_in_the_loop():
     replies = [
         {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "tool_use", "stop_sequence": None,

@@ -70,6 +70,7 @@ def test_a_broken_registration_says_what_is_wrong(tmp_path, monkeypatch):
         designs.registered()
 
 
+@pytest.mark.slow
 async def test_a_registered_fourth_design_works_everywhere_with_no_other_edit(toy):
     assert designs.names()[-1] == "toy"
     # Served from its own process, with the same CLI as the built-in designs.

@@ -40,6 +40,7 @@ def _build(module_name: str, params: dict) -> None:
         build(params)
 
 
+@pytest.mark.slow
 def test_two_runs_of_every_report_agree(tmp_path):
     runs = [tmp_path / "first", tmp_path / "second"]
     for stem, (module_name, _) in REPORTS.items():

@@ -1,10 +1,13 @@
 """A short pass of the property-based fuzzing over real stdio servers (`make fuzz` runs the long one)."""
 
+import pytest
+
 from wismo import fuzz
 from wismo.jsonfmt import write_stable
 from wismo.reports import equivalence
 
 
+@pytest.mark.slow
 def test_every_tool_survives_hostile_arguments(tmp_path):
     result = fuzz.fuzz_all(examples=60)
     totals = result["totals"]

@@ -102,6 +102,7 @@ def _run(ws: websocket.WebSocket, code: str, timeout: float = 60.0) -> str:
     return "".join(out)
 
 
+@pytest.mark.slow
 def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(tmp_path):
     env, argv = lab_command()
     port, token = _free_port(), secrets.token_hex(16)

@@ -85,6 +85,7 @@ def test_reader_version_hides_code_and_keeps_every_chart(built_reports):
             assert not re.search(r'(src|href)="(https?:)?//', page)
 
 
+@pytest.mark.slow
 def test_equivalence_notebook_stops_on_a_difference(tmp_path):
     fixtures = tmp_path / "fixtures"
     fixtures.mkdir()

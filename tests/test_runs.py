@@ -94,6 +94,7 @@ def test_an_unlisted_file_and_a_missing_file_are_named(copy):
     assert "traces/ORD-1001-r1.json: listed in the manifest but missing" in problems
 
 
+@pytest.mark.slow
 def test_summaries_refuse_an_unverified_run_and_the_command_exits_non_zero(copy):
     _edit(copy, "ORD-1004-r1.json", lambda t: t["totals"].update(toolCalls=4))
     with pytest.raises(runs.RunInvalid, match="does not verify"):
@@ -140,6 +141,7 @@ def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys,
     assert list(tmp_path.iterdir()) == [folder]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path):
     import signal
     import time

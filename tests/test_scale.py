@@ -50,6 +50,7 @@ def _pages(ctx, fmt, cap=paging.DEFAULT_CAP):
             return pages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lines", SWEEP)
 def test_following_every_cursor_reconstructs_the_focused_answer_exactly(lines):
     ds = load(large=[lines])
@@ -93,6 +94,7 @@ def test_bad_cursors_and_formats_are_named():
 pytestmark_anyio = pytest.mark.anyio
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_scoped_server_pages_rebuild_the_focused_servers_answer_byte_for_byte():
     env = scale.server_env([1000])
@@ -114,6 +116,7 @@ async def test_scoped_server_pages_rebuild_the_focused_servers_answer_byte_for_b
         assert not (await scoped.call("get_order_support_context", {"orderId": "ORD-1004"})).is_error
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_measure_and_breaking_points_on_a_small_sweep():
     rows, checks = await scale.measure([1, 100])

@@ -33,6 +33,7 @@ async def test_both_investigations_over_mcp_and_their_accounting():
     assert ratio["ORD-1004"]["ratio"] == round(g["total"] / f["total"], 3)
 
 
+@pytest.mark.slow
 def test_wismo_tokens_measures_any_stdio_server():
     done = subprocess.run([WISMO, "tokens", "--json", "--", WISMO, "serve", "granular"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -20,6 +20,7 @@ from wismo import tokens
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_http_gives_the_same_tools_verdicts_and_bytes_as_stdio():
     results = {t: await compare.run(transport=t) for t in ("stdio", "http")}
     compare.require_parity(compare.parity(results), list(results))
@@ -52,6 +53,7 @@ async def test_the_sdk_default_client_falls_back_over_http_too():
         server.wait(10)
 
 
+@pytest.mark.slow
 async def test_the_pinned_contract_holds():
     now = await contract.current()
     diff = contract.drift(contract.pinned(), now)
@@ -147,6 +149,7 @@ async def test_a_server_that_dies_mid_session(transport):
     assert ("Connection closed" in message) if transport == "stdio" else ("exited with code -9" in message)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_call_that_exceeds_its_timeout(transport):
     started = time.monotonic()
