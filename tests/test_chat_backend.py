@@ -252,3 +252,24 @@ def test_the_trace_schema_knows_every_outcome():
     schema = runs.schema("trace")
     assert sorted(schema["properties"]["outcome"]["enum"]) == sorted(outcomes.ALL)
     assert set(schema["if"]["properties"]["outcome"]["enum"]) == set(outcomes.ALL) - {outcomes.ANSWERED, *outcomes.BUDGETS}
+
+
+async def test_a_server_run_appears_in_the_recorded_runs_report_beside_not_mixed_with_scripted_runs(tmp_path):
+    import shutil
+
+    from wismo.reports import recorded_runs
+
+    runs_dir = tmp_path / "runs"
+    for folder in runs.find():  # the shipped scripted runs
+        shutil.copytree(folder, runs_dir / folder.name)
+    with ChatServer(investigator(granular=True)) as server:
+        await runs.evaluate(["granular"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
+    with ChatServer(investigator(granular=False)) as server:
+        await runs.evaluate(["focused"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
+    result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
+    scripted, served = result["groups"]
+    assert (scripted["backend"], served["backend"], served["model"]) == ("scripted", "openai-chat", ASKED)
+    assert served["kinds"]["tokens"] == "server-reported" and served["server"]["reportedModels"] == [MODEL]
+    assert scripted["kinds"]["runs"] == "scripted (no model)" and len(scripted["cases"]) == 36 and len(served["cases"]) == 2
+    assert {o["outcome"] for o in served["outcomes"]} == {"answered"}
+    assert "model replied" in served["transcripts"]["granular"][0] and "scripted reply" in scripted["transcripts"]["granular"][0]

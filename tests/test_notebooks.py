@@ -50,13 +50,17 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert {r["orderId"] for r in context["ratios"]} == {f"ORD-100{i}" for i in range(1, 7)}
     assert all(r["focusedTotal"] < r["granularTotal"] for r in context["ratios"])
     assert context["labels"]["article"].startswith("provider-reported")
+    assert context["calibrationSummary"]["additions"] == [275, 733] and context["calibrationSummary"]["derived"] == [287, 714]
     recorded = json.loads((tmp_path / "recorded-runs.json").read_text())
-    medians = {m["measure"]: m for m in recorded["medians"]}
+    (scripted,) = recorded["groups"]
+    assert scripted["kinds"]["runs"] == "scripted (no model)" and scripted["backend"] == "scripted"
+    medians = {m["measure"]: m for m in scripted["medians"]}
     assert (medians["turns"]["granular"], medians["turns"]["focused"]) == (3, 2)
     assert medians["totalTokens"]["focused vs granular %"] < 0
-    assert all(p["pass^k"] for p in recorded["passK"]) and len(recorded["cases"]) == 36
+    assert all(p["pass^k"] for p in scripted["passK"]) and len(scripted["cases"]) == 36
     runs_page = (tmp_path / "html" / "03-recorded-runs.html").read_text()
     assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
+    assert "scripted reply" in runs_page and "model replied" not in runs_page
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
     assert "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
 
@@ -69,8 +73,16 @@ def test_key_figures_come_from_the_results(built_reports):
     ratio = figures["02-context-cost"]["case study: input tokens per session, broad to scoped tools"]
     assert ratio.value == "ratio 5.7" and ratio.kind == "modelled"
     tokens = figures["03-recorded-runs"]["median tokens per conversation, focused vs granular"]
-    assert tokens.value.startswith("-") and tokens.value.endswith("%") and tokens.kind == "tiktoken-estimated"
-    assert figures["03-recorded-runs"]["order and design cases where every repetition passed (pass^k)"].value == "12/12"
+    assert tokens.value.startswith("-") and tokens.value.endswith("%")
+    assert tokens.kind == "scripted (no model), tiktoken-estimated; scripted backend, model scripted-v1"
+    passk = figures["03-recorded-runs"]["order and design cases where every repetition passed (pass^k)"]
+    assert passk.value == "12/12" and passk.kind.startswith("scripted (no model): scored")
+    turns = figures["03-recorded-runs"]["median model turns per conversation, granular vs focused"]
+    assert turns.kind.startswith("scripted (no model): fixed by the script's rules")
+    unfriendly = next(f for label, f in figures["01-equivalence"].items() if label.startswith("unfriendly inputs"))
+    assert unfriendly.value == "10 rejected alike, 1 returned alike (11/11)"
+    calibration = next(f for label, f in figures["02-context-cost"].items() if label.startswith("article's ORD-1004 turns rebuilt"))
+    assert calibration.value == "275 / 733 vs 287 / 714" and "derived from published" in calibration.kind
 
 
 def test_reader_version_hides_code_and_keeps_every_chart(built_reports):

@@ -317,7 +317,7 @@ def load(folder: str | Path) -> Run:
     return Run(folder, manifest, traces)
 
 
-def find(runs_dir: Path = RUNS) -> list[Path]:
+def find(runs_dir: str | Path = RUNS) -> list[Path]:
     """Every run folder under data/runs, oldest first."""
-    found = (p.parent for p in runs_dir.glob("*/manifest.json") if not p.parent.name.startswith(STAGING_PREFIX))
+    found = (p.parent for p in Path(runs_dir).glob("*/manifest.json") if not p.parent.name.startswith(STAGING_PREFIX))
     return sorted(found, key=lambda p: p.name.rsplit("-", 1)[-1])

@@ -104,7 +104,7 @@ def growth(runs: list[Run], order_id: str, repetition: int = 1) -> list[dict[str
 
 
 def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
-    """The run folders to report: those named, else the newest run of each design and backend."""
+    """The run folders to report: those named, else the newest run of each design, backend and model."""
     from .runs import RUNS, find
 
     folders = find(runs_dir or RUNS)
@@ -117,7 +117,11 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
     newest = {}
     for folder in folders:  # oldest first, so the newest of each kind wins
         backend, design, _ = folder.name.rsplit("-", 2)  # a backend's name may hold a hyphen (openai-chat)
-        newest[(backend, design)] = folder
+        try:
+            model = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError):
+            model = None  # loading it will refuse the run and say why
+        newest[(backend, design, model)] = folder
     return list(newest.values())
 
 

@@ -13,7 +13,8 @@ from . import check, parameters
 
 OUTPUT = "recorded-runs.json"
 DEFAULTS: dict[str, Any] = {
-    "run_ids": None,           # run folder names under data/runs; None means the newest run of each design and backend
+    "run_ids": None,           # run folder names; None means the newest run of each design, backend and model
+    "runs_dir": None,          # where the runs are; None means data/runs
     "focus_order": "ORD-1004",  # the case drawn turn by turn and shown as transcripts
     "output_dir": "outputs",
 }
@@ -37,40 +38,55 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Load and verify the runs (a run that does not verify is refused), score and summarise them, write the JSON."""
-    p = parameters(params, DEFAULTS, "the recorded-runs report")
-    loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"])]
+def _group(loaded: list[Any], focus_order: str, article: dict[str, Any]) -> dict[str, Any]:
+    """Every figure of one group of runs (one backend and model): never pooled with another group's."""
     rows = summaries.case_rows(loaded)
-    article = reference.load("where-is-my-order")
     kind = kinds([r.manifest for r in loaded])
-    result = {
+    reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
+    first = loaded[0].manifest
+    return {
+        "backend": first["backend"], "model": first["model"],
+        "label": f"{first['backend']} backend, model {first['model']}",
+        "server": first.get("server"),
         "kinds": kind,
         "runs": [{"run": r.manifest["runId"], "design": r.manifest["design"], "backend": r.manifest["backend"],
                   "model": r.manifest["model"], "protocol": r.manifest["protocolRevision"], "cases": r.manifest["totals"]["cases"],
-                  "repetitions": r.manifest["repetitions"], "tokensAre": r.manifest["figures"]["tokens"],
-                  "latencyModel": r.manifest["latencyModel"]} for r in loaded],
+                  "repetitions": r.manifest["repetitions"], "tokens are": r.manifest["figures"]["tokens"],
+                  "latency model": r.manifest["latencyModel"]} for r in loaded],
         "tokensAre": kind["tokens"],
-        "latencyModels": sorted({str(r.manifest["latencyModel"]) for r in loaded}),
-        "focusOrder": p["focus_order"],
         "cases": rows, "medians": summaries.medians(rows), "passK": summaries.pass_k(rows),
-        "growth": summaries.growth(loaded, p["focus_order"]),
-        "transcripts": {d: [{("scripted reply" if kind["runs"] == SCRIPTED else "model replied") if k == "model replied" else k: v
-                             for k, v in step.items()} for step in summaries.transcript(loaded, d, p["focus_order"])]
-                        for d in summaries.designs_in(rows)},
-        "answers": {d: summaries.answer_of(loaded, d, p["focus_order"]) for d in summaries.designs_in(rows)},
-        "scoresByCase": scores_by_case(rows),
+        "outcomes": summaries.outcomes(rows), "scoresByCase": scores_by_case(rows),
+        "growth": summaries.growth(loaded, focus_order),
+        "transcripts": {d: [{(reply if k == "model replied" else k): v for k, v in step.items()}
+                            for step in summaries.transcript(loaded, d, focus_order)]
+                        for d in summaries.designs_in(rows)
+                        if any(t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d for r in loaded for t in r.traces)},
+        "answers": {d: summaries.answer_of(loaded, d, focus_order) for d in summaries.designs_in(rows)
+                    if any(t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d for r in loaded for t in r.traces)},
         "againstArticle": against_article(rows, article, kind, [r.manifest for r in loaded]),
-        "articleSource": article["source"],
     }
+
+
+def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Load and verify the runs (a run that does not verify is refused), group them by backend and model (scripted
+    first), score and summarise each group apart, write the JSON."""
+    p = parameters(params, DEFAULTS, "the recorded-runs report")
+    loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"], p["runs_dir"])]
+    if not loaded:
+        raise runs.RunInvalid(f"no recorded runs under {p['runs_dir'] or runs.RUNS}; `make runs` records the scripted ones")
+    article = reference.load("where-is-my-order")
+    keys = sorted({(r.manifest["backend"], r.manifest["model"]) for r in loaded}, key=lambda k: (k[0] != "scripted", k))
+    groups = [_group([r for r in loaded if (r.manifest["backend"], r.manifest["model"]) == key], p["focus_order"], article)
+              for key in keys]
+    result = {"focusOrder": p["focus_order"], "articleSource": article["source"], "groups": groups}
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 
-def check_resent_history(result: dict[str, Any]) -> str:
+def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
     """The claim about one case turn by turn: the granular conversation has one request more than the focused one,
     and each later request carries everything the earlier one did plus the newest turn."""
-    growth = {g["design"]: g for g in result["growth"]}
+    growth = {g["design"]: g for g in group["growth"]}
     g, f = growth.get("granular"), growth.get("focused")
     if g is None or f is None:
         return "No granular and focused pair for this case in the selected runs; nothing to check."
@@ -79,7 +95,7 @@ def check_resent_history(result: dict[str, Any]) -> str:
     return check(holds, f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
                         "resends all earlier ones",
                  f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused {', '.join(f'{v:,}' for v in f['inputs'])} "
-                 f"tokens ({result['tokensAre']})")
+                 f"tokens ({group['tokensAre']})")
 
 
 def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -142,4 +158,26 @@ def against_article(rows: list[dict[str, Any]], article: dict[str, Any], kind: d
     change = med["modelledElapsedMs"]["focused vs granular %"]
     add("focused: lower median elapsed time, %", article["medians"]["focusedLowerElapsedPercent"],
         "medians.focusedLowerElapsedPercent", None if change is None else -change, kind["elapsed"])
+    return out
+
+
+MEASURES = {
+    "turns": "model turns (count)", "toolCalls": "tool calls (count)", "resultBytes": "tool result bytes (measured)",
+    "inputTokens": "input tokens", "outputTokens": "output tokens", "totalTokens": "tokens, input + output",
+    "wallMs": "wall time of the loop, ms (measured)", "modelledElapsedMs": "elapsed time, ms (modelled)",
+}
+
+
+def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """A group's medians for the reader: each measure in words with its unit and kind, counts without decimals."""
+    out = []
+    for m in group["medians"]:
+        if m["granular"] is None and m["focused"] is None:
+            continue
+        what = MEASURES.get(m["measure"], m["measure"])
+        if "tokens" in m["measure"].lower():
+            what += f" ({group['kinds']['tokens']})"
+        whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
+        out.append({"median per conversation": what, "granular": whole(m["granular"]), "focused": whole(m["focused"]),
+                    "focused vs granular (%)": m["focused vs granular %"]})
     return out
