@@ -1,7 +1,8 @@
 """The rendered reports in a real browser: headless Chromium, offline, at a laptop's width (1280 px).
 
 Each page must load with no console error and no request off the machine, every chart must be a decoded inline
-image shown at nearly its drawn size, and a full-page screenshot of each lands in outputs/screenshots/.
+image shown at nearly its drawn size with alt text saying what it shows, no table cell may be cut short, and a
+full-page screenshot of each lands in outputs/screenshots/. Playwright drives Debian's chromium.
 """
 
 import json
@@ -68,3 +69,10 @@ def test_report_loads_with_every_chart(browser, built_reports, name, version):
         assert img["src"].startswith("data:image/png;base64,"), f"{page.name} image {i} is not inline: {img['src']}"
         assert img["complete"] and img["naturalWidth"] > 0 and img["naturalHeight"] > 0, f"{page.name} image {i} is empty: {img}"
         assert img["shownWidth"] >= MIN_SCALE * img["naturalWidth"], f"{page.name} image {i} shrunk to {img['shownWidth']:.0f} px"
+        # Alt text: the chart's title and its one-line finding, never nbconvert's placeholder.
+        assert img["alt"] and "No description" not in img["alt"] and len(img["alt"]) > 40, f"{page.name} image {i} alt: {img['alt']!r}"
+    cut = [c for c in result.cells if c.endswith(("...", "…"))]
+    assert not cut, f"{page.name}: table cells cut short: {cut[:3]}"
+    if version == "reader":
+        assert "\\n" not in "".join(result.cells) and not any(c.startswith("[") and c.endswith("]") for c in result.cells), \
+            f"{page.name}: a list or an escaped string shown raw in a table"

@@ -157,7 +157,7 @@ def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1)
         if kind == "function_call_output":
             return f"result {item['call_id']}: {len(item['output'].encode())} bytes"
         text = item["content"]
-        return f"{item['role']}: {text if len(text) <= 90 else text[:90] + '…'}"
+        return f"{item['role']}: {text}"
 
     return [{"request": r["index"], "input tokens": r["usage"]["inputTokens"],
              "newly sent": "\n".join(show(i) for i in r["newItems"]), "model replied": "\n".join(show(i) for i in r["output"])}
