@@ -5,6 +5,7 @@ import json
 import pytest
 
 from wismo import runs
+from wismo import recording
 from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
@@ -118,7 +119,7 @@ async def test_a_recorded_live_run_contains_no_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with ReplayServer({"/v1/responses": openai_replies()}) as server:
         backend = make("openai", "gpt-4.1-mini-2025-04-14", server.url + "/v1")
-        (folder,) = await runs.evaluate(["focused"], 1, backend, ["ORD-1004"], runs_dir=tmp_path)
+        (folder,) = await recording.evaluate(["focused"], 1, backend, ["ORD-1004"], runs_dir=tmp_path)
     assert runs.verify(folder) == []
     manifest = json.loads((folder / "manifest.json").read_text())
     # A replay server is not OpenAI's own API: its figures are server-reported, with the model id it answered with.

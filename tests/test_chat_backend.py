@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from wismo import runs, summaries
+from wismo import recording, runs, summaries
 from wismo.agent import outcomes
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
@@ -105,7 +105,7 @@ async def test_a_recorded_run_is_server_reported_names_the_server_and_holds_no_k
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with ChatServer(investigator(granular=False), key=SECRET) as server:  # a vLLM started with --api-key
         backend = make("openai-chat", ASKED, server.url + "/v1")
-        folders = await runs.evaluate(["granular", "focused"], 1, backend, ["ORD-1004", "ORD-1005"], runs_dir=tmp_path)
+        folders = await recording.evaluate(["granular", "focused"], 1, backend, ["ORD-1004", "ORD-1005"], runs_dir=tmp_path)
     assert [f.name.rsplit("-", 1)[0] for f in folders] == ["openai-chat-granular", "openai-chat-focused"]
     assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in server.requests)
     for folder in folders:
@@ -153,7 +153,7 @@ async def test_each_misbehaviour_ends_its_conversation_with_a_named_outcome_and_
     orders = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
     with misbehaving_server() as server:
         backend = BACKENDS[shape](ASKED, base_url=server.url + "/v1", timeout_s=0.5, max_retries=0)
-        (folder,) = await runs.evaluate(["focused"], 2, backend, orders, runs_dir=tmp_path)
+        (folder,) = await recording.evaluate(["focused"], 2, backend, orders, runs_dir=tmp_path)
     run = runs.load(folder)  # refused unless it verifies
     by_case = {(t["orderId"], t["repetition"]): t for t in run.traces}
     traces = [by_case[(o, r)] for o in orders for r in (1, 2)]
@@ -207,7 +207,7 @@ async def test_a_backend_failing_mid_run_leaves_nothing(tmp_path):
     with ChatServer(step) as server:
         backend = OpenAIChatBackend(ASKED, base_url=server.url + "/v1", max_retries=0)
         with pytest.raises(BackendError, match="wants an API key"):
-            await runs.evaluate(["focused"], 2, backend, ["ORD-1001"], runs_dir=tmp_path)
+            await recording.evaluate(["focused"], 2, backend, ["ORD-1001"], runs_dir=tmp_path)
     assert len(server.requests) == 3 and list(tmp_path.iterdir()) == []
 
 
@@ -216,7 +216,7 @@ async def test_no_server_at_the_address_stops_the_run_before_anything_is_kept(tm
         url = gone.url
     backend = OpenAIChatBackend(ASKED, base_url=url + "/v1", max_retries=0)
     with pytest.raises(BackendError, match=r"cannot reach a server at 127\.0\.0\.1:\d+ \(connection refused\); start it, or correct --base-url"):
-        await runs.evaluate(["focused"], 1, backend, ["ORD-1001"], runs_dir=tmp_path)
+        await recording.evaluate(["focused"], 1, backend, ["ORD-1001"], runs_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -263,9 +263,9 @@ async def test_a_server_run_appears_in_the_recorded_runs_report_beside_not_mixed
     for folder in runs.find():  # the shipped scripted runs
         shutil.copytree(folder, runs_dir / folder.name)
     with ChatServer(investigator(granular=True)) as server:
-        await runs.evaluate(["granular"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
+        await recording.evaluate(["granular"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
     with ChatServer(investigator(granular=False)) as server:
-        await runs.evaluate(["focused"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
+        await recording.evaluate(["focused"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir)
     result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
     scripted, served = result["groups"]
     assert (scripted["backend"], served["backend"], served["model"]) == ("scripted", "openai-chat", ASKED)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wismo import runs, summaries
+from wismo import recording, runs, summaries
 from wismo.jsonfmt import stable
 
 SHIPPED = runs.find()
@@ -135,7 +135,7 @@ def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys,
     assert cli.main(["evaluate", "focused", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 0
     (folder,) = tmp_path.iterdir()
     assert folder.name.startswith("scripted-focused-") and runs.verify(folder) == [] and "verified" in capsys.readouterr().out
-    monkeypatch.setattr(runs, "verify", lambda f: ["traces/x.json: made up for the test"])
+    monkeypatch.setattr(recording, "verify", lambda f: ["traces/x.json: made up for the test"])
     assert cli.main(["evaluate", "granular", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 1
     assert "the granular run just recorded does not verify, so nothing was kept: traces/x.json" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [folder]

@@ -109,7 +109,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     """Record agent runs: `wismo evaluate <granular|focused|both> <repetitions> [model] [provider]`."""
     import anyio
 
-    from . import runs
+    from . import recording, runs
     from .agent.backends import make
     from .agent.base import BackendError
     from .agent.loop import Budgets, LatencyModel
@@ -120,7 +120,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     chosen = list(designs.article()) if args.design == "both" else [args.design]
     orders = args.orders if args.orders is not None else [c.order_id for c in load_cases(unfriendly=False)]
     try:
-        runs.check_request(chosen, args.repetitions, orders)
+        recording.check_request(chosen, args.repetitions, orders)
         if args.timeout <= 0:
             raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
         backend = make(provider, args.model, args.base_url, args.timeout)
@@ -131,7 +131,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     total = len(orders) * args.repetitions * len(chosen)
     try:
         with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
-            folders = anyio.run(lambda: runs.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
+            folders = anyio.run(lambda: recording.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
                                                       Budgets(args.max_turns, args.max_tool_calls), latency, progress))
     except (BackendError, runs.RunInvalid, FileExistsError) as exc:
         print(f"wismo evaluate: {exc}; nothing was written to {args.runs_dir}", file=sys.stderr)

@@ -1,32 +1,26 @@
-"""Recorded agent runs: record them, the on-disk format, verification, and summaries of verified runs.
+"""The run format: what a recorded run folder holds, its counters, its verification, and loading verified runs.
 
 A run folder data/runs/<backend>-<design>-<timestamp>/ holds manifest.json and traces/<orderId>-r<k>.json.
 Every trace file is covered by a sha256 in the manifest; nothing in a run folder is edited after recording.
+Recording runs (through the agent loop) is lib/wismo/recording.py; this module knows nothing of the loop.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from . import designs, prompts
-from .agent.base import Backend
+from . import designs
 from .agent.checks import outcome_problems
-from .agent.loop import Budgets, LatencyModel, run_case, totals
 from .agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
-from .harness import connect
-from .jsonfmt import stable, utf8_len
+from .jsonfmt import utf8_len
 from .paths import DATA
-from .servers.protocol import PINNED_REVISION
 
 RUNS = DATA / "runs"
 STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
@@ -49,149 +43,34 @@ def schema(name: str) -> dict[str, Any]:
     return value
 
 
-def _sha256(data: bytes) -> str:
+def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> dict[str, Any]:
+    """Counters of one trace, each derivable from its requests and calls (wallMs excepted: it is measured)."""
+    out = {
+        "turns": len(requests),
+        "toolCalls": len(tool_calls),
+        "inputTokens": sum(r["usage"]["inputTokens"] for r in requests),
+        "outputTokens": sum(r["usage"]["outputTokens"] for r in requests),
+        "cachedInputTokens": sum(r["usage"]["cachedInputTokens"] for r in requests),
+        "modelElapsedMs": round(sum(r["elapsedMs"] for r in requests), 3),
+        "toolElapsedMs": round(sum(c["elapsedMs"] for c in tool_calls), 3),
+        "resultBytes": sum(c["resultBytes"] for c in tool_calls),
+    }
+    if any("modelledElapsedMs" in r for r in requests):
+        out["modelledElapsedMs"] = round(sum(r.get("modelledElapsedMs", 0) for r in requests), 3)
+    if wall_ms is not None:
+        out["wallMs"] = round(wall_ms, 3)
+    return out
+
+
+def sha256(data: bytes) -> str:
+    """The hex sha256 of bytes, as the manifest records it."""
     return hashlib.sha256(data).hexdigest()
 
 
-def _sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
+def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
     """Run totals: the sum of every trace's counters."""
     keys = ("turns", "toolCalls", "inputTokens", "outputTokens", "cachedInputTokens")
     return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
-
-
-@dataclass
-class _Recording:
-    """One design's run folder while it is being recorded."""
-
-    design: str
-    folder: Path
-    tools: list[dict[str, Any]]
-    traces: list[dict[str, Any]]
-    files: list[dict[str, Any]]
-
-
-def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
-    """Write one trace file and note its checksum for the manifest."""
-    relative = f"traces/{trace['orderId']}-r{trace['repetition']}.json"
-    data = stable(trace).encode("utf-8")
-    path = rec.folder / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    rec.files.append({"path": relative, "sha256": _sha256(data), "orderId": trace["orderId"], "repetition": trace["repetition"]})
-    rec.traces.append(trace)
-
-
-def check_request(design_names: list[str], repetitions: int, orders: list[str]) -> None:
-    """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
-    from .domain import ORDER, load
-
-    known_designs = designs.names()
-    unknown = [d for d in design_names if d not in known_designs]
-    if unknown or not design_names or len(set(design_names)) < len(design_names):
-        raise ValueError(f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}")
-    if repetitions < 1:
-        raise ValueError(f"repetitions must be at least 1, not {repetitions}")
-    if not orders:
-        raise ValueError("give at least one order id to record")
-    twice = sorted({o for o in orders if orders.count(o) > 1})
-    if twice:
-        raise ValueError(f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition")
-    known = load().ids(ORDER)
-    missing = [o for o in orders if o not in known]
-    if missing:
-        raise ValueError(f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
-                         f"{' and more' if len(known) > 8 else ''})")
-
-
-def _manifest(rec: _Recording, run_id: str, backend: Backend, repetitions: int, orders: list[str], budgets: Budgets,
-              latency: LatencyModel | None, design_order: list[dict[str, Any]], created: datetime) -> dict[str, Any]:
-    """What was run, how, what its figures are, and a checksum of every trace; never a key."""
-    return {
-        "schema": "wismo.run/1",
-        "runId": run_id,
-        "design": rec.design,
-        "backend": backend.name,
-        "model": backend.model,
-        # Host, port and the model ids the server's answers named (None for a backend without a server).
-        "server": getattr(backend, "server", None),
-        "protocolRevision": PINNED_REVISION,
-        "repetitions": repetitions,
-        "orders": orders,
-        "createdAt": created.isoformat(timespec="seconds"),
-        "instructionsSha256": prompts.instructions_sha256(),
-        "toolListSha256": _sha256(stable(rec.tools).encode("utf-8")),
-        "tools": rec.tools,
-        "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
-        "latencyModel": latency.as_dict() if latency else None,
-        "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
-                    "modelledElapsedMs": "modelled" if latency else None},
-        "designOrder": design_order,
-        "files": rec.files,
-        "totals": _sum_totals(rec.traces),
-    }
-
-
-async def evaluate(
-    designs: list[str],
-    repetitions: int,
-    backend: Backend,
-    orders: list[str],
-    runs_dir: Path = RUNS,
-    budgets: Budgets = Budgets(),
-    latency: LatencyModel | None = None,
-    progress: Any = None,
-    now: datetime | None = None,
-) -> list[Path]:
-    """Record `repetitions` fresh conversations per order for each design; return the run folders.
-
-    With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
-    Recording goes into hidden folders under runs_dir, moved into place only once every run verifies: a backend
-    that stops the run, an interruption or a run that does not verify leaves nothing behind.
-    """
-    check_request(designs, repetitions, orders)
-    created = now or datetime.now(timezone.utc)
-    stamp = created.strftime("%Y%m%dT%H%M%SZ")
-    final = {d: runs_dir / f"{backend.name}-{d}-{stamp}" for d in designs}
-    for folder in final.values():
-        if folder.exists():
-            raise FileExistsError(f"{folder} exists; recorded runs are never overwritten")
-    recordings: dict[str, _Recording] = {}
-    design_order = []
-    try:
-        async with AsyncExitStack() as stack:
-            conns = {d: await stack.enter_async_context(connect(d)) for d in designs}  # one server per design
-            for design in designs:
-                staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
-                staging.mkdir(parents=True)
-                recordings[design] = _Recording(design, staging, await conns[design].list_tools(), [], [])
-            pair = 0
-            for order_id in orders:
-                for rep in range(1, repetitions + 1):
-                    sequence = designs if pair % 2 == 0 else list(reversed(designs))
-                    design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
-                    pair += 1
-                    for design in sequence:
-                        rec = recordings[design]
-                        trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
-                        trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
-                        _write_trace(rec, trace)
-                        if progress is not None:
-                            progress.update(1)
-        for design, rec in recordings.items():
-            manifest = _manifest(rec, final[design].name, backend, repetitions, orders, budgets, latency,
-                                 design_order if len(designs) > 1 else [], created)
-            (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
-        for design, rec in recordings.items():
-            problems = verify(rec.folder)
-            if problems:
-                raise RunInvalid(f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10]))
-        for design, rec in recordings.items():
-            rec.folder.rename(final[design])
-    finally:
-        for rec in recordings.values():
-            if rec.folder.exists():
-                shutil.rmtree(rec.folder, ignore_errors=True)
-    return [final[d] for d in designs]
 
 
 def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
@@ -274,7 +153,7 @@ def verify(folder: str | Path) -> list[str]:
             problems.append(f"{path}: listed in the manifest but missing")
             continue
         data = file.read_bytes()
-        if _sha256(data) != entry["sha256"]:
+        if sha256(data) != entry["sha256"]:
             problems.append(f"{path}: sha256 differs from the manifest (the file was changed after recording)")
         try:
             trace = json.loads(data)
@@ -290,7 +169,7 @@ def verify(folder: str | Path) -> list[str]:
         problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]])
         traces.append(trace)
     if traces and not problems:
-        summed = _sum_totals(traces)
+        summed = sum_totals(traces)
         for key, value in summed.items():
             if manifest["totals"].get(key) != value:
                 problems.append(f"manifest.json: totals.{key} is {manifest['totals'].get(key)} but the traces give {value}")

@@ -18,6 +18,7 @@ from .outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the 
     ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, CALL_BUDGET, CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, TOKEN_BUDGET,
     TURN_BUDGET, UNEXPECTED_ANSWER, UNKNOWN_TOOL, ConversationEnded,
 )
+from ..runs import totals
 from .tools import CachingTool, McpTool, TimedTool
 
 
@@ -203,22 +204,3 @@ def _budget_stop(budgets: Budgets, requests: list[dict[str, Any]], tool_calls: l
     why = (f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
            f"processed, the next request would carry about {estimate:,} more)")
     return TOKEN_BUDGET, _sentence(why), budget_stop_note(why, done, pending)
-
-
-def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> dict[str, Any]:
-    """Counters of one trace, each derivable from its requests and calls (wallMs excepted: it is measured)."""
-    out = {
-        "turns": len(requests),
-        "toolCalls": len(tool_calls),
-        "inputTokens": sum(r["usage"]["inputTokens"] for r in requests),
-        "outputTokens": sum(r["usage"]["outputTokens"] for r in requests),
-        "cachedInputTokens": sum(r["usage"]["cachedInputTokens"] for r in requests),
-        "modelElapsedMs": round(sum(r["elapsedMs"] for r in requests), 3),
-        "toolElapsedMs": round(sum(c["elapsedMs"] for c in tool_calls), 3),
-        "resultBytes": sum(c["resultBytes"] for c in tool_calls),
-    }
-    if any("modelledElapsedMs" in r for r in requests):
-        out["modelledElapsedMs"] = round(sum(r.get("modelledElapsedMs", 0) for r in requests), 3)
-    if wall_ms is not None:
-        out["wallMs"] = round(wall_ms, 3)
-    return out
