@@ -76,3 +76,21 @@ async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_no
     assert trace["outcome"] == "unknown tool requested" and trace["toolCalls"] == [] and trace["answer"] is None
     assert trace["reason"].startswith("Request 1: the model asked for 'drop_database', which is not one of the offered tools")
     assert verify_trace(trace, "t", ["get_order", "get_payment", "get_reservation", "get_tracking"]) == []
+
+
+@pytest.mark.anyio
+async def test_the_scripted_backend_estimates_under_a_client_profile():
+    from wismo.agent.scripted import ScriptedBackend
+    from wismo.harness import connect
+
+    totals = {}
+    async with connect("granular") as conn:
+        tools = await conn.list_tools()
+        for profile in ("python", "csharp-mcp"):
+            backend = ScriptedBackend(profile=profile)
+            trace = await run_case(backend, conn, tools, "ORD-1004")
+            totals[profile] = [r["usage"]["inputTokens"] for r in trace["requests"]]
+            assert backend.token_counting["profile"] == profile
+    # Same first request (no results yet); every later one carries the results framed the C# client's way.
+    assert totals["python"][0] == totals["csharp-mcp"][0]
+    assert all(c > p for p, c in zip(totals["python"][1:], totals["csharp-mcp"][1:]))

@@ -123,7 +123,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         recording.check_request(chosen, args.repetitions, orders)
         if args.timeout <= 0:
             raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
-        backend = make(provider, args.model, args.base_url, args.timeout)
+        backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
     except (ValueError, BackendError) as exc:
         print(f"wismo evaluate: {exc}", file=sys.stderr)
         return 2
@@ -217,6 +217,8 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--base-url", default=None,
                     help="an OpenAI-compatible server for openai or openai-chat, e.g. http://127.0.0.1:11434/v1 (Ollama); "
                          "no key needed unless the server wants one (then set OPENAI_API_KEY)")
+    ev.add_argument("--profile", default="python", choices=["python", "csharp-mcp", "csharp-mcp-relaxed"],
+                    help="scripted backend: how its token estimates frame tool results (wismo.framing; default python)")
     ev.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                     help="seconds to wait for one model request (default 120); a local model on a CPU may need more")
     ev.set_defaults(func=_evaluate)

@@ -9,13 +9,15 @@ from .base import Backend, BackendError
 BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
 
 
-def make(name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0) -> Backend:
+def make(name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0,
+         profile: str = "python") -> Backend:
     """A backend by name: scripted (no network); openai (Responses API) or openai-chat (Chat Completions), at OpenAI
-    or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key."""
+    or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key. The
+    client profile (wismo.framing) says how the scripted backend's estimates frame definitions and results."""
     if name == "scripted":
         from .scripted import ScriptedBackend
 
-        return ScriptedBackend(model or "scripted-v1")
+        return ScriptedBackend(model or "scripted-v1", profile=profile)
     if name in ("openai", "openai-chat"):
         from .compatible import DEFAULT_MODEL, OPENAI_HOST, where
 

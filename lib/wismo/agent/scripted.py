@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from .. import designs, tokens
+from .. import designs, framing, tokens
 from .assessment import assess
 from .base import Reply, Usage, assistant_message
 from .evidence import from_items
@@ -22,16 +22,29 @@ class ScriptedBackend:
     name = "scripted"
     token_label = tokens.LABEL
 
-    def __init__(self, model: str = "scripted-v1", encoding_name: str = tokens.DEFAULT_ENCODING) -> None:
+    def __init__(self, model: str = "scripted-v1", encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> None:
         self.model = model
         self.encoding_name = encoding_name
+        self.profile = framing.profile(profile)
         tokens.encoding(encoding_name)  # load before the first timed request, not during it
+
+    @property
+    def token_counting(self) -> dict[str, str]:
+        """How this backend's tokens are estimated: the client profile, the counting method and the encoding."""
+        return {"profile": self.profile.name, "method": tokens.COOKBOOK_GPT4O.name, "encoding": self.encoding_name}
+
+    def _framed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The history as the client profile would send it: each tool output framed (python: as it is)."""
+        if self.profile is framing.PYTHON:
+            return items
+        return [tokens.function_call_output(i["call_id"], self.profile.output(framing.text_result(i["output"])))
+                if i.get("type") == "function_call_output" else i for i in items]
 
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Decide the next step from the request alone, as a stateless model would."""
         output = self._decide({f["name"] for f in functions}, items)
         usage = Usage(
-            input_tokens=tokens.count_request(instructions, functions, items, self.encoding_name).total,
+            input_tokens=tokens.count_request(instructions, functions, self._framed(items), self.encoding_name).total,
             output_tokens=sum(tokens.count_item(o, self.encoding_name) for o in output),
         )
         return Reply(output, usage)

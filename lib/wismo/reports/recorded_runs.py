@@ -26,7 +26,8 @@ SCRIPTED = "scripted (no model)"
 def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number."""
     backends = sorted({m["backend"] for m in manifests})
-    tokens_are = sorted({m["figures"]["tokens"] for m in manifests})
+    counting = sorted({f" ({c['profile']} profile)" if (c := m["figures"].get("tokenCounting")) else "" for m in manifests})
+    tokens_are = sorted({m["figures"]["tokens"] + c for m in manifests for c in counting})
     scripted = backends == ["scripted"]
     latency = any(m["latencyModel"] for m in manifests)
     return {
