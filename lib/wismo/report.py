@@ -18,7 +18,7 @@ from papermill.exceptions import PapermillExecutionError
 from . import figures as key_figures
 from . import index_page
 from .index_page import Rendered
-from .paths import NOTEBOOKS, output_dir
+from .paths import NOTEBOOKS, OUTPUTS, output_dir
 from .progress import bar
 
 __all__ = ["NotebookFailed", "Rendered", "build", "execute", "jobs_wanted", "render", "to_html", "write_index"]
@@ -162,10 +162,15 @@ def build_one(path: Path, out: Path) -> Rendered:
 
 def _longest_first(paths: list[Path], out: Path) -> list[Path]:
     """The notebooks by their last run's duration, longest first (never run: first, in their order): a long
-    notebook started last would end the build alone on one core."""
+    notebook started last would end the build alone on one core. The last run is the one in `out`, else the one
+    in the checkout's outputs/."""
     def last(path: Path) -> float:
-        previous = out / "notebooks" / path.name
-        return ran(previous)[1] if previous.exists() else float("inf")
+        for folder in (out, OUTPUTS):
+            try:
+                return ran(folder / "notebooks" / path.name)[1] or float("inf")
+            except (OSError, ValueError):
+                continue  # not run there, or left unreadable: only an ordering hint is lost
+        return float("inf")
     return sorted(paths, key=lambda p: -last(p))
 
 
