@@ -162,3 +162,16 @@ def test_jobs_come_from_the_argument_the_environment_or_the_cores(monkeypatch):
     for bad in (0, -1, "two"):
         with pytest.raises(ValueError, match="at least 1"):
             report.jobs_wanted(bad)
+
+
+def test_the_longest_notebook_of_the_last_run_starts_first(tmp_path):
+    out = tmp_path / "out"
+    (out / "notebooks").mkdir(parents=True)
+    for name, seconds in (("01-a", 3.0), ("02-b", 20.0)):
+        nb = new_notebook()
+        nb.metadata["papermill"] = {"end_time": "", "duration": seconds}
+        nbformat.write(nb, out / "notebooks" / f"{name}.ipynb")
+    (out / "notebooks" / "04-d.ipynb").write_text("{not json")  # left unreadable: only the hint is lost
+    paths = [tmp_path / f"{name}.ipynb" for name in ("01-a", "02-b", "03-c", "04-d")]
+    # Never run (03-c) or unreadable (04-d) first, in their order, then by the last run's duration, longest first.
+    assert [p.stem for p in report._longest_first(paths, out)] == ["03-c", "04-d", "02-b", "01-a"]
