@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m compileall -q lib
 	@touch $(STAMP)
 
-## report: execute every notebook with papermill into outputs/, render HTML and outputs/index.html
+## report: execute every notebook with papermill into outputs/, render HTML and outputs/index.html; notebooks run
+## in parallel, one per core (WISMO_REPORT_JOBS=N to choose), the index is written once all have succeeded
 report: $(STAMP)
 	$(BIN)/wismo report
 

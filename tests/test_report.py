@@ -7,6 +7,8 @@ import re
 
 import matplotlib.pyplot as plt
 import nbformat
+import papermill
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from wismo import index_page, report
@@ -82,12 +84,13 @@ def test_when():
     assert index_page.when("") == "at an unknown time"
 
 
-def _tiny_notebook(path, figures=None):
-    """A real notebook for papermill: a parameters cell, then one that writes its JSON result."""
+def _tiny_notebook(path, figures=None, then=""):
+    """A real notebook for papermill: a parameters cell, one that writes its JSON result, then the code `then`."""
     nb = new_notebook(cells=[
         new_markdown_cell(f"# Tiny {path.stem}"),
         new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
         new_code_cell(f"import json, pathlib\npathlib.Path(output_dir, '{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"),
+        *([new_code_cell(then)] if then else []),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["wismo"] = {"summary": f"{path.stem} in one line.", **({"figures": figures} if figures else {})}
@@ -111,3 +114,64 @@ def test_build_any_number_of_notebooks_with_a_progress_bar(tmp_path, capsys):
     assert "reports" in err and "2/2" in err  # the terminal progress bar, one step per notebook
     assert json.loads((out / "01-one.json").read_text()) == {"n": 3, "of": 4}
 
+
+
+def test_parallel_build_runs_notebooks_at_once_and_keeps_their_order(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    # The first notebook is the slowest, so the others finish before it: the index must not follow finishing order.
+    paths = [_tiny_notebook(src / "01-slow.ipynb", then="import time\ntime.sleep(3)"),
+             _tiny_notebook(src / "02-quick.ipynb"), _tiny_notebook(src / "03-quick.ipynb")]
+    out = tmp_path / "out"
+    rendered = report.build(paths, out, jobs=2)
+    assert [r.name for r in rendered] == ["01-slow", "02-quick", "03-quick"]
+    index = (out / "index.html").read_text()
+    assert index.index('id="01-slow"') < index.index('id="02-quick"') < index.index('id="03-quick"')
+    spans = {r.name: _span(r.executed) for r in rendered}
+    # 02 started before 01 ended, and 03 (queued behind them) ended before 01: they ran at the same time.
+    assert spans["02-quick"][0] < spans["01-slow"][1] and spans["03-quick"][1] < spans["01-slow"][1]
+
+
+def _span(executed):
+    """Papermill's start and end time of an executed notebook."""
+    from datetime import datetime
+
+    meta = json.loads(executed.read_text())["metadata"]["papermill"]
+    return datetime.fromisoformat(meta["start_time"]), datetime.fromisoformat(meta["end_time"])
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_notebook_stops_the_build_and_is_named(tmp_path, jobs):
+    src = tmp_path / "src"
+    src.mkdir()
+    paths = [_tiny_notebook(src / "01-fine.ipynb"), _tiny_notebook(src / "02-broken.ipynb", then="raise ValueError('the check failed')")]
+    out = tmp_path / "out"
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        report.build(paths, out, jobs=jobs)
+    assert isinstance(err.value, report.NotebookFailed)
+    assert str(err.value).startswith("notebook 02-broken.ipynb failed at In [")
+    assert err.value.ename == "ValueError" and "the check failed" in str(err.value)
+    assert not (out / "index.html").exists() and not list(out.glob(".index*"))
+
+
+def test_jobs_come_from_the_argument_the_environment_or_the_cores(monkeypatch):
+    monkeypatch.setenv(report.JOBS_ENV, "3")
+    assert report.jobs_wanted(5) == 5 and report.jobs_wanted() == 3
+    monkeypatch.delenv(report.JOBS_ENV)
+    assert report.jobs_wanted() >= 1
+    for bad in (0, -1, "two"):
+        with pytest.raises(ValueError, match="at least 1"):
+            report.jobs_wanted(bad)
+
+
+def test_the_longest_notebook_of_the_last_run_starts_first(tmp_path):
+    out = tmp_path / "out"
+    (out / "notebooks").mkdir(parents=True)
+    for name, seconds in (("01-a", 3.0), ("02-b", 20.0)):
+        nb = new_notebook()
+        nb.metadata["papermill"] = {"end_time": "", "duration": seconds}
+        nbformat.write(nb, out / "notebooks" / f"{name}.ipynb")
+    (out / "notebooks" / "04-d.ipynb").write_text("{not json")  # left unreadable: only the hint is lost
+    paths = [tmp_path / f"{name}.ipynb" for name in ("01-a", "02-b", "03-c", "04-d")]
+    # Never run (03-c) or unreadable (04-d) first, in their order, then by the last run's duration, longest first.
+    assert [p.stem for p in report._longest_first(paths, out)] == ["03-c", "04-d", "02-b", "01-a"]

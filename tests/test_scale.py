@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from wismo import paging, scale, tokens
+from wismo import paging, scale, server_pool, tokens
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, run_case
 from wismo.agent.scripted import ScriptedBackend
@@ -129,6 +129,59 @@ async def test_measure_and_breaking_points_on_a_small_sweep():
     assert points["focused"]["first N over the window"] == 100 and points["granular"]["first N over the budget"] == 100
 
 
+@pytest.fixture
+def starts(monkeypatch):
+    """The servers the pool starts, as (design, served sizes), in order."""
+    started = []
+    real = server_pool.connect
+
+    def counting(design, **kw):
+        started.append((design, kw["env"]["WISMO_LARGE_ORDERS"]))
+        return real(design, **kw)
+
+    monkeypatch.setattr(server_pool, "connect", counting)
+    return started
+
+
+@pytest.mark.anyio
+async def test_a_report_starts_each_designs_server_once_and_reuse_changes_no_figure(starts):
+    budgets = Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=20000)
+    fresh = await scale.budgeted_sessions([10], budgets)  # alone: servers of its own, stopped at its end
+    assert len(starts) == 3 and server_pool.running() == {}
+    await scale.measure([1])
+    await scale.measure([1, 10])  # serves an order the kept servers do not: each is replaced once
+    assert sorted(starts[3:]) == sorted([(d, "1") for d in scale.scale_designs()] + [(d, "1,10") for d in scale.scale_designs()])
+    assert server_pool.running() == {d: frozenset({1, 10}) for d in scale.scale_designs()}
+    reused = await scale.budgeted_sessions([10], budgets)  # the orders of 10 lines are served: no new start
+    assert len(starts) == 9 and server_pool.running() == {}
+    assert reused == fresh
+
+
+@pytest.mark.anyio
+async def test_a_failed_step_does_not_leave_its_server_for_the_next(starts):
+    with pytest.raises(RuntimeError, match="the step failed"):
+        async with server_pool.server("focused", [1], None, scale.server_env([1])) as conn:
+            assert not (await conn.call("get_order_support_context", {"orderId": order_id(1)})).is_error
+            raise RuntimeError("the step failed")
+    assert server_pool.running() == {}
+
+
+@pytest.mark.anyio
+async def test_every_design_at_once_raises_a_failure_as_itself():
+    async def work(design):
+        if design == "focused":
+            raise ValueError("focused broke")
+        return design
+
+    assert await scale.each_design(lambda d: _echo(d)) == {d: d for d in scale.scale_designs()}
+    with pytest.raises(ValueError, match="focused broke"):
+        await scale.each_design(work)
+
+
+async def _echo(value):
+    return value
+
+
 async def _session(design, oid, budgets, sizes=(1000,), backend=None, **kw):
     async with connect(design, env=scale.server_env(list(sizes)), timeout_s=60) as conn:
         tools = await conn.list_tools()
@@ -193,3 +246,18 @@ def test_the_notebook_checks_raise_with_the_numbers():
     with pytest.raises(AssertionError, match=r"orders of \[100\] lines"):
         scale.require_reconstruction([{"lines": 10, "pages merge to the focused answer": True},
                                       {"lines": 100, "pages merge to the focused answer": False}])
+
+
+def test_token_counts_are_remembered_within_a_character_bound():
+    counts = tokens._Counts(max_chars=10)
+    counts.put(("e", "abcdef"), 2)
+    counts.put(("e", "ghij"), 1)
+    assert counts.get(("e", "abcdef")) == 2  # now the most recently used
+    counts.put(("e", "klm"), 1)  # 13 characters kept: the least recently used text goes
+    assert counts.get(("e", "ghij")) is None and counts.get(("e", "abcdef")) == 2 and counts.get(("e", "klm")) == 1
+    counts.put(("e", "x" * 11), 5)  # over the whole bound: never kept
+    assert counts.get(("e", "x" * 11)) is None
+    # A remembered count is the count, special-token strings counted as plain text.
+    text = "<|endoftext|> an order of 10,000 lines"
+    direct = len(tokens.encoding("o200k_base").encode(text, disallowed_special=()))
+    assert tokens.count_text(text) == tokens.count_text(text) == direct

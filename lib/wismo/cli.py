@@ -56,7 +56,12 @@ def _report(args: argparse.Namespace) -> int:
     """Execute every notebook and render the HTML reports."""
     from . import report
 
-    rendered = report.build(out=args.out)
+    try:
+        jobs = report.jobs_wanted(args.jobs)
+    except ValueError as exc:
+        print(f"wismo report: {exc}", file=sys.stderr)
+        return 2
+    rendered = report.build(out=args.out, jobs=jobs)
     print(f"{len(rendered)} reports; open {report.output_dir(args.out) / 'index.html'}")
     return 0
 
@@ -230,6 +235,8 @@ def parser() -> argparse.ArgumentParser:
     con.set_defaults(func=_contract)
     rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
     rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
+    rep.add_argument("--jobs", type=int, default=None,
+                     help="notebooks executed at once, each in its own process (default: WISMO_REPORT_JOBS, else one per core)")
     rep.set_defaults(func=_report)
     return p
 

@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-if TYPE_CHECKING:
-    from .report import Rendered
+from .figures import Figure
+
+
+@dataclass
+class Rendered:
+    """One executed notebook: its title, what it shows, its key figures, when it ran, and where its copies went."""
+
+    name: str
+    title: str
+    summary: str
+    executed: Path
+    html: Path
+    reader: Path
+    ran_at: str = ""
+    duration_s: float = 0.0
+    figures: list[Figure] = field(default_factory=list)
+
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;
@@ -47,7 +63,7 @@ def _link(target: Path, out: Path) -> str:
     return html.escape(target.relative_to(out).as_posix(), quote=True)
 
 
-def entry(r: "Rendered", out: Path) -> str:
+def entry(r: Rendered, out: Path) -> str:
     """One report's block: title, one line, key figures, when it ran, links to both versions and its data."""
     esc = html.escape
     figures = "".join(
@@ -71,7 +87,7 @@ def entry(r: "Rendered", out: Path) -> str:
     )
 
 
-def render(rendered: Sequence["Rendered"], out: Path) -> str:
+def render(rendered: Sequence[Rendered], out: Path) -> str:
     """The whole index page as HTML text (self-contained: inline style, no script, no external file)."""
     entries = "\n".join(entry(r, out) for r in rendered)
     return (

@@ -111,12 +111,13 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
             continue
         break
     result = render(offsets)
-    while count(compact(result)) > cap and len(added) > 1:
+    size = count(compact(result))  # each candidate page is made and counted once; the cap check reuses it
+    while size > cap and len(added) > 1:
         i = added.pop()
         (body["order"][LISTS[i][1]] if LISTS[i][1] else body[LISTS[i][0]]).pop()
         offsets[i] -= 1
         result = render(offsets)
-    size = count(compact(result))
+        size = count(compact(result))
     if size > cap:
         raise PagingError(f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be raised.")
     return result

@@ -4,17 +4,20 @@ tokens, and the cumulative-context model applied to the turns the scripted inves
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from . import cost, designs, prompts, tokens
+import anyio
+
+from . import cost, designs, prompts, server_pool, tokens
 from .domain.generate import order_id
-from .harness import connect
 from .turns import investigate, turn_items
 
 
 def scale_designs() -> tuple[str, ...]:
     """The designs the scale report drives: every registered design marked for it."""
     return designs.names(scale=True)
+
 
 def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
@@ -44,23 +47,54 @@ def server_env(sizes: list[int], cap: int | None = None) -> dict[str, str]:
     return env
 
 
+async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
+    """work(design) for every scale design at once (each drives its own server); the results by design. A failure
+    is raised as itself, not wrapped in a group, and stops the others."""
+    results: dict[str, Any] = {}
+    failure: BaseException | None = None
+
+    async def one(design: str) -> None:
+        results[design] = await work(design)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for design in scale_designs():
+                group.start_soon(one, design)
+    except BaseExceptionGroup as exc:
+        while isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0]
+        failure = exc
+    if failure is not None:
+        # Raised outside the except block: no context chain back into the task group.
+        raise failure
+    return results
+
+
 async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None,
                   progress: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Drive every design over MCP for each generated order size; return the accounting rows, and per N
-    whether merging the scoped pages gives back the focused answer (in the concise view the pages use)."""
+    whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
+    The servers stay running on this event loop for budgeted_sessions() (see server_pool)."""
     from .paging import concise_view, merge
 
     env = server_env(sizes, cap)
-    rows, texts = [], {}
-    for design in scale_designs():
-        async with connect(design, env=env, timeout_s=120) as conn:
+
+    async def drive(design: str) -> list[tuple[dict[str, Any], list[str]]]:
+        found = []
+        # Kept running afterwards: the budgeted sessions that follow in the report use the same servers.
+        async with server_pool.server(design, sizes, cap, env) as conn:
             tools = await conn.list_tools()
             for n in sizes:
                 turns = await investigate(conn, design, order_id(n))
-                rows.append(account(design, n, tools, turns, encoding_name))
-                texts[(design, n)] = [c["output"] for t in turns for c in t]
+                found.append((account(design, n, tools, turns, encoding_name), [c["output"] for t in turns for c in t]))
                 if progress is not None:
                     progress.update(1)
+        return found
+
+    # The designs' servers are separate processes: driven at once, the slowest design sets the time.
+    by_design = await each_design(drive)
+    rows = [row for design in scale_designs() for row, _ in by_design[design]]
+    texts = {(design, n): outputs for design in scale_designs() for n, (_, outputs) in zip(sizes, by_design[design])}
     checks = []
     paged = [d for d in scale_designs() if designs.get(d).investigation.cursor]
     if "focused" in scale_designs():
@@ -87,13 +121,16 @@ def breaking_points(rows: list[dict[str, Any]], window: int, budget: int) -> lis
 
 async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = None) -> list[dict[str, Any]]:
     """The scripted agent loop on every design under the case study's orchestrator rules: what each session
-    read before its budget, and how it ended (tokens tiktoken-estimated)."""
+    read before its budget, and how it ended (tokens tiktoken-estimated). Uses the servers measure() left running
+    when they serve these orders, and stops them."""
     from .agent.loop import run_case
     from .agent.scripted import ScriptedBackend
 
-    backend, rows = ScriptedBackend(), []
-    for design in scale_designs():
-        async with connect(design, env=server_env(sizes, cap), timeout_s=120) as conn:
+    backend = ScriptedBackend()
+
+    async def drive(design: str) -> list[dict[str, Any]]:
+        rows = []
+        async with server_pool.server(design, sizes, cap, server_env(sizes, cap)) as conn:
             tools = await conn.list_tools()
             for n in sizes:
                 trace = await run_case(backend, conn, tools, order_id(n), budgets, cache_repeats=True)
@@ -101,7 +138,14 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
                              "toolCalls": trace["totals"]["toolCalls"], "inputTokens": trace["totals"]["inputTokens"],
                              "answered": trace["answer"] is not None,
                              "note": trace["answerText"] if trace["outcome"] != "answered" else ""})
-    return rows
+        return rows
+
+    try:
+        by_design = await each_design(drive)
+    finally:
+        # The report's last step on these servers.
+        await server_pool.stop_all()
+    return [row for design in scale_designs() for row in by_design[design]]
 
 
 def require_cap(rows: list[dict[str, Any]], cap: int) -> int:
