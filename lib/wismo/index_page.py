@@ -44,6 +44,7 @@ a{color:#0550ae}
 .meta{color:#57606a;font-size:.9rem;margin:0}
 .none{color:#57606a;font-style:italic}
 footer{color:#57606a;font-size:.85rem;border-top:1px solid #d0d7de;margin-top:2rem;padding-top:.6rem}
+.legend{font-size:.85rem;color:#57606a;margin:.4rem 0 0}.legend b{color:#1f2328;font-weight:600}
 """
 
 
@@ -87,6 +88,20 @@ def entry(r: Rendered, out: Path) -> str:
     )
 
 
+# What each kind of number means, in one line under the title: a reader of the index alone must not mistake one for another.
+KINDS = (
+    ("measured", "timed or counted in this run"),
+    ("tiktoken-estimated", "counted locally on real text"),
+    ("provider-reported", "as a model provider's API reported it"),
+    ("server-reported", "as another OpenAI-compatible server reported it"),
+    ("modelled", "from the cumulative-context model or a stated latency model"),
+    ("scripted (no model)", "produced by the scripted stand-in, not by a model"),
+    ("derived from published", "a sum or difference of published figures"),
+    ("published", "as a source printed it"),
+)
+LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
+
+
 def render(rendered: Sequence[Rendered], out: Path) -> str:
     """The whole index page as HTML text (self-contained: inline style, no script, no external file)."""
     entries = "\n".join(entry(r, out) for r in rendered)
@@ -98,8 +113,9 @@ def render(rendered: Sequence[Rendered], out: Path) -> str:
         "<p class='intro'>Where is my order? A granular and a focused MCP tool design, compared. "
         "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
         "that produced them.</p>\n"
+        f"<p class='legend'>{LEGEND}</p>\n"
         f"{entries}\n"
-        "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; "
-        "each is labelled measured, modelled, tiktoken-estimated or provider-reported, as in the reports.</footer>"
+        "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; the kind "
+        "under each is what the number is, as in the reports.</footer>"
         "</body></html>\n"
     )
