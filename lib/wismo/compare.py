@@ -41,7 +41,7 @@ def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] 
     if entry["isError"]:
         return None, entry["output"]
     if how.cursor:
-        from .paging import merge
+        from .pages import merge
 
         return merge([json.loads(c["output"]) for turn in tool_turns for c in turn]), None
     if not how.links:

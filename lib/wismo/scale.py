@@ -75,7 +75,7 @@ async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
     """Drive every design over MCP for each generated order size; return the accounting rows, and per N
     whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
     The servers stay running on this event loop for budgeted_sessions() (see server_pool)."""
-    from .paging import concise_view, merge
+    from .pages import concise_view, merge
 
     env = server_env(sizes, cap)
 
@@ -105,18 +105,6 @@ async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
                 checks.append({"design": design, "lines": n, "pages": len(texts[(design, n)]),
                                "pages merge to the focused answer": merged == concise_view(focused)})
     return rows, checks
-
-
-def breaking_points(rows: list[dict[str, Any]], window: int, budget: int) -> list[dict[str, Any]]:
-    """Per design: the smallest N at which some call exceeds the window, and at which the session exceeds the budget."""
-    out = []
-    for design in dict.fromkeys(r["design"] for r in rows):
-        mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["lines"])
-        over_window = next((r["lines"] for r in mine if max(r["inputs"]) > window), None)
-        over_budget = next((r["lines"] for r in mine if r["totalInput"] > budget), None)
-        out.append({"design": design, "first N over the window": over_window, "first N over the budget": over_budget,
-                    "largest single result (tokens)": max(r["largestResultTokens"] for r in mine)})
-    return out
 
 
 async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = None) -> list[dict[str, Any]]:

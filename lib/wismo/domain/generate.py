@@ -24,12 +24,15 @@ def order_id(lines: int) -> str:
 
 def generate(lines: int, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """Records of one order with `lines` lines, by source: about 60% of lines shipped, some tracking
-    unavailable, some linked records missing (about 1% of reservations and shipments)."""
-    rng = random.Random(f"{seed}:{lines}")
+    unavailable, some linked records missing (about 1% of reservations and shipments).
+
+    Each line is drawn from its own seeded stream, so the order of N+1 lines is the order of N lines plus one: its
+    results, and so its tokens, only grow with N, and a breaking size found by bisection is the first one."""
     oid = order_id(lines)
     number = oid.removeprefix("ORD-")
     items, reservations, tracking, reservation_ids, tracking_ids = [], [], [], [], []
     for i in range(1, lines + 1):
+        rng = random.Random(f"{seed}:line:{i}")
         sku, quantity = f"SKU-{i:05d}", rng.randint(1, 5)
         items.append({"sku": sku, "quantity": quantity})
         rid = f"RSV-{number}-{i:05d}"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import reference, scale, tokens
+from .. import breaking, reference, scale, tokens
 from ..agent.loop import Budgets
 from ..jsonfmt import write_stable
-from ..paging import DEFAULT_CAP
+from ..pages import DEFAULT_CAP
 from ..paths import output_dir
 from . import check, parameters
 
@@ -33,11 +33,12 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
     budget = p["budget"] or case_ref["assumptions"]["targetTokens"]
     cap = p["cap"] or DEFAULT_CAP
     rows, checks = await scale.measure(p["sizes"], p["encoding"], cap, progress)
+    breaks = await breaking.breaking_points(rows, window, budget, p["encoding"], p["cap"])
     budgeted = await scale.budgeted_sessions(p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap)
     result = {"labels": {"tokens": "tiktoken-estimated", "inputs": "modelled (cumulative-context model on measured turns)",
                          "bytes": "measured"},
               "source": case_ref["source"], "window": window, "budget": budget, "cap": cap, "rows": rows,
-              "reconstruction": checks, "breakingPoints": scale.breaking_points(rows, window, budget),
+              "reconstruction": checks, "breakingPoints": breaks,
               "budgetedSessions": budgeted}
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result

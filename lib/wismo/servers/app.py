@@ -13,9 +13,8 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..domain import Dataset, LookupFailure
 from ..jsonfmt import compact
-from ..paging import PagingError
 from .protocol import pin_revision
-from .tools import ToolSpec
+from .tools import ToolInputError, ToolSpec
 
 log = logging.getLogger("wismo.servers")
 
@@ -37,7 +36,7 @@ def call(spec: ToolSpec, dataset: Dataset, arguments: dict[str, Any] | None) -> 
             record = spec.run(dataset, value)
     except LookupFailure as failure:
         return error_result(failure.message)
-    except PagingError as failure:
+    except ToolInputError as failure:
         return error_result(str(failure))
     # Unknown extra arguments are ignored, as the input schema (no additionalProperties) allows.
     return types.CallToolResult(content=[types.TextContent(text=compact(record))])

@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from ..domain import ORDER, Dataset, support_context
-from ..paging import DEFAULT_CAP, FORMATS, CursorError, page
+from ..pages import DEFAULT_CAP, FORMATS
+from .paging import CursorError, page
 from .tools import ToolSpec
 
 

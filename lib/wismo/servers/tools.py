@@ -11,6 +11,11 @@ import mcp_types as types
 from ..domain import Kind
 
 
+class ToolInputError(ValueError):
+    """Bad input a design's own code found (beyond the identifier checks); the message is the one sentence a
+    client sees. The shared server code catches this, never a particular design's error."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """A read-only tool taking one identifier of `kind` and returning `run(dataset, id)` as JSON text."""

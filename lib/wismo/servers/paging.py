@@ -1,8 +1,8 @@
 """The scoped design's pages: the focused context cut into results under a token cap, with a cursor to the
 next page and, inside every page, a statement of what was left out and how to ask for it.
 
-Following every cursor to the end and merging the pages (merge) gives back the focused response exactly
-(in the detailed format). Nothing is dropped without being said.
+Following every cursor to the end and merging the pages (wismo.pages.merge, which clients use) gives back the
+focused response exactly (in the detailed format). Nothing is dropped without being said.
 """
 
 from __future__ import annotations
@@ -11,20 +11,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .domain.ids import quote
-from .jsonfmt import compact
+from ..domain.ids import quote
+from ..jsonfmt import compact
+from ..pages import DEFAULT_CAP, FORMATS, LISTS, concise
+from .tools import ToolInputError
 
-DEFAULT_CAP = 2000  # tokens per result, the case study's default
-FORMATS = ("concise", "detailed")
-# The lists that are paged, in the order pages fill them: (top-level key, key inside it or None).
-LISTS = (("order", "items"), ("order", "reservationIds"), ("order", "trackingIds"), ("reservations", None), ("tracking", None))
 LIST_NAMES = ("items", "reservation IDs", "tracking IDs", "reservations", "tracking records")
-# Fields the concise format leaves out: they repeat what the page already says, or are free text.
-CONCISE_DROP = {"reservations": ("orderId",), "tracking": ("orderId", "checkedAt", "latestEvent")}
 CURSOR = re.compile(r"p1((?:\.[0-9]{1,6}){5})")
 
 
-class PagingError(ValueError):
+class PagingError(ToolInputError):
     """A page cannot be made as asked; the message says why and what to do instead."""
 
 
@@ -52,13 +48,6 @@ def _list(context: dict[str, Any], index: int) -> list[Any]:
     return context[top][inner] if inner else context[top]
 
 
-def _concise(top: str, element: Any) -> Any:
-    drop = CONCISE_DROP.get(top, ())
-    if isinstance(element, dict) and not element.get("missing"):
-        return {k: v for k, v in element.items() if k not in drop}
-    return element
-
-
 def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap: int = DEFAULT_CAP,
          count: Callable[[str], int] | None = None) -> dict[str, Any]:
     """One page of `context` starting at `cursor`, whose compact JSON text is at most `cap` tokens."""
@@ -66,7 +55,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
         # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
         raise CursorError(f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}.")
     if count is None:
-        from .tokens import count_text as count
+        from ..tokens import count_text as count
     lengths = [len(_list(context, i)) for i in range(len(LISTS))]
     start = parse_cursor(cursor, lengths)
     order = context["order"]
@@ -76,7 +65,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
     body: dict[str, Any] = {"order": {k: ([] if k in paged else v) for k, v in order.items()} if first
                             else {"orderId": order["orderId"], **{k: [] for k in paged}}}
     if first:
-        body["payment"] = context["payment"] if fmt == "detailed" else _concise("payment", context["payment"])
+        body["payment"] = context["payment"] if fmt == "detailed" else concise("payment", context["payment"])
     body["reservations"], body["tracking"] = [], []
 
     def render(offsets: list[int]) -> dict[str, Any]:
@@ -99,7 +88,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
         top = LISTS[i][0]
         target = body["order"][LISTS[i][1]] if LISTS[i][1] else body[top]
         for element in _list(context, i)[offsets[i]:]:
-            shown_element = element if fmt == "detailed" else _concise(top, element)
+            shown_element = element if fmt == "detailed" else concise(top, element)
             cost = count(compact(shown_element)) + 1
             if used + cost > cap and added:
                 break
@@ -121,22 +110,3 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
     if size > cap:
         raise PagingError(f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be raised.")
     return result
-
-
-def merge(pages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The context the pages came from: the first page's order and payment, every list concatenated."""
-    first = pages[0]
-    order = {k: v for k, v in first["order"].items()}
-    merged: dict[str, Any] = {"order": order, "payment": first.get("payment"), "reservations": [], "tracking": []}
-    for _, inner in LISTS[:3]:
-        order[inner] = [x for p in pages for x in p["order"][inner]]
-    merged["reservations"] = [x for p in pages for x in p["reservations"]]
-    merged["tracking"] = [x for p in pages for x in p["tracking"]]
-    return merged
-
-
-def concise_view(context: dict[str, Any]) -> dict[str, Any]:
-    """The focused context as the concise format shows it (what merging concise pages must give)."""
-    return {"order": context["order"], "payment": _concise("payment", context["payment"]),
-            "reservations": [_concise("reservations", r) for r in context["reservations"]],
-            "tracking": [_concise("tracking", t) for t in context["tracking"]]}

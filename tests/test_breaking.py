@@ -1,0 +1,49 @@
+"""Breaking points found by bisection on order size, checked against a scan and confirmed over MCP."""
+
+import pytest
+
+from wismo import breaking, scale, server_pool
+from wismo.domain.generate import generate
+
+pytestmark = pytest.mark.anyio
+
+
+def test_an_order_of_n_plus_one_lines_is_the_order_of_n_plus_one_line():
+    small, big = generate(40), generate(41)
+    assert big["orders"][0]["items"][:40] == small["orders"][0]["items"]
+    strip = lambda rs: [{k: v for k, v in r.items() if not k.endswith("Id")} for r in rs]  # noqa: E731  (IDs carry N)
+    assert strip(big["reservations"])[: len(small["reservations"])] == strip(small["reservations"])
+
+
+async def test_bisection_finds_the_first_size_a_scan_finds():
+    criterion = breaking.criteria(window=10**9, budget=6000)[1]  # the session's total input over 6,000 tokens
+    scanned = None
+    for n in range(1, 41):
+        if criterion.broken(await breaking._row_in_process("focused", n, "o200k_base", None)):
+            scanned = n
+            break
+    assert scanned is not None and 1 < scanned < 40
+    assert await breaking.first_size("focused", criterion, 1, 40, "o200k_base", None) == scanned
+
+
+async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp():
+    try:
+        rows, _ = await scale.measure([1, 10, 100])
+        found = await breaking.breaking_points(rows, window=12_000, budget=20_000)
+    finally:
+        await server_pool.stop_all()
+    by = {r["design"]: r for r in found}
+    assert set(by) == {"granular", "focused", "scoped"}
+    for design, row in by.items():
+        for name in ("first N over the window", "first N over the budget"):
+            n = row[name]
+            low, top = breaking.bracket(rows, design, next(c for c in breaking.criteria(12_000, 20_000) if c.name == name)) or (None, None)
+            assert n is None or low < n <= top, (design, name, n, low, top)
+    assert by["scoped"]["first N over the window"] is None or by["scoped"]["first N over the window"] > 10
+    assert by["granular"]["first N over the budget"] is not None
+
+
+async def test_a_boundary_mcp_does_not_confirm_is_an_error():
+    criterion = breaking.criteria(window=10**9, budget=6000)[1]
+    check = await breaking.confirm("focused", 2, criterion, "o200k_base", None)  # far below the true boundary
+    assert check == {"design": "focused", "criterion": "first N over the budget", "N": 2, "confirmed over MCP": False}
