@@ -74,7 +74,8 @@ def check_prices(result: dict[str, Any]) -> str:
     lib = result["priceLibrary"]
     return check(compared > 0, "genai-prices' calc_price charges uncached input, cache reads, cache writes and output at "
                                "the per-million prices it lists",
-                 f"{compared} conversations priced both ways agree to {TOLERANCE_USD:g} USD; {lib['name']} {lib['version']}, "
+                 f"{compared} pricings (conversations x models x cache bounds) agree both ways to {TOLERANCE_USD:g} USD; "
+                 f"{lib['name']} {lib['version']}, "
                  f"price data of {lib['dataDate']}")
 
 
@@ -154,16 +155,22 @@ def answer_caching(result: dict[str, Any]) -> str:
     """Section 6's one-line answer, from the figures."""
     row, first = result["caching"]["caseStudy"][0], _first(result)
     calls = [c for c in result["caching"]["calls"] if c["model"] == first["model"]]
-    longest = max(c["longestPrefix"] for c in calls)
+    longest, read = max(c["longestPrefix"] for c in calls), sum(sum(c["read"]) for c in calls)
+    threshold = first["cachePolicy"]["threshold"]
+    ours = (f"Our {result['pricing']['order']} conversations never reach the {threshold:,}-token threshold (longest prefix "
+            f"{longest:,} tokens), so caching saves them nothing" if not read else
+            f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every design and "
+            f"call strategy (threshold {threshold:,} tokens)")
     starts = [s for s in result["caching"]["scaleStarts"] if s["strategy"] == strategy.PARALLEL]
+
+    def at(lines: int | None) -> str:
+        return "never" if not lines else f"{lines:,} line" + ("s" if lines > 1 else "")
+
     return (f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
             f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its resent history at "
             f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
-            f"{row['ratioHit']:.1f}. Our {result['pricing']['order']} conversations never reach the "
-            f"{first['cachePolicy']['threshold']:,}-token threshold (longest prefix {longest:,} tokens), so caching saves them nothing; "
-            "at generated sizes it starts at " + ", ".join(
-                f"{s['design']} {s['first order size cached (lines)']:,} lines" if s["first order size cached (lines)"] else f"{s['design']} never"
-                for s in starts) + " (modelled, every prefix a hit).")
+            f"{row['ratioHit']:.1f}. {ours}; on generated orders caching starts at "
+            + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts) + " (modelled, every prefix a hit).")
 
 
 def answer_price(result: dict[str, Any]) -> str:
