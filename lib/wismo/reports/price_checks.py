@@ -173,6 +173,16 @@ def answer_caching(result: dict[str, Any]) -> str:
             + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts) + " (modelled, every prefix a hit).")
 
 
+def assumption_sentence(result: dict[str, Any]) -> str:
+    """What the every-prefix-a-hit assumption is worth, per model, for the case study's broad session."""
+    n = result["pricing"]["conversations"]
+    parts = [f"{r['model']} {prices.usd(r['broad']['hit'])} if every prefix is a hit, {prices.usd(r['broad']['miss'])} if every "
+             f"one is a miss, {prices.usd(r['broad']['none'])} without caching" for r in result["caching"]["caseStudy"]]
+    return (f"What the assumption is worth, for {n:,} of the case study's broad sessions: " + "; ".join(parts)
+            + ". The truth lies between the first two: automatic caching never costs more than none, explicit "
+              "breakpoints can, when their writes are evicted before they are read (modelled).")
+
+
 def answer_price(result: dict[str, Any]) -> str:
     """Section 7's one-line answer, from the figures."""
     h = result["priceHeadline"]
