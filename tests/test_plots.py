@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from wismo import cost, plots
 from wismo.reports import context_cost
 
-UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines")
+UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD")
 KINDS = ("measured", "modelled", "estimated", "reported")
 MAX_WIDTH_IN = 12.0  # at the notebooks' 100 dpi, under the ~1,200 px a report gives a chart at 1,280 px
 MIN_FONT_PT = 7.5
@@ -43,6 +43,19 @@ def _scale_rows():
             for d, k in (("granular", 40), ("focused", 35), ("scoped", 30)) for n in (1, 10, 100)]
 
 
+def _strategy_rows():
+    return [{"design": d, "strategy": how, "lines": n, "totalInput": n * k * (3 if how == "sequential" and d == "granular" else 1),
+             "longestPrefix": n * k // 2} for d, k in (("granular", 400), ("focused", 350), ("scoped", 300))
+            for how in ("parallel", "sequential") for n in (1, 10, 100)]
+
+
+def _price_rows():
+    return [{"model": m, "design": d, "caching": mode, "lines": n, "fitsWindow": n < 100,
+             "dollars": p * k * n * (0.6 if mode == "every prefix a hit" else 1)}
+            for m, p in (("gpt-4.1-mini", 0.4), ("claude-sonnet-4-5", 3.0)) for d, k in (("granular", 3), ("focused", 2), ("scoped", 2.2))
+            for mode in ("no caching", "every prefix a hit") for n in (1, 10, 100)]
+
+
 # One call per chart function, on small inputs of the shapes the notebooks pass.
 SAMPLES = {
     "bytes_per_case": lambda: plots.bytes_per_case(_comparison()),
@@ -55,11 +68,20 @@ SAMPLES = {
     "framing_by_record": lambda: plots.framing_by_record([
         {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
         {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78}]),
+    "caching_curve": lambda: plots.caching_curve(
+        [{"design": d, "calls": n, "caching": mode, "dollars": (6000 * n + r * n * (n - 1) / 2) * f * 0.4 / 1000}
+         for d, r in (("broad", 18000), ("scoped", 1500)) for mode, f in (("no caching", 1), ("every prefix a hit", 0.4))
+         for n in range(1, 8)], "gpt-4.1-mini", 1000),
+    "prefix_by_size": lambda: plots.prefix_by_size(_strategy_rows(), 1024),
+    "price_per_conversations": lambda: plots.price_per_conversations(
+        [r for r in _price_rows() if r["lines"] == 1], ["gpt-4.1-mini", "claude-sonnet-4-5"], 1000, "ORD-1004"),
+    "price_by_size": lambda: plots.price_by_size(_price_rows(), "gpt-4.1-mini", 1000),
+    "strategy_by_size": lambda: plots.strategy_by_size(_strategy_rows()),
     "scale_lines": lambda: plots.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
                                              "tokens (log scale)", {"context window": 128000}),
 }
 # Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
-NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record"}
+NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record", "caching_curve"}
 
 CHARTS = sorted(name for name, fn in vars(plots).items()
                 if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == plots.__name__

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from .. import calibration, cost, definitions, framing, reference, tokens, turns
 from ..jsonfmt import write_stable
 from ..paths import output_dir
-from . import check, parameters as report_parameters
+from . import check, context_price, parameters as report_parameters
 
 
 class ReproductionFailed(AssertionError):
@@ -157,6 +157,7 @@ DEFAULTS: dict[str, Any] = {
     "focus_order": "ORD-1004",
     "profile": "python",   # how the client frames definitions and results (wismo.framing): python, csharp-mcp, ...
     "output_dir": "outputs",
+    **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
 }
 
 
@@ -198,6 +199,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
                                         "instructionsTokensSolved": best["instructionsTokensSolved"]}
         result["recordTypes"] = calibration.record_types(recorded, p["encoding"])
         result["framingShare"] = calibration.framing_share(recorded, best["instructionsTokensSolved"], p["encoding"])
+    result |= await context_price.build(p, cs, recorded, result["focusOrder"], article_ref, cp["window"])
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
