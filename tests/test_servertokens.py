@@ -133,7 +133,8 @@ async def test_a_streamable_http_target_counts_the_same(measured):
 def test_the_json_is_deterministic_with_timings_apart(measured):
     again, _ = wismo_tokens("--json", *CALLS, "--", *SERVER)
     second = json.loads(again.stdout)
-    assert set(measured["timings"]) == {"connectMs", "listMs", "countMs", "callsMs", "totalMs"}
+    assert set(measured["timings"]) == {"importMs", "connectMs", "listMs", "gatherMs", "waitMs", "countMs",
+                                        "callsMs", "resultsMs", "totalMs"}
     assert {**second, "timings": None} == {**measured, "timings": None}
     assert again.stdout == json.dumps({**second}, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
@@ -187,3 +188,20 @@ def test_a_bad_target_gets_one_sentence_and_exit_code_2(args, said, within):
     assert done.stderr.startswith("wismo tokens: ") and done.stderr.count("\n") == 1, done.stderr
     assert said.replace("{port}", port) in done.stderr and done.stdout == ""
     assert elapsed < within
+
+
+def test_a_server_without_tools_costs_nothing_in_definitions():
+    rows, totals = servertokens._definitions([], "o200k_base")
+    assert rows == [] and [totals[k]["total"] for k in ("harmony", "cookbook", "json")] == [0, 0, 0]
+
+
+def test_peers_gathers_measurements_into_one_file_and_a_table(measured, tmp_path, capsys):
+    from wismo import peers
+
+    (tmp_path / "ours.json").write_text(json.dumps(measured))
+    out = tmp_path / "peers.json"
+    assert peers.main([str(out), f"tokenserver 1.0={tmp_path / 'ours.json'}"]) == 0
+    assert json.loads(out.read_text())["servers"] == {"tokenserver 1.0": measured}
+    row = out.with_suffix(".txt").read_text().splitlines()[1].split()
+    assert row[:6] == ["tokenserver", "1.0", "4", "238", "187", "439"] and "plan_route" in row
+    assert peers.main([str(out), "no-equals-sign"]) == 2 and "expected LABEL=FILE" in capsys.readouterr().err

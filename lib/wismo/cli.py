@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def _tokens(args: argparse.Namespace) -> int:
 
     from . import servertokens, tokentable
     from .jsonfmt import stable
+    from .tokens import OfflineEncodingError
 
     # stdout carries the table or the JSON, and a bad target gets one sentence: the SDK's own logging stays quiet.
     logging.getLogger("mcp").addHandler(logging.NullHandler())
@@ -82,16 +84,21 @@ def _tokens(args: argparse.Namespace) -> int:
         baseline = tokentable.load_baseline(args.baseline) if args.baseline else None
         target = servertokens.target(command, args.url)
         measured = anyio.run(servertokens.measure, target, calls, args.encoding, args.timeout)
-    except (ValueError, servertokens.TargetError) as exc:
+    except (ValueError, servertokens.TargetError, OfflineEncodingError) as exc:
         print(f"wismo tokens: {exc}", file=sys.stderr)
         return 2
     diff = tokentable.changes(baseline, measured) if baseline is not None else None
-    if args.json:
-        print(stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end="")
-    else:
-        print(tokentable.table(measured))
-        if diff is not None:
-            print("\n" + tokentable.changes_text(diff, args.baseline))
+    try:
+        if args.json:
+            print(stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end="")
+        else:
+            print(tokentable.table(measured))
+            if diff is not None:
+                print("\n" + tokentable.changes_text(diff, args.baseline))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader (`| head`) has what it wanted; send the rest of stdout nowhere instead of a traceback at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     verdict = tokentable.over_budget(measured, args.max_tokens) if args.max_tokens is not None else None
     if verdict:
         print(f"wismo tokens: {verdict}", file=sys.stderr)

@@ -171,8 +171,10 @@ async def _sample(session: Any, call: Call, where: Target, timeout_s: float) -> 
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True), elapsed
 
 
-async def _gather(where: Target, calls: Sequence[Call], timeout_s: float) -> dict[str, Any]:
-    """Handshake, list everything the server declares, sample the calls; what came back, in wire form."""
+async def _gather(where: Target, calls: Sequence[Call], timeout_s: float,
+                  on_tools: Callable[[list[dict[str, Any]]], Any]) -> dict[str, Any]:
+    """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
+    `on_tools` returned for the tools (called as soon as they are listed)."""
     from .harness import HarnessError, connect
 
     unreadable = _UnreadableLines()
@@ -184,8 +186,10 @@ async def _gather(where: Target, calls: Sequence[Call], timeout_s: float) -> dic
             session = conn.session
             init = session.initialize_result
             listed = time.perf_counter()
-            tools = await _listing(session, "tools/list", "tools", where, timeout_s)
             capabilities = init.capabilities
+            # Each list only when the server declares it; a server without tools has no definitions to count.
+            tools = await _listing(session, "tools/list", "tools", where, timeout_s) if capabilities.tools else []
+            counting = on_tools(tools)
             prompts = await _listing(session, "prompts/list", "prompts", where, timeout_s) if capabilities.prompts else None
             resources = (await _listing(session, "resources/list", "resources", where, timeout_s)
                          if capabilities.resources else None)
@@ -196,8 +200,8 @@ async def _gather(where: Target, calls: Sequence[Call], timeout_s: float) -> dic
     finally:
         sdk_log.removeHandler(unreadable)
     declared = init.capabilities.model_dump(by_alias=True, exclude_none=True)
-    return {"init": init, "capabilities": sorted(declared), "tools": tools, "prompts": prompts, "resources": resources,
-            "samples": samples, "timings": {"connectMs": round(conn.start_ms, 1), "listMs": round(list_ms, 1)}}
+    return {"init": init, "capabilities": sorted(declared), "counting": counting, "prompts": prompts,
+            "resources": resources, "samples": samples, "timings": {"connectMs": round(conn.start_ms, 1), "listMs": round(list_ms, 1)}}
 
 
 def _keywords(schema: Any) -> set[str]:
@@ -236,6 +240,13 @@ def _definitions(tools: list[dict[str, Any]], encoding_name: str) -> tuple[list[
     return rows, totals
 
 
+def _counted(tools: list[dict[str, Any]], encoding_name: str) -> tuple[tuple[list[dict[str, Any]], dict[str, Any]], float]:
+    """The definitions counted (see _definitions), and the ms it took."""
+    started = time.perf_counter()
+    counted = _definitions(tools, encoding_name)
+    return counted, round((time.perf_counter() - started) * 1000, 1)
+
+
 def _entries(listed: list[dict[str, Any]] | None, encoding_name: str) -> dict[str, Any]:
     """A prompts/list or resources/list counted entry by entry; only when the server declares the capability."""
     if listed is None:
@@ -266,21 +277,30 @@ def count_result(call: Call, result: dict[str, Any], encoding_name: str) -> dict
 async def measure(where: Target, calls: Sequence[Call] = (), encoding_name: str = tokens.DEFAULT_ENCODING,
                   timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """Everything `where` puts in a model's context, counted; a TargetError (one sentence) when it cannot be."""
-    started = time.perf_counter()
+    clock = [time.perf_counter()]
+
+    def lap() -> float:
+        clock.append(time.perf_counter())
+        return round((clock[-1] - clock[-2]) * 1000, 1)
+
     from . import harness  # noqa: F401  imported first: loading the encodings alongside would slow both (one GIL)
 
+    imported = lap()
     with ThreadPoolExecutor(max_workers=1) as pool:
+        # The worker loads the encodings while the server starts, then counts the definitions while the
+        # connection closes (the server's own exit), both times when this process would only wait.
         loading = pool.submit(_preload, encoding_name)
-        got = await _gather(where, calls, timeout_s)
+        got = await _gather(where, calls, timeout_s, lambda listed: pool.submit(_counted, listed, encoding_name))
+        gathered = lap()
         loading.result()
-    counting = time.perf_counter()
-    tools, totals = _definitions(got["tools"], encoding_name)
+        (tools, totals), count_ms = got["counting"].result()
+        waited = lap()
     init = got["init"]
     instructions = init.instructions
     results = [count_result(c, r, encoding_name) for c, (r, _) in zip(calls, got["samples"])]
-    timings = {**got["timings"], "countMs": round((time.perf_counter() - counting) * 1000, 1),
-               "callsMs": [round(ms, 1) for _, ms in got["samples"]]}
-    timings["totalMs"] = round((time.perf_counter() - started) * 1000, 1)
+    timings = {**got["timings"], "importMs": imported, "gatherMs": gathered, "waitMs": waited, "countMs": count_ms,
+               "callsMs": [round(ms, 1) for _, ms in got["samples"]], "resultsMs": lap(),
+               "totalMs": round((clock[-1] - clock[0]) * 1000, 1)}
     return {
         "target": where.as_dict(),
         "server": {"name": init.server_info.name, "version": init.server_info.version,

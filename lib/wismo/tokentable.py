@@ -21,10 +21,10 @@ def by_cost(measurement: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(measurement["tools"], key=lambda t: (-t[BUDGET_MEASURE]["total"], t["name"]))
 
 
-def _grid(header: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
-    """Rows under a header, the first `left` columns left-aligned and the rest right-aligned."""
+def _grid(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
+    """Rows under a header, the columns numbered in `left` (words) left-aligned and the rest (numbers) right-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    return ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
             for r in [header, *rows]]
 
 
@@ -40,7 +40,7 @@ def _definitions(m: dict[str, Any]) -> list[str]:
                      "", "", "", _n(d["cookbook"]["frame"]), "", ""])
     rows.append(["total", _n(d["harmony"]["total"]), "100.0%" if m["tools"] else "", "", "", "", _n(d["cookbook"]["total"]),
                  _n(d["json"]["total"]), ""])
-    lines = _grid(header, rows)
+    lines = _grid(header, rows, left=(0, 8))
     lines[-1:-1] = ["-" * len(lines[0])]
     return lines
 
@@ -74,7 +74,7 @@ def _calls(m: dict[str, Any]) -> list[str]:
              cell(r["bare"]), *(cell(r["profiles"][p]) for p in profiles)] for r in results]
     notes = [f"  {r['tool']} under {p}: {r['profiles'][p]['error']}" for r in results for p in profiles
              if "error" in r["profiles"][p]]
-    return ["", "sampled results (tokens / UTF-8 bytes):", *_grid(header, rows, left=2), *notes,
+    return ["", "sampled results (tokens / UTF-8 bytes):", *_grid(header, rows, left=(0, 1)), *notes,
             f"bare: {m['calls']['bareMethod']}; profiles: {m['calls']['framedMethod']}."]
 
 
@@ -165,4 +165,4 @@ def peers_table(measured: dict[str, dict[str, Any]]) -> str:
                      _n(m["instructions"]["tokens"]) if m["instructions"]["present"] else "none",
                      _n(m["prompts"]["total"]) if m["prompts"]["declared"] else "not declared",
                      _n(m["resources"]["total"]) if m["resources"]["declared"] else "not declared"])
-    return "\n".join(_grid(header, rows))
+    return "\n".join(_grid(header, rows, left=(0, 5)))
