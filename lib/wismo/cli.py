@@ -71,9 +71,8 @@ def _tokens(args: argparse.Namespace) -> int:
     from .jsonfmt import stable
     from .tokens import OfflineEncodingError
 
-    # stdout carries the table or the JSON, and a bad target gets one sentence: the SDK's own logging stays quiet.
+    # A bad target gets one sentence: the SDK's own error logs (a traceback per unreadable line) stay quiet.
     logging.getLogger("mcp").addHandler(logging.NullHandler())
-    logging.getLogger("mcp").propagate = False
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
     try:
         if args.timeout <= 0:
