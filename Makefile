@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test quick browser lab runs fuzz bench clean
+.PHONY: setup report test quick browser lab runs fuzz bench peers clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -56,6 +56,35 @@ fuzz: $(STAMP)
 ## outputs/bench.json (5 to 8 minutes on 2 cores; `.venv/bin/python -m wismo.bench --quick` proves it runs)
 bench: $(STAMP)
 	$(BIN)/python -m wismo.bench
+
+## peers: `wismo tokens` on the MCP reference servers, pinned and installed into .peers/ (git-ignored): from npm
+## server-everything, server-memory and server-filesystem (Node 20 or newer), from PyPI mcp-server-time in its own
+## venv; writes outputs/peers.json and outputs/peers.txt (the table) and prints the table. Not part of `make test`.
+PEERS     := .peers
+PEER_NPM  := 2026.8.31
+PEER_TIME := 2026.10.19
+PEER_BIN  := $(PEERS)/npm/node_modules/.bin
+PEER_OUT  := $(PEERS)/measured
+peers: $(STAMP)
+	@major=$$(node --version 2>/dev/null | sed 's/^v//; s/[.].*//'); [ "$${major:-0}" -ge 20 ] && command -v npm >/dev/null || \
+	  { echo "make peers needs node 20 or newer and npm on PATH (node --version says: $$(node --version 2>&1))"; exit 1; }
+	npm install --prefix $(PEERS)/npm --save-exact --no-audit --no-fund --loglevel=error \
+	  @modelcontextprotocol/server-everything@$(PEER_NPM) @modelcontextprotocol/server-memory@$(PEER_NPM) \
+	  @modelcontextprotocol/server-filesystem@$(PEER_NPM)
+	@test -x $(PEERS)/time/bin/python || $(PYTHON) -m venv $(PEERS)/time
+	@# The lock's pins where they overlap (mcp, pydantic): the time server runs on the SDK we test against.
+	$(PEERS)/time/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.lock mcp-server-time==$(PEER_TIME)
+	@mkdir -p $(PEERS)/files $(PEER_OUT)
+	$(BIN)/wismo tokens --json --call echo '{"message": "Where is my order?"}' -- $(PEER_BIN)/mcp-server-everything > $(PEER_OUT)/everything.json
+	$(BIN)/wismo tokens --json --call read_graph '{}' -- $(PEER_BIN)/mcp-server-memory > $(PEER_OUT)/memory.json
+	$(BIN)/wismo tokens --json -- $(PEER_BIN)/mcp-server-filesystem $(PEERS)/files > $(PEER_OUT)/filesystem.json
+	@# UTC: the time server names the local timezone in its descriptions, which would make the count machine-dependent.
+	$(BIN)/wismo tokens --json -- $(PEERS)/time/bin/mcp-server-time --local-timezone UTC > $(PEER_OUT)/time.json
+	$(BIN)/python -m wismo.peers outputs/peers.json \
+	  "@modelcontextprotocol/server-everything $(PEER_NPM)=$(PEER_OUT)/everything.json" \
+	  "@modelcontextprotocol/server-memory $(PEER_NPM)=$(PEER_OUT)/memory.json" \
+	  "@modelcontextprotocol/server-filesystem $(PEER_NPM)=$(PEER_OUT)/filesystem.json" \
+	  "mcp-server-time $(PEER_TIME) (PyPI)=$(PEER_OUT)/time.json"
 
 ## clean: remove generated outputs (keeps .venv)
 clean:

@@ -39,7 +39,12 @@ def test_wismo_tokens_measures_any_stdio_server():
     assert done.returncode == 0, done.stderr
     counts = json.loads(done.stdout)
     assert [t["name"] for t in counts["tools"]] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
-    assert counts["total"] == sum(t["tokens"] for t in counts["tools"]) + 12
-    assert counts["label"] == "tiktoken-estimated"
+    whole = counts["definitions"]
+    assert whole["cookbook"]["total"] == sum(t["cookbook"]["total"] for t in counts["tools"]) + 12
+    assert whole["harmony"]["total"] == sum(t["harmony"]["total"] for t in counts["tools"]) + whole["harmony"]["frame"]
+    assert whole["harmony"]["label"] == "tiktoken-estimated"
+    # Our servers declare no instructions, prompts or resources: they cost nothing beyond the definitions.
+    assert not counts["instructions"]["present"] and not counts["prompts"]["declared"] and not counts["resources"]["declared"]
     missing = subprocess.run([WISMO, "tokens", "--", "/nonexistent/server"], capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 1 and "could not be reached" in missing.stderr and "/nonexistent/server" in missing.stderr
+    assert missing.returncode == 2 and missing.stderr == (
+        "wismo tokens: cannot start '/nonexistent/server': no command '/nonexistent/server' is here or on PATH\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -66,47 +67,46 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-async def tool_token_counts(command: list[str], encoding_name: str) -> dict:
-    """Tool-definition tokens of any stdio MCP server, per tool and in total (tiktoken-estimated)."""
-    from . import tokens
-    from .harness import connect
-
-    async with connect("MCP", command=command, require_pinned=False) as conn:
-        tools = await conn.list_tools()
-    functions = [tokens.mcp_tool_to_function(t) for t in tools]
-    return {
-        "label": tokens.LABEL,
-        "method": tokens.COOKBOOK_GPT4O.name,
-        "encoding": encoding_name,
-        "tools": [{"name": f["name"], "tokens": tokens.count_function(f, encoding_name)} for f in functions],
-        "total": tokens.count_tools(functions, encoding_name),
-    }
-
-
 def _tokens(args: argparse.Namespace) -> int:
-    """Print the tool-definition tokens of the server started by the command after `--`."""
+    """Count what the server at --url or after `--` puts in a model's context; exit 1 over --max-tokens, 2 when
+    the server or an argument cannot be used."""
     import anyio
 
-    from .harness import HarnessError
+    from . import servertokens, tokentable
     from .jsonfmt import stable
+    from .tokens import OfflineEncodingError
 
+    # A bad target gets one sentence: the SDK's own error logs (a traceback per unreadable line) stay quiet.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
-    if not command:
-        print("wismo tokens: give the server command after --, for example: wismo tokens -- wismo serve granular", file=sys.stderr)
-        return 2
     try:
-        counts = anyio.run(tool_token_counts, command, args.encoding)
-    except HarnessError as exc:
+        if args.timeout <= 0:
+            raise ValueError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+        if args.max_tokens is not None and args.max_tokens < 0:
+            raise ValueError(f"--max-tokens must be zero or more, not {args.max_tokens}")
+        calls = [servertokens.parse_call(name, arguments) for name, arguments in args.call or []]
+        baseline = tokentable.load_baseline(args.baseline) if args.baseline else None
+        target = servertokens.target(command, args.url)
+        measured = anyio.run(servertokens.measure, target, calls, args.encoding, args.timeout)
+    except (ValueError, servertokens.TargetError, OfflineEncodingError) as exc:
         print(f"wismo tokens: {exc}", file=sys.stderr)
+        return 2
+    diff = tokentable.changes(baseline, measured) if baseline is not None else None
+    try:
+        if args.json:
+            print(stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end="")
+        else:
+            print(tokentable.table(measured))
+            if diff is not None:
+                print("\n" + tokentable.changes_text(diff, args.baseline))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader (`| head`) has what it wanted; send the rest of stdout nowhere instead of a traceback at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    verdict = tokentable.over_budget(measured, args.max_tokens) if args.max_tokens is not None else None
+    if verdict:
+        print(f"wismo tokens: {verdict}", file=sys.stderr)
         return 1
-    if args.json:
-        print(stable(counts), end="")
-        return 0
-    width = max([len(t["name"]) for t in counts["tools"]] + [len("total (with the tools block's end)")])
-    print(f"{'tool':<{width}}  tokens   ({counts['label']}, {counts['method']}, {counts['encoding']})")
-    for t in counts["tools"]:
-        print(f"{t['name']:<{width}}  {t['tokens']:>6}")
-    print(f"{'total (with the tools block' + chr(39) + 's end)':<{width}}  {counts['total']:>6}")
     return 0
 
 
@@ -202,9 +202,20 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--transport", default="stdio", choices=["stdio"])
     comp.add_argument("--out", default="outputs/deterministic-comparison.json")
     comp.set_defaults(func=_compare)
-    tok = sub.add_parser("tokens", help="tool-definition tokens of any MCP server over stdio: wismo tokens -- CMD ARGS")
-    tok.add_argument("--encoding", default="o200k_base", choices=["o200k_base", "cl100k_base"])
-    tok.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    tok = sub.add_parser("tokens", help="what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]",
+                         description="Count a server's tool definitions completely (per tool and per part), its "
+                                     "instructions, prompts and resources, and sampled results under every client profile.")
+    tok.add_argument("--url", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp (instead of a command)")
+    tok.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
+                     help="seconds to wait for the handshake and for each request (default 20)")
+    tok.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON"),
+                     help="call tool NAME with these JSON arguments and count its result (repeatable)")
+    tok.add_argument("--max-tokens", type=int, metavar="N",
+                     help="exit 1 when the tool definitions take more than N tokens (harmony count), naming the heaviest")
+    tok.add_argument("--baseline", metavar="FILE", help="a saved --json output: print each tool's change since it")
+    tok.add_argument("--encoding", default="o200k_base", choices=["o200k_base", "cl100k_base"],
+                     help="encoding of every count except harmony's, which is o200k_base (default o200k_base)")
+    tok.add_argument("--json", action="store_true", help="print JSON (sorted keys; timings under 'timings') instead of a table")
     tok.add_argument("command_line", nargs=argparse.REMAINDER, help="-- then the server command")
     tok.set_defaults(func=_tokens)
     ev = sub.add_parser("evaluate", help="record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]")

@@ -16,6 +16,7 @@ from .report import bench_report
 from .roundtrip import bench_http_round_trip, bench_stdio_round_trip
 from .settings import Settings
 from .start import bench_server_start
+from .tokens import bench_tokens
 
 # Each benchmark returns {"title", "figures": [stats.figure(...), ...], "targets": [stats.check...(...), ...]} plus
 # whatever details explain it; exactly the figures marked floor are floors. To add one, list it here.
@@ -26,6 +27,7 @@ BENCHMARKS: dict[str, Callable[[Settings], dict[str, Any]]] = {
     "comparison": bench_comparison,
     "report": bench_report,
     "largeOrder": bench_large_order,
+    "tokens": bench_tokens,
 }
 
 
