@@ -21,13 +21,14 @@ $(STAMP): pyproject.toml requirements.lock
 report: $(STAMP)
 	$(BIN)/wismo report
 
-## test: the whole test suite, notebooks and the headless-browser check of the reports included
+## test: the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
+## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py)
 test: $(STAMP) browser
-	MPLBACKEND=Agg $(BIN)/python -m pytest
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile
 
 ## quick: the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -m "not slow" -q
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" -q
 
 ## browser: Debian's chromium for the report check, installed when missing (CI runs as root with apt reachable)
 browser:

@@ -1,5 +1,7 @@
 """Shared test set-up: anyio on asyncio, and every report built once per session for the tests that read them."""
 
+import fcntl
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +29,20 @@ class Built:
 
 
 @pytest.fixture(scope="session")
-def built_reports(tmp_path_factory) -> Built:
-    """Every notebook executed and rendered once, shared by the report checks and the browser check."""
+def built_reports(tmp_path_factory, request) -> Built:
+    """Every notebook executed and rendered once per test run, shared by the report checks and the browser check;
+    under pytest-xdist (`make test` runs two workers, a test file per worker) the first worker that needs it builds
+    it, under a lock, and the other reads what it rendered."""
     from wismo import report
 
-    out = tmp_path_factory.mktemp("reports")
-    return Built(out, report.build(out=out))
+    if not hasattr(request.config, "workerinput"):  # no xdist: this process is the only one
+        out = tmp_path_factory.mktemp("reports")
+        return Built(out, report.build(out=out))
+    shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this run
+    out, done = shared / "reports", shared / "reports.pickle"
+    with open(shared / "reports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            done.write_bytes(pickle.dumps(report.build(out=out)))
+        rendered = pickle.loads(done.read_bytes())
+    return Built(out, rendered)

@@ -28,7 +28,8 @@ def test_every_notebook_has_its_report_module():
 # Small inputs keep two in-process builds of every report quick; determinism does not depend on the sizes.
 QUICK = {
     "01-equivalence": {"transports": ["stdio"]},
-    "04-scale": {"sizes": [1, 10, 100], "budget_sizes": [10]},
+    "02-context-cost": {"scale_sizes": [1, 10]},
+    "04-scale": {"sizes": [1, 10], "budget_sizes": [10]},
 }
 
 
