@@ -3,8 +3,8 @@
 import sys
 from pathlib import Path
 
-from wismo.bench.rawclient import RawServer
+from wismo.bench.rawclient import RawServer, rest
 
 WISMO = str(Path(sys.executable).parent / "wismo")  # the console script an MCP client configures
 
-__all__ = ["WISMO", "RawServer"]
+__all__ = ["WISMO", "RawServer", "rest"]

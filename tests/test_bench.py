@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from wismo.bench import cli, floors, importtime, stats, suite
+from wismo.bench import rawclient
 from wismo.bench.rawclient import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
@@ -188,8 +189,8 @@ import os, sys
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
-from mcp.server.runner import serve_loop
 from wismo.servers import stdio_fast
+from wismo.servers.app import serve_handshake_loop
 
 async def on_call_tool(ctx, params):
     if params.name == "shout":
@@ -207,8 +208,8 @@ async def main():
     assert stdio_fast.usable(), "stdin and stdout are pipes here"
     async with stdio_fast.stdio_server() as (read_stream, write_stream):
         async with server.lifespan(server) as state:
-            await serve_loop(server, read_stream, write_stream, lifespan_state=state,
-                             init_options=server.create_initialization_options())
+            # The loop wismo's own servers run: the handshake era, a JSON-RPC error for a line that is not JSON.
+            await serve_handshake_loop(server, read_stream, write_stream, state)
     os.write(1, b"after\n")  # fd 1 is the wire again once the transport is done
 
 anyio.run(main)
@@ -234,7 +235,7 @@ def test_stray_output_goes_to_stderr_and_never_onto_the_wire():
     finally:
         server.proc.stdin.close()
         assert server.proc.wait(10) == 0
-    rest, err = server.proc.stdout.read(), server.proc.stderr.read()
+    rest, err = rawclient.rest(server.proc.stdout), server.proc.stderr.read()
     assert rest == b"after\n", "nothing but answers reached stdout while serving"
     assert b"stray print from a handler" in err and b"stray bytes on fd 1" in err
     server.proc.stdout.close(), server.proc.stderr.close()
@@ -248,8 +249,10 @@ def test_pipelined_requests_partial_lines_bad_lines_and_a_last_line_without_newl
     # Three requests and a line that is not JSON in one write, then one request split across three writes.
     server.proc.stdin.write(("\n".join(calls[:2]) + "\nnot json at all\n" + calls[2] + "\n").encode())
     server.proc.stdin.flush()
-    answers = [server.recv() for _ in range(3)]
-    assert sorted(a["id"] for a in answers) == [10, 11, 12]
+    answers = [server.recv() for _ in range(4)]
+    assert sorted(a["id"] for a in answers if a["id"] is not None) == [10, 11, 12]
+    (refused,) = [a for a in answers if a["id"] is None]
+    assert refused["error"]["code"] == -32700  # the line that is not JSON is answered, not dropped
     last = json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": "é"}}}).encode()
     for part in (last[:7], last[7:40], last[40:]):
         server.proc.stdin.write(part)

@@ -12,7 +12,7 @@ import pytest
 
 from wismo.harness import free_port, server_command
 
-from rawmcp import RawServer
+from rawmcp import RawServer, rest
 
 CALL = {"name": "get_order", "arguments": {"orderId": "ORD-1001"}}
 
@@ -69,7 +69,7 @@ def test_a_client_that_disappears_mid_call_leaves_a_clean_exit():
     server.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": CALL})
     server.proc.stdin.close()
     code = server.proc.wait(10)
-    stdout = server.proc.stdout.read().decode()
+    stdout = rest(server.proc.stdout).decode()
     stderr = server.proc.stderr.read().decode()
     server.proc.stdout.close()
     server.proc.stderr.close()

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import weakref
 from typing import Any, BinaryIO
 
 from ..harness import free_port, server_command
@@ -43,15 +44,37 @@ def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dic
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
 
 
+# Bytes read from a pipe past the last line returned, per stream. The pipe is read with os.read, never through the
+# stream's own buffer: select() cannot see lines a buffered readline() already took, so answers that arrived together
+# would wait for a deadline (seen when a busy machine coalesces pipelined answers into one read).
+_pending: weakref.WeakKeyDictionary[BinaryIO, bytearray] = weakref.WeakKeyDictionary()
+
+
 def read_line(stream: BinaryIO, timeout_s: float = 20.0) -> bytes:
     """One line from a pipe, or an error after the deadline or when the peer has closed its end."""
-    ready, _, _ = select.select([stream], [], [], timeout_s)
-    if not ready:
-        raise TimeoutError(f"no line within {timeout_s:g} s")
-    got = stream.readline()
-    if not got:
-        raise EOFError("the peer closed its output")
+    buffer = _pending.setdefault(stream, bytearray())
+    deadline = time.monotonic() + timeout_s
+    while b"\n" not in buffer:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise TimeoutError(f"no line within {timeout_s:g} s")
+        chunk = os.read(stream.fileno(), 65536)
+        if not chunk:
+            if buffer:  # a last line without its newline
+                last = bytes(buffer)
+                buffer.clear()
+                return last
+            raise EOFError("the peer closed its output")
+        buffer += chunk
+    end = buffer.index(b"\n") + 1
+    got = bytes(buffer[:end])
+    del buffer[:end]
     return got
+
+
+def rest(stream: BinaryIO) -> bytes:
+    """Everything left on a pipe until the peer closes it, the bytes read_line already holds first."""
+    return bytes(_pending.pop(stream, b"")) + stream.read()
 
 
 def _succeeded(tool: str, answer: bytes) -> None:
