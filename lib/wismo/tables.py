@@ -24,6 +24,9 @@ HEADERS = {
     "k": "repetitions", "passed": "passed", "turns": "model turns", "answered": "answered", "note": "what the session said",
     "bytes": "bytes", "examples": "examples", "figure": "figure", "published": "published", "computed": "computed",
     "match": "matches",
+    # Client profiles (wismo.framing), as columns of tokens.
+    "python": "python, bare text (tokens)", "csharp-mcp": "csharp-mcp (tokens)",
+    "csharp-mcp-relaxed": "csharp-mcp-relaxed (tokens)", "framing share %": "share from framing (%)",
 }
 
 
