@@ -45,7 +45,11 @@ def cell(value: Any, decimals: int = 1) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:,.{decimals}f}"
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if 0 < abs(value) < 1:
+            return f"{value:.3g}"  # small figures (a price of $0.15 per million) keep their significant digits
+        return f"{value:,.{decimals}f}"
     if isinstance(value, (list, tuple)):
         return ", ".join(cell(v, decimals) for v in value) if value else "none"
     if isinstance(value, Mapping):
