@@ -29,12 +29,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.http is None:
+        if args.http is None and args.http_fd is None:
             anyio.run(serve_stdio, server)
         else:
             from .servers.app import serve_http
 
-            anyio.run(serve_http, server, args.http, args.host)
+            anyio.run(serve_http, server, args.http, args.host, args.http_fd)
     except KeyboardInterrupt:
         pass
     return 0
@@ -196,6 +196,8 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.designs)")
     serve.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
+    serve.add_argument("--http-fd", type=int, metavar="FD",
+                       help="serve Streamable HTTP on a socket the parent process already listens on (what the harness does)")
     serve.set_defaults(func=_serve)
     comp = sub.add_parser("compare", help="drive both servers and check they return the same evidence")
     comp.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")

@@ -125,10 +125,23 @@ class Connection:
         return [i for i in self.interactions if i.method == "tools/call"]
 
 
-def server_command(design: str, http_port: int | None = None) -> list[str]:
-    """The command that serves `design` with this interpreter (works with a minimal environment)."""
+def server_command(design: str, http_port: int | None = None, http_fd: int | None = None) -> list[str]:
+    """The command that serves `design` with this interpreter (works with a minimal environment): over stdio, on an
+    HTTP port, or on a listening socket handed down by file descriptor."""
     command = [sys.executable, "-m", "wismo", "serve", design]
+    if http_fd is not None:
+        return command + ["--http-fd", str(http_fd)]
     return command + ["--http", str(http_port)] if http_port is not None else command
+
+
+def listening_socket() -> socket.socket:
+    """A socket bound to a free port on 127.0.0.1 and listening, to hand to a server process: unlike a port number
+    chosen first and bound by the child later, no other process can take it in between."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _tail(errlog: Any, limit: int = 600) -> str:
@@ -189,11 +202,18 @@ async def _open_session(stack: AsyncExitStack, design: str, transport: str, env:
 
     process = None
     if url is None:
-        port = free_port()
-        command = command or server_command(design, port)
-        # The same minimal environment an MCP client gives a stdio server.
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
-                                   env=get_default_environment() | (env or {}), start_new_session=True)
+        if command is None:
+            # Our own server gets a socket already listening: no race for the port with any other process.
+            with listening_socket() as sock:
+                port = sock.getsockname()[1]
+                process = subprocess.Popen(server_command(design, http_fd=sock.fileno()), stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=errlog, pass_fds=(sock.fileno(),),
+                                           env=get_default_environment() | (env or {}), start_new_session=True)
+        else:
+            port = free_port()
+            # The same minimal environment an MCP client gives a stdio server.
+            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
+                                       env=get_default_environment() | (env or {}), start_new_session=True)
         stack.callback(_stop, process)
         url = f"http://127.0.0.1:{port}/mcp"
         await _wait_listening(process, port, timeout_s)

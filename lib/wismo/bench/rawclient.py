@@ -16,7 +16,7 @@ import time
 import weakref
 from typing import Any, BinaryIO
 
-from ..harness import free_port, server_command
+from ..harness import listening_socket, server_command
 from ..servers.protocol import PINNED_REVISION
 
 CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # what an MCP client gives a stdio server
@@ -232,11 +232,13 @@ class RawHttp:
     """A server process over Streamable HTTP (stateful, JSON responses), spoken to with raw HTTP/1.1."""
 
     def __init__(self, design: str, timeout_s: float = 20.0) -> None:
-        port = free_port()
         self.design = design
         self.conn: HttpConnection | None = None
-        self.proc = subprocess.Popen(server_command(design, port), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, env=client_env(), start_new_session=True)
+        with listening_socket() as sock:  # handed down already listening: no other process can take the port
+            port = sock.getsockname()[1]
+            self.proc = subprocess.Popen(server_command(design, http_fd=sock.fileno()), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(sock.fileno(),),
+                                         env=client_env(), start_new_session=True)
         deadline = time.monotonic() + timeout_s
         while self.conn is None:
             try:

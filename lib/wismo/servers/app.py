@@ -124,10 +124,14 @@ async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: A
                            init_options=server.create_initialization_options())
 
 
-async def serve_http(server: Server, port: int, host: str = "127.0.0.1") -> None:
-    """Serve Streamable HTTP at http://HOST:PORT/mcp (stateful sessions, JSON responses) until stopped."""
+async def serve_http(server: Server, port: int | None, host: str = "127.0.0.1", listening_fd: int | None = None) -> None:
+    """Serve Streamable HTTP at http://HOST:PORT/mcp (stateful sessions, JSON responses) until stopped; or on a
+    socket the parent already bound and listens on (`listening_fd`), so no other process can take its port first."""
+    import socket
+
     import uvicorn
 
     app = server.streamable_http_app(json_response=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    config = uvicorn.Config(app, host=host, port=port or 0, log_level="warning", lifespan="on")
+    sockets = [socket.socket(fileno=listening_fd)] if listening_fd is not None else None
+    await uvicorn.Server(config).serve(sockets=sockets)
