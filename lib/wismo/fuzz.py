@@ -13,7 +13,6 @@ import string
 import time
 from typing import Any
 
-import anyio
 import psutil
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings

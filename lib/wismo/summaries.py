@@ -125,27 +125,6 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
     return list(newest.values())
 
 
-def against_article(rows: list[dict[str, Any]], article: dict[str, Any]) -> list[dict[str, Any]]:
-    """The article's published ORD-1004 conversations and medians beside ours, each labelled with its kind."""
-    pub = article["ORD-1004"]
-    out = []
-    for design in designs.article():
-        ours = [r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1]
-        mine = ours[0] if ours else None
-        out.append({"figure": f"{design} ORD-1004 model turns", "article": pub[design]["modelTurns"], "wismo": mine and mine["turns"]})
-        out.append({"figure": f"{design} ORD-1004 tool calls", "article": pub[design]["toolCalls"], "wismo": mine and mine["toolCalls"]})
-        out.append({"figure": f"{design} ORD-1004 tokens, whole conversation", "article": pub[design]["conversationTokens"], "wismo": mine and mine["totalTokens"]})
-        out.append({"figure": f"{design} ORD-1004 elapsed seconds", "article": pub[design]["elapsedSeconds"],
-                    "wismo": mine and mine["modelledElapsedMs"] and round(mine["modelledElapsedMs"] / 1000, 3)})
-    med = {m["measure"]: m for m in medians(rows)}
-    out.append({"figure": "focused: fewer median tokens, %", "article": article["medians"]["focusedFewerTokensPercent"],
-                "wismo": med["totalTokens"]["focused vs granular %"] is not None and -med["totalTokens"]["focused vs granular %"]})
-    change = med["modelledElapsedMs"]["focused vs granular %"]
-    out.append({"figure": "focused: lower median elapsed time, %", "article": article["medians"]["focusedLowerElapsedPercent"],
-                "wismo": None if change is None else -change})
-    return out
-
-
 def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
     """One conversation as rows: per request, what it newly sent and what came back, with its input tokens."""
     trace = next(t for run in runs for t in run.traces if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition))

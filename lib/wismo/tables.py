@@ -3,7 +3,6 @@ no index column, headers in words with units, thousands separators, lists as tex
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any

@@ -71,7 +71,7 @@ def bench_tokens(s: Settings) -> dict[str, Any]:
                 f"longer than the server's whole start")
 
     figures = [figure(f"floor: the {TOOLS}-tool server's own start, spawn to initialize answered", summary(starts, digits=1), None),
-               figure(f"wismo tokens --json on it, command start to exit", summary(walls, digits=1), start),
+               figure("wismo tokens --json on it, command start to exit", summary(walls, digits=1), start),
                figure("  of which spawn to initialized, inside wismo tokens", summary([m["timings"]["connectMs"] for _, m in runs], digits=1), start),
                figure(f"  of which counting {TOOLS} tools", summary([m["timings"]["countMs"] for _, m in runs], digits=1), start)]
     return {"title": f"7. wismo tokens on a {TOOLS}-tool server", "figures": figures, "tools": len(measured["tools"]),

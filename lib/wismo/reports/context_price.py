@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import caching, cost, framing, prices, scale, strategy, tokens, turns
+from .. import caching, cost, framing, prices, scale, strategy, turns
 from ..designs import names as design_names
 from ..domain.generate import order_id as generated_order
 from ..harness import connect
-from . import check
 
 DEFAULTS: dict[str, Any] = {
     "models": ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"],  # the first is the one charted
