@@ -7,9 +7,10 @@ import pytest
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, LatencyModel, run_case
 from wismo.agent.scripted import ScriptedBackend
-from wismo.harness import connect
+from wismo.client.connection import connect
 from wismo.runs import verify_trace
-from wismo import scoring, tokens
+from wismo.runs import scoring
+from wismo import tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +82,7 @@ async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_no
 @pytest.mark.anyio
 async def test_the_scripted_backend_estimates_under_a_client_profile():
     from wismo.agent.scripted import ScriptedBackend
-    from wismo.harness import connect
+    from wismo.client.connection import connect
 
     totals = {}
     async with connect("granular") as conn:

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from wismo import runs
-from wismo import recording
+from wismo.runs import recording
 from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
 from wismo.agent.loop import run_case
 from wismo.agent.openai_backend import OpenAIBackend
-from wismo.harness import connect
+from wismo.client.connection import connect
 
 from replay import ReplayServer
 

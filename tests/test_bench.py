@@ -9,12 +9,16 @@ import sys
 
 import pytest
 
-from wismo.bench import cli, floors, importtime, stats, suite
+from wismo.bench import cli
+from wismo.bench import floors
+from wismo.bench import importtime
+from wismo.bench import stats
+from wismo.bench import suite
 from wismo.bench import rawclient
 from wismo.bench.rawclient import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
-from wismo.jsonfmt import write_stable
+from wismo.core.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
 
 # Statistics
@@ -67,7 +71,7 @@ def test_memory_and_ratio_targets_give_the_same_verdict_shape():
 
 
 def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
-    from wismo.bench import report
+    from wismo.bench import report_build
 
     def executed(name, seconds):
         cells = [{"cell_type": "markdown", "metadata": {}, "source": "# title"}]
@@ -79,13 +83,13 @@ def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
 
     executed("01-a", [0.5, 3.0])
     executed("02-b", [2.0])
-    durations = report.papermill_durations(tmp_path)
+    durations = report_build.papermill_durations(tmp_path)
     # Cells are labelled by execution count (In [n]) and named by their first line that is not set-up.
     assert durations["01-a"]["seconds"] == 4.5 and durations["01-a"]["cells"][2] == {"seconds": 3.0, "firstLine": "step_1()"}
-    assert report.first_statement(["%matplotlib inline\n", "import os\n"]) == "%matplotlib inline"
+    assert report_build.first_statement(["%matplotlib inline\n", "import os\n"]) == "%matplotlib inline"
     slower = {name: {"seconds": nb["seconds"], "cells": {i: c | {"seconds": c["seconds"] * 2} for i, c in nb["cells"].items()}}
               for name, nb in durations.items()}
-    ranked = report.heaviest_cells([durations, slower], top=2)
+    ranked = report_build.heaviest_cells([durations, slower], top=2)
     assert [(c["notebook"], c["cell"], c["medianSeconds"]) for c in ranked] == [("01-a", 2, 4.5), ("02-b", 1, 3.0)]
     assert ranked[0]["firstLine"] == "step_1()"
 

@@ -2,7 +2,9 @@
 
 import pytest
 
-from wismo import breaking, scale, server_pool
+from wismo.analyses import breaking
+from wismo.analyses import sweep
+from wismo.client import pool
 from wismo.domain.generate import generate
 
 pytestmark = pytest.mark.anyio
@@ -28,10 +30,10 @@ async def test_bisection_finds_the_first_size_a_scan_finds():
 
 async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp():
     try:
-        rows, _ = await scale.measure([1, 10, 100])
+        rows, _ = await sweep.measure([1, 10, 100])
         found = await breaking.breaking_points(rows, window=12_000, budget=20_000)
     finally:
-        await server_pool.stop_all()
+        await pool.stop_all()
     by = {r["design"]: r for r in found}
     assert set(by) == {"granular", "focused", "scoped"}
     for design, row in by.items():

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from headless import Browser, find_chromium
-from wismo.paths import NOTEBOOKS, OUTPUTS
+from wismo.core.paths import NOTEBOOKS, OUTPUTS
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(

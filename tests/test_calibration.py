@@ -2,7 +2,9 @@
 
 import pytest
 
-from wismo import calibration, reference, turns
+from wismo.analyses import calibration
+from wismo.core import reference
+from wismo.client import investigation
 
 pytestmark = pytest.mark.anyio
 
@@ -14,7 +16,7 @@ def anyio_backend():
 
 @pytest.fixture(scope="module")
 async def rebuilt():
-    recorded = await turns.record(["ORD-1004"])
+    recorded = await investigation.record(["ORD-1004"])
     return recorded, calibration.rebuild(recorded, reference.load("where-is-my-order"))
 
 

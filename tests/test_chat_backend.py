@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from wismo import recording, runs, summaries
+from wismo.runs import recording
+from wismo import runs
+from wismo.runs import store
+from wismo.runs import summaries
 from wismo.agent import outcomes
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
@@ -13,7 +16,7 @@ from wismo.agent.checks import refused_call
 from wismo.agent.loop import run_case
 from wismo.agent.openai_backend import OpenAIBackend
 from wismo.agent.openai_chat_backend import OpenAIChatBackend, from_message, to_messages, to_tools
-from wismo.harness import connect
+from wismo.client.connection import connect
 
 from chatserver import CHAT, MODEL, RESPONSES, ChatServer, Turn, order_in, tool_outputs
 from replay import Answer
@@ -179,7 +182,7 @@ async def test_each_misbehaviour_ends_its_conversation_with_a_named_outcome_and_
     assert runs.verify_trace({**traces[6], "outcome": outcomes.ANSWERED}, "t", names) == [
         "t: the outcome is 'answered' but the final text fails the contract: the model's final reply holds no JSON object: "
         "'The laptop arrived; the monitor is on its way.'"]
-    assert runs._schema_errors("trace", {k: v for k, v in traces[1].items() if k != "reason"}, "t") == [
+    assert store._schema_errors("trace", {k: v for k, v in traces[1].items() if k != "reason"}, "t") == [
         "t: <root>: 'reason' is a required property"]
     counted = summaries.outcomes(summaries.case_rows([run]))
     assert counted[0] == {"design": "focused", "outcome": outcomes.BAD_CALL_ID, "count": 2}

@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-from wismo import compare
-from wismo.paths import DEFAULT_FIXTURES
-from wismo.jsonfmt import stable
-from wismo.jsondiff import without_timings
+from wismo.analyses import comparison
+from wismo.core.paths import DEFAULT_FIXTURES
+from wismo.core.jsonfmt import stable
+from wismo.core.jsondiff import without_timings
 
 pytestmark = pytest.mark.anyio
 
@@ -16,18 +16,18 @@ pytestmark = pytest.mark.anyio
 def test_differences_names_every_path():
     g = {"order": {"status": "shipped", "items": [{"sku": "A", "quantity": 1}]}, "tracking": []}
     f = {"order": {"status": "delivered", "items": [{"sku": "A", "quantity": 1.0}]}, "tracking": [], "extra": 1}
-    assert compare.differences(g, f) == [
+    assert comparison.differences(g, f) == [
         {"path": "extra", "granular": "<absent>", "focused": 1},
         {"path": "order.items[0].quantity", "granular": 1, "focused": 1.0},
         {"path": "order.status", "granular": "shipped", "focused": "delivered"},
     ]
-    assert compare.differences(g, g) == []
-    assert compare.differences([1, 2], [1]) == [{"path": "<root>", "granular": [1, 2], "focused": [1]}]
+    assert comparison.differences(g, g) == []
+    assert comparison.differences([1, 2], [1]) == [{"path": "<root>", "granular": [1, 2], "focused": [1]}]
 
 
 @pytest.fixture(scope="module")
 async def baseline():
-    return await compare.run()
+    return await comparison.run()
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ async def test_all_cases_equal_with_bytes_and_calls(baseline):
     assert rows["well formed, no record"]["granular"]["error"] == "Order ORD-9999 was not found."
     assert rows["very long"]["input"].endswith("(5004 characters)")
     assert rows["linked records missing"]["outcome"] == "evidence"
-    compare.require_equal(baseline)
+    comparison.require_equal(baseline)
 
 
 async def test_a_planted_difference_fails_the_comparison(tmp_path):
@@ -61,14 +61,14 @@ async def test_a_planted_difference_fails_the_comparison(tmp_path):
     tracking = json.loads((tmp_path / "tracking.json").read_text())
     tracking["records"][2]["status"] = "in_transit"  # TRK-1004-A, seen only by the focused server
     (tmp_path / "tracking.json").write_text(json.dumps(tracking))
-    result = await compare.run(["ORD-1004", "ORD-1001"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}})
+    result = await comparison.run(["ORD-1004", "ORD-1001"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}})
     rows = {r["label"]: r for r in result["cases"]}
     assert rows["delivered on time"]["equal"]
     assert rows["partial delivery"]["differences"] == [
         {"path": "tracking[0].status", "granular": "delivered", "focused": "in_transit"}]
     assert not result["summary"]["allEqual"]
-    with pytest.raises(compare.ComparisonFailed, match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'"):
-        compare.require_equal(result)
+    with pytest.raises(comparison.ComparisonFailed, match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'"):
+        comparison.require_equal(result)
 
 
 async def test_differently_worded_rejections_count_as_differences(tmp_path):
@@ -77,16 +77,16 @@ async def test_differently_worded_rejections_count_as_differences(tmp_path):
     orders = json.loads((tmp_path / "orders.json").read_text())
     orders["records"] = [r for r in orders["records"] if r["orderId"] != "ORD-1002"]
     (tmp_path / "orders.json").write_text(json.dumps(orders))
-    result = await compare.run(["ORD-1002"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}})
+    result = await comparison.run(["ORD-1002"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}})
     (row,) = result["cases"]
     assert row["outcome"] == "rejected differently" and not row["equal"]
     assert row["differences"][0]["focused"] == "Order ORD-1002 was not found."
 
 
 async def test_output_is_byte_identical_apart_from_timings(baseline, tmp_path):
-    second = await compare.run()
-    first_path = compare.write(baseline, tmp_path / "a.json")
-    second_path = compare.write(second, tmp_path / "b.json")
+    second = await comparison.run()
+    first_path = comparison.write(baseline, tmp_path / "a.json")
+    second_path = comparison.write(second, tmp_path / "b.json")
     a, b = json.loads(first_path.read_text()), json.loads(second_path.read_text())
     assert stable(without_timings(a)) == stable(without_timings(b))
     assert a["timings"]["unit"] == "ms, measured" and set(a["timings"]["cases"]) == {r["label"] for r in a["cases"]}

@@ -2,7 +2,8 @@
 
 import pytest
 
-from wismo import cost, reference
+from wismo import cost
+from wismo.core import reference
 from wismo.reports import context_cost
 
 

@@ -6,7 +6,9 @@ import textwrap
 
 import pytest
 
-from wismo import definitions, framing, tokens
+from wismo.tokens import definitions
+from wismo.tokens import framing
+from wismo import tokens
 from wismo.servers import granular
 
 # create_entities exactly as the MCP reference memory server declares it (modelcontextprotocol/servers,
@@ -185,7 +187,7 @@ def test_the_package_renders_its_documented_example():
 def test_harmony_loads_offline_and_leaves_no_variable_behind(tmp_path):
     script = textwrap.dedent("""
         import os
-        from wismo import definitions
+        from wismo.tokens import definitions
         definitions.harmony_encoding()
         print(os.environ.get("TIKTOKEN_ENCODINGS_BASE"), len(definitions.render_tokens([{"name": "f", "description": "d"}])))
     """)

@@ -9,19 +9,24 @@ import matplotlib.colors
 import matplotlib.pyplot as plt
 import pytest
 
-from wismo import compare, designs, plots, runs, scale, turns
+from wismo.analyses import comparison
+from wismo.core import designs
+from wismo.render import charts
+from wismo import runs
+from wismo.analyses import sweep
+from wismo.client import investigation as turns
 from wismo.reports import context_cost
 from wismo.agent.scripted import ScriptedBackend
 from wismo.agent.loop import run_case
-from wismo.harness import connect
+from wismo.client.connection import connect
 
 pytestmark = pytest.mark.anyio
 
 TOY = textwrap.dedent('''
     """A toy fourth design for the tests: the focused context under another tool name."""
-    from wismo.designs import Design, Investigation
+    from wismo.core.designs import Design, Investigation
     from wismo.domain import ORDER, support_context
-    from wismo.servers.tools import ToolSpec
+    from wismo.servers.toolspec import ToolSpec
 
     TOOLS = (ToolSpec(name="get_whole_order", description="Everything about one order in one call.", kind=ORDER,
                       argument_description="The order ID, for example ORD-1001.", run=support_context),)
@@ -77,7 +82,7 @@ async def test_a_registered_fourth_design_works_everywhere_with_no_other_edit(to
     done = subprocess.run([sys.executable, "-m", "wismo", "serve", "--help"], capture_output=True, text=True)
     assert "toy" in done.stdout
     # Compared with the reference design, case by case.
-    result = await compare.run(["ORD-1004", "ORD-1005"], unfriendly=False)
+    result = await comparison.run(["ORD-1004", "ORD-1005"], unfriendly=False)
     assert result["summary"]["designs"] == ["granular", "focused", "toy"]
     assert result["summary"]["allEqual"], result["cases"]
     assert result["summary"]["calls"]["toy"] == 2 and result["tools"]["toy"][0]["name"] == "get_whole_order"
@@ -87,13 +92,13 @@ async def test_a_registered_fourth_design_works_everywhere_with_no_other_edit(to
     toy_row = next(r for r in rows if r["design"] == "toy")
     assert toy_row["modelCalls"] == 2 and toy_row["toolCalls"] == 1 and toy_row["total"] > toy_row["base"] > 0
     # Driven by the scale report over a generated order.
-    scale_rows, _ = await scale.measure([1])
+    scale_rows, _ = await sweep.measure([1])
     assert {r["design"] for r in scale_rows} == {"granular", "focused", "scoped", "toy"}
     # Charted in its own colour.
-    fig = plots.bytes_per_case(result)
+    fig = charts.bytes_per_case(result)
     used = {matplotlib.colors.to_hex(p.get_facecolor()[:3]) for ax in fig.axes for p in ax.patches}
     plt.close(fig)
-    assert plots.DESIGN_COLORS["toy"].lower() in used
+    assert charts.DESIGN_COLORS["toy"].lower() in used
     # Followed by the scripted model, and accepted by the run format.
     async with connect("toy") as conn:
         tools = await conn.list_tools()

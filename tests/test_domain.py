@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from wismo import domain
-from wismo.paths import DEFAULT_FIXTURES
+from wismo.core.paths import DEFAULT_FIXTURES
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, InvalidIdentifier, RecordNotFound
 
 

@@ -5,8 +5,8 @@ import string
 
 import pytest
 
-from wismo import figures
-from wismo.paths import NOTEBOOKS
+from wismo.render import figures
+from wismo.core.paths import NOTEBOOKS
 
 RESULT = {
     "summary": {"ordersEqual": 6, "orders": 6, "bytes": {"granular": 4974, "focused": 5293}},

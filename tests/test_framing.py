@@ -4,7 +4,12 @@ import json
 
 import pytest
 
-from wismo import domain, framing, jsonfmt, reference, stjson, tokens
+from wismo import domain
+from wismo.tokens import framing
+from wismo.core import jsonfmt
+from wismo.core import reference
+from wismo.tokens import stjson
+from wismo import tokens
 
 DEFAULT, RELAXED = stjson.DEFAULT, stjson.RELAXED
 

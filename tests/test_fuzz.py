@@ -2,8 +2,8 @@
 
 import pytest
 
-from wismo import fuzz
-from wismo.jsonfmt import write_stable
+from wismo.qa import fuzz
+from wismo.core.jsonfmt import write_stable
 from wismo.reports import equivalence
 
 

@@ -20,7 +20,7 @@ import websocket
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
-from wismo.paths import NOTEBOOKS
+from wismo.core.paths import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -138,7 +138,7 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
         session = json.loads(body)
         ws = websocket.create_connection(f"ws://127.0.0.1:{port}/api/kernels/{session['kernel']['id']}/channels?{auth}", timeout=30)
         try:
-            out = _run(ws, "import os, sys, wismo.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.paths.NOTEBOOKS)")
+            out = _run(ws, "import os, sys, wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)")
             executable, cwd, notebooks = out.split()
             assert Path(executable).parent == BIN
             assert Path(cwd) == NOTEBOOKS and Path(notebooks) == NOTEBOOKS

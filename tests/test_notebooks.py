@@ -10,11 +10,11 @@ import pytest
 
 import anyio
 
-from wismo import report
-from wismo.harness import HarnessError
+from wismo.render import build as report
+from wismo.client.connection import HarnessError
 from wismo.reports import equivalence
-from wismo.paths import DEFAULT_FIXTURES
-from wismo.paths import NOTEBOOKS
+from wismo.core.paths import DEFAULT_FIXTURES
+from wismo.core.paths import NOTEBOOKS
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from wismo import cost, plots
+from wismo import cost
+from wismo.render import charts
 from wismo.reports import context_cost
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD")
@@ -58,40 +59,40 @@ def _price_rows():
 
 # One call per chart function, on small inputs of the shapes the notebooks pass.
 SAMPLES = {
-    "bytes_per_case": lambda: plots.bytes_per_case(_comparison()),
-    "calls_per_case": lambda: plots.calls_per_case(_comparison()),
-    "case_study_sessions": lambda: plots.case_study_sessions(context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)),
-    "sweep_heatmap": lambda: plots.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
-    "growth_per_call": lambda: plots.growth_per_call(_growth_rows(), "ORD-1002"),
-    "totals_per_case": lambda: plots.totals_per_case(_growth_rows()),
-    "recorded_medians": lambda: plots.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
-    "framing_by_record": lambda: plots.framing_by_record([
+    "bytes_per_case": lambda: charts.bytes_per_case(_comparison()),
+    "calls_per_case": lambda: charts.calls_per_case(_comparison()),
+    "case_study_sessions": lambda: charts.case_study_sessions(context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)),
+    "sweep_heatmap": lambda: charts.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
+    "growth_per_call": lambda: charts.growth_per_call(_growth_rows(), "ORD-1002"),
+    "totals_per_case": lambda: charts.totals_per_case(_growth_rows()),
+    "recorded_medians": lambda: charts.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
+    "framing_by_record": lambda: charts.framing_by_record([
         {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
         {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78}]),
-    "caching_curve": lambda: plots.caching_curve(
+    "caching_curve": lambda: charts.caching_curve(
         [{"design": d, "calls": n, "caching": mode, "dollars": (6000 * n + r * n * (n - 1) / 2) * f * 0.4 / 1000}
          for d, r in (("broad", 18000), ("scoped", 1500)) for mode, f in (("no caching", 1), ("every prefix a hit", 0.4))
          for n in range(1, 8)], "gpt-4.1-mini", 1000),
-    "prefix_by_size": lambda: plots.prefix_by_size(_strategy_rows(), 1024),
-    "price_per_conversations": lambda: plots.price_per_conversations(
+    "prefix_by_size": lambda: charts.prefix_by_size(_strategy_rows(), 1024),
+    "price_per_conversations": lambda: charts.price_per_conversations(
         [r for r in _price_rows() if r["lines"] == 1], ["gpt-4.1-mini", "claude-sonnet-4-5"], 1000, "ORD-1004"),
-    "price_by_size": lambda: plots.price_by_size(_price_rows(), "gpt-4.1-mini", 1000),
-    "strategy_by_size": lambda: plots.strategy_by_size(_strategy_rows()),
-    "scale_lines": lambda: plots.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
+    "price_by_size": lambda: charts.price_by_size(_price_rows(), "gpt-4.1-mini", 1000),
+    "strategy_by_size": lambda: charts.strategy_by_size(_strategy_rows()),
+    "scale_lines": lambda: charts.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
                                              "tokens (log scale)", {"context window": 128000}),
 }
 # Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
 NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record", "caching_curve"}
 
-CHARTS = sorted(name for name, fn in vars(plots).items()
-                if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == plots.__name__
+CHARTS = sorted(name for name, fn in vars(charts).items()
+                if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == charts.__name__
                 and inspect.signature(fn).return_annotation in (Figure, "Figure"))
 
 
 @pytest.fixture
 def chart(request):
     if request.param not in SAMPLES:
-        pytest.skip(f"plots.{request.param} has no sample input in tests/test_plots.py yet")
+        pytest.skip(f"charts.{request.param} has no sample input in tests/test_plots.py yet")
     fig = SAMPLES[request.param]()
     yield request.param, fig
     plt.close(fig)
@@ -153,7 +154,7 @@ def test_designs_keep_their_colours(chart):
     if name in NOT_OUR_DESIGNS:
         pytest.skip(f"{name} draws the case study's designs or client profiles, not our designs")
     used = _colours(fig)
-    designs = {matplotlib.colors.to_hex(c) for c in plots.DESIGN_COLORS.values()}
-    assert {matplotlib.colors.to_hex(plots.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name
+    designs = {matplotlib.colors.to_hex(c) for c in charts.DESIGN_COLORS.values()}
+    assert {matplotlib.colors.to_hex(charts.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name
     greys = {c for c in used if len(set(matplotlib.colors.to_rgb(c))) == 1}
-    assert used - greys <= designs, f"{name}: colours outside plots.DESIGN_COLORS: {used - greys - designs}"
+    assert used - greys <= designs, f"{name}: colours outside charts.DESIGN_COLORS: {used - greys - designs}"

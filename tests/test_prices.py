@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wismo import caching, prices
+from wismo.cost import caching
+from wismo.cost import prices
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from wismo.harness import free_port, server_command
+from wismo.client.connection import free_port, server_command
 
 from rawmcp import RawServer, rest
 

@@ -11,8 +11,9 @@ import papermill
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from wismo import index_page, report
-from wismo.figures import Figure
+from wismo.render import index_page
+from wismo.render import build as report
+from wismo.render.figures import Figure
 
 
 def _png() -> str:

@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from wismo import runs, summaries
+from wismo import runs
+from wismo.runs import summaries
 from wismo.reports import recorded_runs
 
 

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from wismo import recording, runs, summaries
-from wismo.jsonfmt import stable
+from wismo.runs import recording
+from wismo import runs
+from wismo.runs import summaries
+from wismo.core.jsonfmt import stable
 
 SHIPPED = runs.find()
 WISMO = str(Path(sys.executable).parent / "wismo")

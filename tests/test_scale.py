@@ -4,8 +4,11 @@ import json
 
 import pytest
 
-from wismo import pages as page_format
-from wismo import scale, server_pool, tokens
+from wismo.domain import pages as page_format
+from wismo.analyses import sweep
+from wismo.client import pool
+from wismo import tokens
+from wismo.tokens import counting
 from wismo.servers import paging
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, run_case
@@ -13,8 +16,8 @@ from wismo.agent.scripted import ScriptedBackend
 from wismo.domain import DatasetError, load, support_context
 from wismo.domain.generate import generate, order_id, sizes_from
 from wismo.servers.settings import server_dataset
-from wismo.harness import connect
-from wismo.jsonfmt import compact
+from wismo.client.connection import connect
+from wismo.core.jsonfmt import compact
 from wismo.runs import verify_trace
 
 SWEEP = [1, 10, 100, 1000, 10000]
@@ -99,7 +102,7 @@ pytestmark_anyio = pytest.mark.anyio
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_scoped_server_pages_rebuild_the_focused_servers_answer_byte_for_byte():
-    env = scale.server_env([1000])
+    env = sweep.server_env([1000])
     async with connect("focused", env=env) as focused, connect("scoped", env=env) as scoped:
         for oid in ("ORD-1004", "ORD-1005", "ORD-1007", "ORD-901000"):
             whole = (await focused.call("get_order_support_context", {"orderId": oid})).text
@@ -121,50 +124,50 @@ async def test_scoped_server_pages_rebuild_the_focused_servers_answer_byte_for_b
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_measure_on_a_small_sweep():
-    rows, checks = await scale.measure([1, 100])
+    rows, checks = await sweep.measure([1, 100])
     assert all(c["pages merge to the focused answer"] for c in checks)
     by = {(r["design"], r["lines"]): r for r in rows}
     assert by[("granular", 100)]["toolCalls"] > 100 and by[("focused", 100)]["toolCalls"] == 1
     assert by[("scoped", 100)]["modelTurns"] == by[("scoped", 100)]["toolCalls"] + 1 > 2
     assert by[("scoped", 100)]["largestResultTokens"] <= page_format.DEFAULT_CAP
-    await server_pool.stop_all()
+    await pool.stop_all()
 
 
 @pytest.fixture
 def starts(monkeypatch):
     """The servers the pool starts, as (design, served sizes), in order."""
     started = []
-    real = server_pool.connect
+    real = pool.connect
 
     def counting(design, **kw):
         started.append((design, kw["env"]["WISMO_LARGE_ORDERS"]))
         return real(design, **kw)
 
-    monkeypatch.setattr(server_pool, "connect", counting)
+    monkeypatch.setattr(pool, "connect", counting)
     return started
 
 
 @pytest.mark.anyio
 async def test_a_report_starts_each_designs_server_once_and_reuse_changes_no_figure(starts):
     budgets = Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=20000)
-    fresh = await scale.budgeted_sessions([10], budgets)  # alone: servers of its own, stopped at its end
-    assert len(starts) == 3 and server_pool.running() == {}
-    await scale.measure([1])
-    await scale.measure([1, 10])  # serves an order the kept servers do not: each is replaced once
-    assert sorted(starts[3:]) == sorted([(d, "1") for d in scale.scale_designs()] + [(d, "1,10") for d in scale.scale_designs()])
-    assert server_pool.running() == {d: frozenset({1, 10}) for d in scale.scale_designs()}
-    reused = await scale.budgeted_sessions([10], budgets)  # the orders of 10 lines are served: no new start
-    assert len(starts) == 9 and server_pool.running() == {}
+    fresh = await sweep.budgeted_sessions([10], budgets)  # alone: servers of its own, stopped at its end
+    assert len(starts) == 3 and pool.running() == {}
+    await sweep.measure([1])
+    await sweep.measure([1, 10])  # serves an order the kept servers do not: each is replaced once
+    assert sorted(starts[3:]) == sorted([(d, "1") for d in sweep.scale_designs()] + [(d, "1,10") for d in sweep.scale_designs()])
+    assert pool.running() == {d: frozenset({1, 10}) for d in sweep.scale_designs()}
+    reused = await sweep.budgeted_sessions([10], budgets)  # the orders of 10 lines are served: no new start
+    assert len(starts) == 9 and pool.running() == {}
     assert reused == fresh
 
 
 @pytest.mark.anyio
 async def test_a_failed_step_does_not_leave_its_server_for_the_next(starts):
     with pytest.raises(RuntimeError, match="the step failed"):
-        async with server_pool.server("focused", [1], None, scale.server_env([1])) as conn:
+        async with pool.server("focused", [1], None, sweep.server_env([1])) as conn:
             assert not (await conn.call("get_order_support_context", {"orderId": order_id(1)})).is_error
             raise RuntimeError("the step failed")
-    assert server_pool.running() == {}
+    assert pool.running() == {}
 
 
 @pytest.mark.anyio
@@ -174,9 +177,9 @@ async def test_every_design_at_once_raises_a_failure_as_itself():
             raise ValueError("focused broke")
         return design
 
-    assert await scale.each_design(lambda d: _echo(d)) == {d: d for d in scale.scale_designs()}
+    assert await sweep.each_design(lambda d: _echo(d)) == {d: d for d in sweep.scale_designs()}
     with pytest.raises(ValueError, match="focused broke"):
-        await scale.each_design(work)
+        await sweep.each_design(work)
 
 
 async def _echo(value):
@@ -184,7 +187,7 @@ async def _echo(value):
 
 
 async def _session(design, oid, budgets, sizes=(1000,), backend=None, **kw):
-    async with connect(design, env=scale.server_env(list(sizes)), timeout_s=60) as conn:
+    async with connect(design, env=sweep.server_env(list(sizes)), timeout_s=60) as conn:
         tools = await conn.list_tools()
         return await run_case(backend or ScriptedBackend(), conn, tools, oid, budgets, **kw)
 
@@ -242,15 +245,15 @@ async def test_the_number_of_tool_definitions_sent_is_capped():
 def test_the_notebook_checks_raise_with_the_numbers():
     rows = [{"design": "scoped", "largestResultTokens": 2001}, {"design": "focused", "largestResultTokens": 99999}]
     with pytest.raises(AssertionError, match="2001 tokens, over the cap of 2000"):
-        scale.require_cap(rows, 2000)
-    assert scale.require_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
+        sweep.require_cap(rows, 2000)
+    assert sweep.require_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
     with pytest.raises(AssertionError, match=r"orders of \[100\] lines"):
-        scale.require_reconstruction([{"lines": 10, "pages merge to the focused answer": True},
+        sweep.require_reconstruction([{"lines": 10, "pages merge to the focused answer": True},
                                       {"lines": 100, "pages merge to the focused answer": False}])
 
 
 def test_token_counts_are_remembered_within_a_character_bound():
-    counts = tokens._Counts(max_chars=10)
+    counts = counting._Counts(max_chars=10)
     counts.put(("e", "abcdef"), 2)
     counts.put(("e", "ghij"), 1)
     assert counts.get(("e", "abcdef")) == 2  # now the most recently used

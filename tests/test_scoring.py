@@ -1,6 +1,6 @@
 """The five-field scorer and the summary check."""
 
-from wismo import scoring
+from wismo.runs import scoring
 from wismo.agent.evidence import Evidence
 
 EXPECTED = {"deliveredSkus": ["LAPTOP-14"], "outstandingSkus": ["MONITOR-27"], "delayReasons": ["stock_shortage"],

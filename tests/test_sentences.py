@@ -1,6 +1,7 @@
 """The sentences the notebooks show around their figures: every number read from the result it is given."""
 
-from wismo.reports import context_cost, sentences
+from wismo.reports import context_cost
+from wismo.reports import sentences
 
 
 def test_the_case_study_paragraph_and_table_come_from_its_sessions():

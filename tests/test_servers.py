@@ -9,7 +9,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from wismo import domain
-from wismo.harness import HarnessError, connect
+from wismo.client.connection import HarnessError, connect
 from wismo.servers.protocol import PINNED_REVISION
 
 from rawmcp import WISMO, RawServer

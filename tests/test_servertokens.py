@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from wismo import servertokens, tokens, tokentable
-from wismo.harness import free_port
+from wismo.audit import measure as servertokens
+from wismo import tokens
+from wismo.audit import table
+from wismo.client.connection import free_port
 
 pytestmark = pytest.mark.anyio
 SERVER = [sys.executable, str(Path(__file__).with_name("tokenserver.py"))]
@@ -159,7 +161,7 @@ def test_the_budget_and_the_baseline(measured, tmp_path):
                         "- retired_tool: removed 14 (-14)", "~ split: shrunk 33 -> 31 (-2)"]
     # The table comes first, heaviest tool first.
     assert [line.split()[0] for line in done.stdout.splitlines()[3:7]] == ["plan_route", "split", "echo", "ping"]
-    assert tokentable.over_budget(measured, 238) is None and tokentable.over_budget(measured, 237)
+    assert table.over_budget(measured, 238) is None and table.over_budget(measured, 237)
 
 
 def test_a_bad_baseline_or_call_is_named_before_any_server_starts(tmp_path):
@@ -196,7 +198,7 @@ def test_a_server_without_tools_costs_nothing_in_definitions():
 
 
 def test_peers_gathers_measurements_into_one_file_and_a_table(measured, tmp_path, capsys):
-    from wismo import peers
+    from wismo.audit import peers
 
     (tmp_path / "ours.json").write_text(json.dumps(measured))
     out = tmp_path / "peers.json"

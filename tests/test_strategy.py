@@ -3,13 +3,15 @@
 import anyio
 import pytest
 
-from wismo import strategy, turns
-from wismo.reports import context_price, price_checks
+from wismo.analyses import strategy
+from wismo.client import investigation
+from wismo.reports import context_price
+from wismo.reports import price_checks
 
 
 @pytest.fixture(scope="module")
 def recorded():
-    return anyio.run(turns.record, ["ORD-1004"])
+    return anyio.run(investigation.record, ["ORD-1004"])
 
 
 def test_request_counts_for_ord_1004(recorded):

@@ -1,5 +1,6 @@
-"""The shape of lib/wismo: no import circle (lazy imports included), no module over 400 lines, every module in the
-README's layout, and low floors that know nothing of high ones."""
+"""The shape of lib/wismo: one package per concern and nothing else at the top level, packages importing one way
+(lazy imports included), no import circle between modules, no module over 400 lines, every module in the README's
+layout, nothing read from tests/, and the fixtures found only through WISMO_FIXTURES."""
 
 import ast
 import re
@@ -88,18 +89,62 @@ def test_no_module_over_400_lines():
     assert not long, long
 
 
-@pytest.mark.parametrize("low, high", [
-    ("wismo.paths", "wismo"), ("wismo.clock", "wismo"), ("wismo.designs", "wismo"),
-    ("wismo.domain", "wismo.harness"), ("wismo.servers", "wismo.harness"), ("wismo.servers", "wismo.agent"),
-    ("wismo.servers", "wismo.reports"), ("wismo.runs", "wismo.agent.loop"), ("wismo.runs", "wismo.harness"),
-])
-def test_low_floors_know_nothing_of_high_ones(low, high):
+# The packages from the floor up: each imports only packages below it (lazy imports included), so no two packages
+# import each other, directly or around a loop. The README's layout lists them in this order.
+LAYERS = ("core", "domain", "tokens", "servers", "client", "cost", "agent", "runs", "analyses", "audit", "qa",
+          "reports", "render", "cli", "bench")
+TOP_LEVEL = {"__init__.py", "__main__.py"}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (LIB / parts[1]).is_dir()) else ""
+
+
+def test_nothing_at_the_top_level_but_the_public_api():
+    extra = sorted(p.name for p in LIB.glob("*.py") if p.name not in TOP_LEVEL)
+    assert not extra, f"modules at the top level of lib/wismo: {extra}; put each in the package of its concern"
+    packages = sorted(p.name for p in LIB.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert packages == sorted(LAYERS), f"packages {packages} differ from the declared layers {sorted(LAYERS)}"
+
+
+def test_every_package_says_its_job_in_one_line():
+    for name in LAYERS:
+        doc = ast.get_docstring(ast.parse((LIB / name / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and doc.splitlines()[0].strip(), f"wismo.{name}'s __init__ has no one-line docstring"
+
+
+def test_packages_import_one_way():
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = []
     for name, imported in GRAPH.items():
-        if name == low or name.startswith(low + "."):
-            bad = {m for m in imported if m == high or m.startswith(high + ".")} - {low}
-            if high == "wismo":  # a leaf imports nothing of the package at all
-                bad = {m for m in imported if m != name}
-            assert not bad, f"{name} imports {sorted(bad)}"
+        mine = _package(name)
+        for target in imported:
+            theirs = _package(target)
+            if mine and theirs and theirs != mine and rank[theirs] > rank[mine]:
+                upward.append(f"{name} imports {target} ({mine} is below {theirs})")
+    assert not upward, upward
+
+
+def test_the_core_imports_nothing_above_it():
+    for name, imported in GRAPH.items():
+        if _package(name) == "core":
+            assert all(_package(t) == "core" or t == "wismo" for t in imported), f"{name} imports {imported}"
+
+
+def test_the_library_reads_nothing_from_the_tests_folder():
+    for path in LIB.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""["'/]tests[/"']|parents\[\d\] / "tests"|"tests" /""", text), f"{path} reaches into tests/"
+
+
+def test_every_reader_of_the_fixtures_honours_wismo_fixtures():
+    # Only core/paths.py names the fixtures folder; everything else asks fixtures_dir(), which reads WISMO_FIXTURES.
+    for path in LIB.rglob("*.py"):
+        if path.name == "paths.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""DATA\s*/\s*["']fixtures|DEFAULT_FIXTURES""", text), f"{path} reads the fixtures past WISMO_FIXTURES"
 
 
 def test_readme_layout_lists_every_module():

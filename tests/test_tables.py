@@ -1,6 +1,6 @@
 """How every table reads: headers in words with units, counts with separators, small figures kept, lists as text."""
 
-from wismo import tables
+from wismo.render import tables
 
 
 def test_cells_read_as_a_reader_expects():

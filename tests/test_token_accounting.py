@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wismo import cost, turns
+from wismo import cost
+from wismo.client import investigation
 from wismo.reports import context_cost
 
 pytestmark = pytest.mark.anyio
@@ -15,7 +16,7 @@ WISMO = str(Path(sys.executable).parent / "wismo")
 
 
 async def test_both_investigations_over_mcp_and_their_accounting():
-    recorded = await turns.record(["ORD-1004", "ORD-1003"])
+    recorded = await investigation.record(["ORD-1004", "ORD-1003"])
     granular = recorded["turns"]["granular"]["ORD-1004"]
     assert [[c["name"] for c in t] for t in granular] == [["get_order"], ["get_payment", "get_reservation", "get_reservation", "get_tracking"]]
     assert [[c["name"] for c in t] for t in recorded["turns"]["focused"]["ORD-1004"]] == [["get_order_support_context"]]

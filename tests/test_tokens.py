@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from wismo import tokens
+from wismo.tokens import encodings
 
 
 def test_encodings_load_with_no_network_and_no_cache(tmp_path):
@@ -34,7 +35,7 @@ def test_encodings_load_with_no_network_and_no_cache(tmp_path):
 
 
 def test_a_missing_package_file_says_what_to_do(monkeypatch):
-    monkeypatch.setattr(tokens, "_package_data_dir", lambda: Path("/nonexistent/bpe_openai/data"))
+    monkeypatch.setattr(encodings, "_package_data_dir", lambda: Path("/nonexistent/bpe_openai/data"))
     tokens.encoding.cache_clear()
     try:
         with pytest.raises(tokens.OfflineEncodingError, match=r"o200k_base.tiktoken.gz not found in the bpe-openai package.*never downloads"):
@@ -44,8 +45,8 @@ def test_a_missing_package_file_says_what_to_do(monkeypatch):
 
 
 def test_a_file_that_does_not_match_tiktokens_hash_is_refused(monkeypatch):
-    real = tokens._packaged_bytes("cl100k_base")
-    monkeypatch.setattr(tokens, "_packaged_bytes", lambda name: real.replace(b" 100", b" 101", 1))
+    real = encodings._packaged_bytes("cl100k_base")
+    monkeypatch.setattr(encodings, "_packaged_bytes", lambda name: real.replace(b" 100", b" 101", 1))
     tokens.encoding.cache_clear()
     try:
         with pytest.raises(tokens.OfflineEncodingError, match="but tiktoken expects 223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"):

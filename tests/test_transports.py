@@ -11,10 +11,12 @@ import psutil
 import pytest
 from mcp import Client
 
-from wismo import compare, contract, designs
+from wismo.analyses import comparison
+from wismo.client import contract
+from wismo.core import designs
 from wismo.agent.loop import client_tools
-from wismo.agent.tools import CachingTool, McpTool, TimedTool
-from wismo.harness import HarnessError, connect, free_port, server_command
+from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
+from wismo.client.connection import HarnessError, connect, free_port, server_command
 from wismo import tokens
 
 pytestmark = pytest.mark.anyio
@@ -22,14 +24,14 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.slow
 async def test_http_gives_the_same_tools_verdicts_and_bytes_as_stdio():
-    results = {t: await compare.run(transport=t) for t in ("stdio", "http")}
-    compare.require_parity(compare.parity(results), list(results))
+    results = {t: await comparison.run(transport=t) for t in ("stdio", "http")}
+    comparison.require_parity(comparison.parity(results), list(results))
     assert results["http"]["tools"] == results["stdio"]["tools"]
     assert results["http"]["summary"] == results["stdio"]["summary"]
     planted = copy.deepcopy(results)
     planted["http"]["cases"][3]["focused"]["bytes"] += 1
-    with pytest.raises(compare.TransportsDisagree, match="partial delivery"):
-        compare.require_parity(compare.parity(planted), list(planted))
+    with pytest.raises(comparison.TransportsDisagree, match="partial delivery"):
+        comparison.require_parity(comparison.parity(planted), list(planted))
 
 
 async def test_the_sdk_default_client_falls_back_over_http_too():

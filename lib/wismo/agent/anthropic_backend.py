@@ -6,8 +6,8 @@ import json
 import os
 from typing import Any
 
-from .base import BackendError, Reply, Usage, assistant_message
-from .base import api_key as base_api_key
+from wismo.agent.base import BackendError, Reply, Usage, assistant_message
+from wismo.agent.base import api_key as base_api_key
 
 MAX_OUTPUT_TOKENS = 1024
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evidence import Evidence
+from wismo.agent.evidence import Evidence
 
 
 def _delivered(evidence: Evidence) -> set[str]:

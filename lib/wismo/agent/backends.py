@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .base import Backend, BackendError
+from wismo.agent.base import Backend, BackendError
 
 BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
 
@@ -13,13 +13,13 @@ def make(name: str, model: str | None = None, base_url: str | None = None, timeo
          profile: str = "python") -> Backend:
     """A backend by name: scripted (no network); openai (Responses API) or openai-chat (Chat Completions), at OpenAI
     or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key. The
-    client profile (wismo.framing) says how the scripted backend's estimates frame definitions and results."""
+    client profile (wismo.tokens.framing) says how the scripted backend's estimates frame definitions and results."""
     if name == "scripted":
-        from .scripted import ScriptedBackend
+        from wismo.agent.scripted import ScriptedBackend
 
         return ScriptedBackend(model or "scripted-v1", profile=profile)
     if name in ("openai", "openai-chat"):
-        from .compatible import DEFAULT_MODEL, OPENAI_HOST, where
+        from wismo.agent.compatible import DEFAULT_MODEL, OPENAI_HOST, where
 
         target = base_url or os.environ.get("OPENAI_BASE_URL")
         if not model and target and where(target)[0] != OPENAI_HOST:
@@ -27,12 +27,12 @@ def make(name: str, model: str | None = None, base_url: str | None = None, timeo
             raise BackendError(f"{name} backend: give the model id the server at {target} serves, for example: "
                                f"wismo evaluate focused 3 qwen2.5:7b {name} --base-url {target}")
         if name == "openai":
-            from .openai_backend import OpenAIBackend as chosen
+            from wismo.agent.openai_backend import OpenAIBackend as chosen
         else:
-            from .openai_chat_backend import OpenAIChatBackend as chosen
+            from wismo.agent.openai_chat_backend import OpenAIChatBackend as chosen
         return chosen(model or DEFAULT_MODEL, base_url=base_url, timeout_s=timeout_s)
     if name == "anthropic":
-        from .anthropic_backend import AnthropicBackend
+        from wismo.agent.anthropic_backend import AnthropicBackend
 
         if not model:
             raise BackendError("anthropic backend: give a model id, for example: wismo evaluate focused 1 <model-id> anthropic")

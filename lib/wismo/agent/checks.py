@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from ..scoring import FIELDS
-from .outcomes import ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, REFUSED_CALLS, UNEXPECTED_ANSWER, UNKNOWN_TOOL
+from wismo.domain.answer import KEYS as CONTRACT  # the keys the instructions ask the answer's JSON object for
+from wismo.agent.outcomes import ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, REFUSED_CALLS, UNEXPECTED_ANSWER, UNKNOWN_TOOL
 
-CONTRACT = (*FIELDS, "customerSummary")  # the keys the instructions ask the answer's JSON object for
 
 
 def _shown(text: str, limit: int = 60) -> str:

@@ -8,8 +8,8 @@ import os
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
-from .base import BackendError, Usage
-from .outcomes import CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, ConversationEnded
+from wismo.agent.base import BackendError, Usage
+from wismo.agent.outcomes import CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, ConversationEnded
 
 OPENAI_HOST = "api.openai.com"
 DEFAULT_MODEL = "gpt-4.1-mini-2025-04-14"  # the snapshot of the article's recorded run

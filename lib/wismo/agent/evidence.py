@@ -75,7 +75,7 @@ def from_items(items: list[dict[str, Any]]) -> Evidence:
             arguments = json.loads(call["arguments"]) if call else {}
             evidence.unreadable.extend(v for k, v in arguments.items() if isinstance(v, str) and k.endswith("Id"))
     if pages:
-        from ..pages import merge
+        from wismo.domain.pages import merge
 
         evidence.add(merge(pages))
     return evidence

@@ -9,17 +9,18 @@ from typing import Any
 
 import anyio
 
-from .. import prompts, tokens
-from ..harness import Connection
-from ..jsonfmt import utf8_len
-from .base import Backend
-from .checks import answer_problem, parse_answer, refused_call
-from .outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
+from wismo.domain import prompts
+from wismo import tokens
+from wismo.client.connection import Connection
+from wismo.core.jsonfmt import utf8_len
+from wismo.agent.base import Backend
+from wismo.agent.checks import answer_problem, parse_answer, refused_call
+from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
     ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, CALL_BUDGET, CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, TOKEN_BUDGET,
     TURN_BUDGET, UNEXPECTED_ANSWER, UNKNOWN_TOOL, ConversationEnded,
 )
-from ..runs import totals
-from .tools import CachingTool, McpTool, TimedTool
+from wismo.agent.counters import totals
+from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Reply, assistant_message
-from .compatible import DEFAULT_MODEL, EndpointBackend, call_item
+from wismo.agent.base import Reply, assistant_message
+from wismo.agent.compatible import DEFAULT_MODEL, EndpointBackend, call_item
 
 __all__ = ["DEFAULT_MODEL", "OpenAIBackend"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Reply, assistant_message
-from .compatible import EndpointBackend, call_item
+from wismo.agent.base import Reply, assistant_message
+from wismo.agent.compatible import EndpointBackend, call_item
 
 
 def to_messages(instructions: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,10 +9,12 @@ import json
 import re
 from typing import Any
 
-from .. import designs, framing, tokens
-from .assessment import assess
-from .base import Reply, Usage, assistant_message
-from .evidence import from_items
+from wismo.core import designs
+from wismo.tokens import framing
+from wismo import tokens
+from wismo.agent.assessment import assess
+from wismo.agent.base import Reply, Usage, assistant_message
+from wismo.agent.evidence import from_items
 
 
 class ScriptedBackend:
@@ -50,7 +52,7 @@ class ScriptedBackend:
         return Reply(output, usage)
 
     def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next output items, by the investigation of the design whose tools were offered (wismo.designs):
+        """The next output items, by the investigation of the design whose tools were offered (wismo.core.designs):
         the entry call, then every linked call at once or the next page while one is announced, then the answer."""
         calls = [i for i in items if i.get("type") == "function_call"]
         order_id = _order_id(items)

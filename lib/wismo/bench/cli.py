@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..jsonfmt import write_stable
-from ..paths import OUTPUTS
-from . import suite
-from .settings import Settings
-from .table import table
+from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import OUTPUTS
+from wismo.bench import suite
+from wismo.bench.settings import Settings
+from wismo.bench.table import table
 
 DEFAULT_OUT = OUTPUTS / "bench.json"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .child import probe
-from .floors import echo_name
-from .settings import Settings
-from .stats import check, figure, summary
+from wismo.bench.child import probe
+from wismo.bench.floors import echo_name
+from wismo.bench.settings import Settings
+from wismo.bench.stats import check, figure, summary
 
 
 def _median_of(figures: list[dict[str, Any]], transport: str, which: str) -> float:

@@ -9,17 +9,17 @@ import sys
 import time
 from typing import Any
 
-from .floors import echo_for
-from .rawclient import line, tools_call
-from .settings import PROBE_ORDER, SDK_TRANSPORT_ENV
+from wismo.bench.floors import echo_for
+from wismo.bench.rawclient import line, tools_call
+from wismo.bench.settings import PROBE_ORDER, SDK_TRANSPORT_ENV
 
 
 async def comparison_passes(transport: str, later_passes: int, server_transport: str = "wismo") -> dict[str, Any]:
     """Both servers up, the comparison (tools/list of both, every case on both designs) timed pass by pass; the
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
-    from .. import compare
-    from ..cases import load_cases
-    from ..harness import connect
+    from wismo.analyses import comparison as compare
+    from wismo.domain.cases import load_cases
+    from wismo.client.connection import connect
 
     env = dict(SDK_TRANSPORT_ENV) if server_transport == "sdk" else None
     cases = load_cases()

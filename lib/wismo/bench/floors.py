@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .procfs import cpu_ms, per_call
-from .rawclient import HttpConnection, read_line
+from wismo.bench.procfs import cpu_ms, per_call
+from wismo.bench.rawclient import HttpConnection, read_line
 
 
 def echo_command(mode: str, *modules: str) -> list[str]:

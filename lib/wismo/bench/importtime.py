@@ -6,8 +6,8 @@ import re
 import sys
 from typing import Any
 
-from .rawclient import initialize, spawn_and_ask
-from .stats import median
+from wismo.bench.rawclient import initialize, spawn_and_ask
+from wismo.bench.stats import median
 
 Row = tuple[str, int, float, float]  # module, depth, self ms, cumulative ms
 

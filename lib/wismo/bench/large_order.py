@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .child import probe
-from .settings import Settings
-from .stats import check, check_memory, figure, summary
+from wismo.bench.child import probe
+from wismo.bench.settings import Settings
+from wismo.bench.stats import check, check_memory, figure, summary
 
 LINES = 10_000  # the size the targets name
 

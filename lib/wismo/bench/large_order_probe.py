@@ -10,9 +10,9 @@ import sys
 import time
 from typing import Any
 
-from wismo import compare
+from wismo.analyses import comparison
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
-from wismo.jsonfmt import compact
+from wismo.core.jsonfmt import compact
 
 
 def _rss_mb() -> float:
@@ -37,7 +37,7 @@ def main(lines: int) -> dict[str, Any]:
     granular = {"order": _as_returned(order), "payment": _as_returned(linked(dataset, PAYMENT, order["paymentId"])),
                 "reservations": [_as_returned(linked(dataset, RESERVATION, r)) for r in order["reservationIds"]],
                 "tracking": [_as_returned(linked(dataset, TRACKING, t)) for t in order["trackingIds"]]}
-    differences = compare.differences(granular, json.loads(focused_text))
+    differences = comparison.differences(granular, json.loads(focused_text))
     t2 = time.perf_counter()
     json.loads(focused_text)
     t3 = time.perf_counter()

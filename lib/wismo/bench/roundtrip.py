@@ -7,11 +7,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .floors import echo_for, echo_name
-from .procfs import child_pid, cpu_ms, per_call
-from .rawclient import RawHttp, RawServer, client_env, line, tools_call
-from .settings import PROBE_ORDER, PROBES, SDK_TRANSPORT_ENV, Settings
-from .stats import check, figure, median, summary
+from wismo.bench.floors import echo_for, echo_name
+from wismo.bench.procfs import child_pid, cpu_ms, per_call
+from wismo.bench.rawclient import RawHttp, RawServer, client_env, line, tools_call
+from wismo.bench.settings import PROBE_ORDER, PROBES, SDK_TRANSPORT_ENV, Settings
+from wismo.bench.stats import check, figure, median, summary
 
 ARGUMENTS = {"orderId": PROBE_ORDER}
 Split = dict[str, float | None]
@@ -36,7 +36,7 @@ class Variant:
 
 async def _sdk_session(v: Variant, transport: str, s: Settings) -> tuple[list[float], Split]:
     """Warm up, then time `s.calls` calls through the harness; the samples and CPU per call on each side."""
-    from ..harness import connect
+    from wismo.client.connection import connect
 
     async with connect(v.design, transport, dict(v.env) or None) as conn:
         for _ in range(s.warmup):

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..harness import server_command
-from ..servers.protocol import PINNED_REVISION
-from .child import probe
-from .floors import echo_command
-from .importtime import profile_start
-from .rawclient import client_env, initialize, spawn_and_ask
-from .settings import Settings
-from .stats import check, figure, median, summary
+from wismo.client.connection import server_command
+from wismo.servers.protocol import PINNED_REVISION
+from wismo.bench.child import probe
+from wismo.bench.floors import echo_command
+from wismo.bench.importtime import profile_start
+from wismo.bench.rawclient import client_env, initialize, spawn_and_ask
+from wismo.bench.settings import Settings
+from wismo.bench.stats import check, figure, median, summary
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
 
 
 async def _harness_start(design: str, transport: str) -> float:
     """Spawn to initialized through the harness (SDK client): its own start_ms."""
-    from ..harness import connect
+    from wismo.client.connection import connect
 
     async with connect(design, transport) as conn:
         return conn.start_ms

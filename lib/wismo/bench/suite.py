@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from .comparison import bench_comparison
-from .large_order import bench_large_order
-from .report import bench_report
-from .roundtrip import bench_http_round_trip, bench_stdio_round_trip
-from .settings import Settings
-from .start import bench_server_start
-from .tokens import bench_tokens
+from wismo.bench.comparison import bench_comparison
+from wismo.bench.large_order import bench_large_order
+from wismo.bench.report_build import bench_report
+from wismo.bench.roundtrip import bench_http_round_trip, bench_stdio_round_trip
+from wismo.bench.settings import Settings
+from wismo.bench.start import bench_server_start
+from wismo.bench.audit import bench_tokens
 
 # Each benchmark returns {"title", "figures": [stats.figure(...), ...], "targets": [stats.check...(...), ...]} plus
 # whatever details explain it; exactly the figures marked floor are floors. To add one, list it here.

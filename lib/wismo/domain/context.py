@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dataset import Dataset
-from .ids import ORDER, PAYMENT, RESERVATION, TRACKING, Kind, LookupFailure
+from wismo.domain.dataset import Dataset
+from wismo.domain.ids import ORDER, PAYMENT, RESERVATION, TRACKING, Kind, LookupFailure
 
 
 def missing_record(kind: Kind, ident: Any, message: str) -> dict[str, Any]:

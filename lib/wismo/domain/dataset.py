@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import fixtures_dir
-from .generate import generate
-from .ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind, RecordNotFound
+from wismo.core.paths import fixtures_dir
+from wismo.domain.generate import generate
+from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind, RecordNotFound
 
 # One file per source, as if each were its own service.
 SOURCE_FILES = {ORDER: "orders.json", PAYMENT: "payments.json", RESERVATION: "reservations.json", TRACKING: "tracking.json"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..clock import CLOCK
+from wismo.core.clock import CLOCK
 
 # ORD-9 followed by the line count, zero-padded: ORD-900001 has one line, ORD-910000 ten thousand.
 MAX_LINES = 99_999

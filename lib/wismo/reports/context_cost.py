@@ -8,10 +8,18 @@ from typing import Any
 
 from collections.abc import Mapping
 
-from .. import calibration, cost, definitions, framing, reference, tokens, turns
-from ..jsonfmt import write_stable
-from ..paths import output_dir
-from . import check, context_price, parameters as report_parameters
+from wismo.analyses import calibration
+from wismo import cost
+from wismo.tokens import definitions
+from wismo.tokens import framing
+from wismo.core import reference
+from wismo import tokens
+from wismo.client import investigation
+from wismo.tokens import conversation
+from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import output_dir
+from wismo.reports import check, parameters as report_parameters
+from wismo.reports import context_price
 
 
 class ReproductionFailed(AssertionError):
@@ -71,7 +79,7 @@ def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_EN
     for design, by_order in recorded["turns"].items():
         tool_list = recorded["tools"][design]
         for order_id, tool_turns in by_order.items():
-            conv = turns.conversation(order_id, tool_list, tool_turns, encoding_name, client)
+            conv = conversation.conversation(order_id, tool_list, tool_turns, encoding_name, client)
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
                 raise ReproductionFailed(f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}")
@@ -155,7 +163,7 @@ DEFAULTS: dict[str, Any] = {
     "sweep_rs": None,      # r values of the sweep; None means DEFAULT_SWEEP_RS
     "sweep_calls": None,   # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
     "focus_order": "ORD-1004",
-    "profile": "python",   # how the client frames definitions and results (wismo.framing): python, csharp-mcp, ...
+    "profile": "python",   # how the client frames definitions and results (wismo.tokens.framing): python, csharp-mcp, ...
     "output_dir": "outputs",
     **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
 }
@@ -163,14 +171,14 @@ DEFAULTS: dict[str, Any] = {
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every figure of the report: the case study and its checks, the sweep, our servers over MCP, the article beside."""
-    from ..cases import load_cases
+    from wismo.domain.cases import load_cases
 
     p = report_parameters(params, DEFAULTS, "the context-cost report")
     case_ref, article_ref = load_references()
     cp = parameters(case_ref, p["base"], p["result_sizes"], p["calls"], p["context_window"], p["target"])
     cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
     order_ids = p["orders"] or [c.order_id for c in load_cases(unfriendly=False)]
-    recorded = await turns.record(order_ids)
+    recorded = await investigation.record(order_ids)
     rows = our_servers(recorded, p["encoding"], p["profile"])
     client = framing.profile(p["profile"])
     result = {

@@ -7,10 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import caching, cost, framing, prices, scale, strategy, turns
-from ..designs import names as design_names
-from ..domain.generate import order_id as generated_order
-from ..harness import connect
+from wismo.cost import caching
+from wismo import cost
+from wismo.tokens import framing
+from wismo.cost import prices
+from wismo.analyses import sweep
+from wismo.analyses import strategy
+from wismo.client import investigation
+from wismo.tokens import conversation
+from wismo.core.designs import names as design_names
+from wismo.domain.generate import order_id as generated_order
+from wismo.client.connection import connect
 
 DEFAULTS: dict[str, Any] = {
     "models": ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"],  # the first is the one charted
@@ -23,7 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "scale_sizes": [1, 10, 100, 1000],  # generated order sizes (lines), notebook 04's up to 1,000
     "conversations": 1000,      # prices are per this many conversations
 }
-# What each caching mode assumes about the cache (wismo.caching states the assumption).
+# What each caching mode assumes about the cache (wismo.cost.caching states the assumption).
 MODES = {"none": "no caching", "hit": "every prefix a hit", "miss": "every prefix a miss"}
 CURVE_CALLS = tuple(range(1, 16))
 LABEL = "modelled (tiktoken-estimated tokens, genai-prices prices)"
@@ -93,7 +100,7 @@ def conversations(recorded: dict[str, Any], order: str, encoding: str, profile: 
     for design, by_order in recorded["turns"].items():
         for how in strategy.STRATEGIES:
             arranged = strategy.arrange(by_order[order], how)
-            conv = turns.conversation(order, recorded["tools"][design], arranged, encoding, client)
+            conv = conversation.conversation(order, recorded["tools"][design], arranged, encoding, client)
             rows.append({"design": design, "strategy": how, "orderId": order, "requests": len(conv.requests),
                          "toolCalls": sum(len(t) for t in arranged), "inputs": list(conv.requests),
                          "outputs": strategy.outputs(order, arranged, encoding), "totalInput": sum(conv.requests)})
@@ -117,15 +124,15 @@ async def measure_scale(sizes: Sequence[int], encoding: str, progress: Any = Non
     """Every scale design over notebook 04's generated orders, each conversation taken both ways: requests, input
     of each call (as notebook 04 counts it, python profile) and output of each."""
     rows = []
-    for design in scale.scale_designs():
-        async with connect(design, env=scale.server_env(list(sizes)), timeout_s=120) as conn:
+    for design in sweep.scale_designs():
+        async with connect(design, env=sweep.server_env(list(sizes)), timeout_s=120) as conn:
             tools = await conn.list_tools()
             for n in sizes:
                 oid = generated_order(n)
-                tool_turns = await turns.investigate(conn, design, oid)
+                tool_turns = await investigation.investigate(conn, design, oid)
                 for how in strategy.STRATEGIES:
                     arranged = strategy.arrange(tool_turns, how)
-                    row = scale.account(design, n, tools, arranged, encoding)
+                    row = sweep.account(design, n, tools, arranged, encoding)
                     rows.append({"design": design, "strategy": how, "lines": n, "orderId": oid, "requests": len(row["inputs"]),
                                  "toolCalls": row["toolCalls"], "inputs": row["inputs"], "totalInput": row["totalInput"],
                                  "largestInput": max(row["inputs"]), "longestPrefix": caching.longest_prefix(row["inputs"]), "outputs": strategy.outputs(oid, arranged, encoding)})
@@ -173,7 +180,7 @@ async def build(p: Mapping[str, Any], cs: dict[str, Any], recorded: dict[str, An
     strategy.check_name(p["strategy"])
     n = p["conversations"]
     extra = [d for d in design_names(scale=True) if d not in recorded["turns"]]
-    more = await turns.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}
+    more = await investigation.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}
     everything = {"tools": {**recorded["tools"], **more["tools"]},
                   "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()}}
     convs = conversations(everything, order, p["encoding"], p["profile"])

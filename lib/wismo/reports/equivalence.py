@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import compare, designs
-from ..jsonfmt import write_stable
-from ..paths import output_dir
-from . import check, parameters
+from wismo.analyses import comparison
+from wismo.core import designs
+from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import output_dir
+from wismo.reports import check, parameters
 
 OUTPUT = "deterministic-comparison.json"
 DEFAULTS: dict[str, Any] = {
@@ -26,10 +27,10 @@ DEFAULTS: dict[str, Any] = {
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
     """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
     p = parameters(params, DEFAULTS, "the equivalence report")
-    results = {t: await compare.run(p["orders"], t, p["include_unfriendly"], env={"focused": p["focused_env"]}, progress=progress)
+    results = {t: await comparison.run(p["orders"], t, p["include_unfriendly"], env={"focused": p["focused_env"]}, progress=progress)
                for t in p["transports"]}
     result = results[p["transports"][0]]
-    result["transportParity"] = {"transports": list(p["transports"]), "cases": compare.parity(results)}
+    result["transportParity"] = {"transports": list(p["transports"]), "cases": comparison.parity(results)}
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
@@ -37,13 +38,13 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
 def require_parity(result: dict[str, Any]) -> str:
     """The parity claim checked: every case gives the same verdicts, bytes, calls and errors on every transport."""
     parity = result["transportParity"]
-    compare.require_parity(parity["cases"], parity["transports"])
+    comparison.require_parity(parity["cases"], parity["transports"])
     return f"Checked: {len(parity['cases'])} cases give the same verdicts and bytes over {', '.join(parity['transports'])}."
 
 
 def require_equal(result: dict[str, Any]) -> str:
     """The equivalence claim checked: every case equal (raises ComparisonFailed naming the first difference)."""
-    compare.require_equal(result)
+    comparison.require_equal(result)
     return f"Checked: all {result['summary']['cases']} cases equal."
 
 
@@ -64,7 +65,7 @@ def check_no_compression(result: dict[str, Any]) -> str:
 
 def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
     """What the report shows of a fuzz run in `out`: a Markdown sentence and the per-tool rows (none if no run)."""
-    from ..fuzz import summary_rows
+    from wismo.qa.fuzz import summary_rows
 
     path = Path(output_dir(out)) / "fuzz.json"
     if not path.exists():

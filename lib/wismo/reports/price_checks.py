@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import caching, prices, strategy
-from . import check
+from wismo.cost import caching
+from wismo.cost import prices
+from wismo.analyses import strategy
+from wismo.reports import check
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
 

@@ -8,10 +8,13 @@ from typing import Any
 
 from statistics import median
 
-from .. import prices, reference, runs, summaries
-from ..jsonfmt import write_stable
-from ..paths import output_dir
-from . import check, parameters
+from wismo.cost import prices
+from wismo.core import reference
+from wismo import runs
+from wismo.runs import summaries
+from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import output_dir
+from wismo.reports import check, parameters
 
 OUTPUT = "recorded-runs.json"
 DEFAULTS: dict[str, Any] = {

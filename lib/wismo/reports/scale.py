@@ -6,14 +6,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import breaking, reference, scale, tokens
-from ..agent.loop import Budgets
-from ..jsonfmt import write_stable
-from ..pages import DEFAULT_CAP
-from ..paths import output_dir
-from . import check, parameters
+from wismo.analyses import breaking
+from wismo.core import reference
+from wismo.analyses import sweep
+from wismo import tokens
+from wismo.agent.loop import Budgets
+from wismo.core.jsonfmt import write_stable
+from wismo.domain.pages import DEFAULT_CAP
+from wismo.core.paths import output_dir
+from wismo.reports import check, parameters
 
-OUTPUT = "scale.json"
+OUTPUT = "sweep.json"
 DEFAULTS: dict[str, Any] = {
     "sizes": [1, 10, 100, 1000, 10000],  # item lines of the generated orders
     "encoding": tokens.DEFAULT_ENCODING,
@@ -32,9 +35,9 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
     window = p["context_window"] or case_ref["assumptions"]["contextWindow"]
     budget = p["budget"] or case_ref["assumptions"]["targetTokens"]
     cap = p["cap"] or DEFAULT_CAP
-    rows, checks = await scale.measure(p["sizes"], p["encoding"], cap, progress)
+    rows, checks = await sweep.measure(p["sizes"], p["encoding"], cap, progress)
     breaks = await breaking.breaking_points(rows, window, budget, p["encoding"], p["cap"])
-    budgeted = await scale.budgeted_sessions(p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap)
+    budgeted = await sweep.budgeted_sessions(p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap)
     result = {"labels": {"tokens": "tiktoken-estimated", "inputs": "modelled (cumulative-context model on measured turns)",
                          "bytes": "measured"},
               "source": case_ref["source"], "window": window, "budget": budget, "cap": cap, "rows": rows,
@@ -46,14 +49,14 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
 
 def check_cap(result: dict[str, Any]) -> str:
     """The cap claim checked: no scoped result exceeds the cap, at any size."""
-    largest = scale.require_cap(result["rows"], result["cap"])
+    largest = sweep.require_cap(result["rows"], result["cap"])
     at = "at its cap" if largest == result["cap"] else "under its cap"
     return f"Checked: the scoped design's largest single result is {largest:,} tokens, {at} of {result['cap']:,}, at every size (tiktoken-estimated)."
 
 
 def check_reconstruction(result: dict[str, Any]) -> str:
     """The claim that paging loses nothing: the pages merge back to the focused answer at every size."""
-    scale.require_reconstruction(result["reconstruction"])
+    sweep.require_reconstruction(result["reconstruction"])
     return f"Checked: the pages merge back to the focused answer at all {len(result['reconstruction'])} sizes (measured over MCP)."
 
 

@@ -1,9 +1,9 @@
-"""The MCP server designs (granular, focused, scoped, and any registered in wismo.designs), one module each."""
+"""The MCP server designs (granular, focused, scoped, and any registered in wismo.core.designs), one module each."""
 
 from __future__ import annotations
 
-from .. import designs
-from .tools import ToolSpec
+from wismo.core import designs
+from wismo.servers.toolspec import ToolSpec
 
 
 def design_tools(design: str) -> tuple[ToolSpec, ...]:

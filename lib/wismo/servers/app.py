@@ -10,11 +10,11 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
-from ..domain import Dataset, LookupFailure
-from ..jsonfmt import compact
-from .protocol import pin_revision
-from .tools import ToolInputError, ToolSpec
+from wismo import __version__
+from wismo.domain import Dataset, LookupFailure
+from wismo.core.jsonfmt import compact
+from wismo.servers.protocol import pin_revision
+from wismo.servers.toolspec import ToolInputError, ToolSpec
 
 log = logging.getLogger("wismo.servers")
 
@@ -82,7 +82,7 @@ async def serve_stdio(server: Server) -> None:
     stdin and stdout are pipes or sockets, as every MCP client gives them; otherwise, or with
     WISMO_STDIO_TRANSPORT=sdk, the SDK's threaded stdio transport.
     """
-    from . import stdio_fast
+    from wismo.servers import stdio_fast
 
     if os.environ.get("WISMO_STDIO_TRANSPORT") != "sdk" and stdio_fast.usable():
         transport = stdio_fast.stdio_server()

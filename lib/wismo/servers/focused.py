@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..domain import ORDER, support_context
-from .tools import ToolSpec
+from wismo.domain import ORDER, support_context
+from wismo.servers.toolspec import ToolSpec
 
 TOOLS = (
     ToolSpec(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..domain import ORDER, PAYMENT, RESERVATION, TRACKING
-from .tools import ToolSpec
+from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING
+from wismo.servers.toolspec import ToolSpec
 
 
 def _getter(kind):

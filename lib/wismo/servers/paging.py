@@ -1,7 +1,7 @@
 """The scoped design's pages: the focused context cut into results under a token cap, with a cursor to the
 next page and, inside every page, a statement of what was left out and how to ask for it.
 
-Following every cursor to the end and merging the pages (wismo.pages.merge, which clients use) gives back the
+Following every cursor to the end and merging the pages (wismo.domain.pages.merge, which clients use) gives back the
 focused response exactly (in the detailed format). Nothing is dropped without being said.
 """
 
@@ -11,10 +11,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.ids import quote
-from ..jsonfmt import compact
-from ..pages import DEFAULT_CAP, FORMATS, LISTS, concise
-from .tools import ToolInputError
+from wismo.domain.ids import quote
+from wismo.core.jsonfmt import compact
+from wismo.domain.pages import DEFAULT_CAP, FORMATS, LISTS, concise
+from wismo.servers.toolspec import ToolInputError
 
 LIST_NAMES = ("items", "reservation IDs", "tracking IDs", "reservations", "tracking records")
 CURSOR = re.compile(r"p1((?:\.[0-9]{1,6}){5})")
@@ -55,7 +55,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
         # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
         raise CursorError(f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}.")
     if count is None:
-        from ..tokens import count_text as count
+        from wismo.tokens import count_text as count
     lengths = [len(_list(context, i)) for i in range(len(LISTS))]
     start = parse_cursor(cursor, lengths)
     order = context["order"]

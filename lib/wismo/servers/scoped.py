@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..domain import ORDER, Dataset, support_context
-from ..pages import DEFAULT_CAP, FORMATS
-from .paging import CursorError, page
-from .tools import ToolSpec
+from wismo.domain import ORDER, Dataset, support_context
+from wismo.domain.pages import DEFAULT_CAP, FORMATS
+from wismo.servers.paging import CursorError, page
+from wismo.servers.toolspec import ToolSpec
 
 
 def _cap() -> int:

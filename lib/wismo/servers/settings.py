@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from ..domain import Dataset, load
-from ..domain.generate import sizes_from
+from wismo.domain import Dataset, load
+from wismo.domain.generate import sizes_from
 
 
 def server_dataset() -> Dataset:

@@ -1,0 +1,220 @@
+"""The deterministic comparison: every compared design's evidence against the reference design's (granular: its
+records followed link by link), case by case, over a real MCP transport."""
+
+from __future__ import annotations
+
+import json
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from wismo.core import designs
+from wismo.core import jsondiff
+from wismo.domain.cases import Case, load_cases
+from wismo.core.clock import CLOCK
+from wismo.domain import KINDS, missing_record
+from wismo.domain.ids import MAX_ID_LENGTH
+from wismo.client.connection import Connection, connect
+from wismo.core.jsonfmt import utf8_len, write_stable
+from wismo.servers.protocol import PINNED_REVISION
+from wismo.client.investigation import Call, investigate
+
+DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
+
+
+class ComparisonFailed(AssertionError):
+    """At least one case differs between the designs; the message names each case and its first difference."""
+
+
+def _record(call: Call, kind: Any) -> dict[str, Any]:
+    """A linked record as the focused context holds it: the record, or the explicit missing-record stand-in."""
+    return missing_record(kind, call["arguments"][kind.id_key], call["output"]) if call["isError"] else json.loads(call["output"])
+
+
+def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] | None, str | None]:
+    """What an investigation established, in the focused context's shape; or the entry call's error text.
+
+    Linked designs are rebuilt record by record from their follow-up calls; paged designs are merged page by
+    page; a design answering in one call is its result.
+    """
+    how = designs.get(design).investigation
+    entry = tool_turns[0][0]
+    if entry["isError"]:
+        return None, entry["output"]
+    if how.cursor:
+        from wismo.domain.pages import merge
+
+        return merge([json.loads(c["output"]) for turn in tool_turns for c in turn]), None
+    if not how.links:
+        return json.loads(entry["output"]), None
+    order = json.loads(entry["output"])
+    followed = iter(tool_turns[1] if len(tool_turns) > 1 else [])
+    context: dict[str, Any] = {"order": order}
+    for link in how.links:
+        kind = next(k for k in KINDS if k.id_key == link.argument)
+        targets = order.get(link.key)
+        records = [_record(next(followed), kind) for _ in (targets if isinstance(targets, list) else [targets])]
+        context[link.into] = records if isinstance(targets, list) else records[0]
+    return context, None
+
+
+def differences(reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused")) -> list[dict[str, Any]]:
+    """Every place where a design's evidence differs from the reference design's, as {path, name: value, ...}."""
+    return jsondiff.differences(reference, other, names)
+
+
+def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """Arguments as recorded in the output: strings longer than any identifier are shortened and counted."""
+    return {k: (f"{v[:12]}… ({len(v)} characters)" if isinstance(v, str) and len(v) > MAX_ID_LENGTH else v)
+            for k, v in (arguments or {}).items()}
+
+
+def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, Any]:
+    """Calls, bytes and error of one design for one case, in the order the investigation asked for them."""
+    calls = [c for turn in tool_turns for c in turn]
+    return {
+        "calls": len(calls),
+        "bytes": sum(utf8_len(c["output"]) for c in calls),
+        "error": error,
+        "toolCalls": [{"tool": c["name"], "arguments": _shown(c["arguments"]), "bytes": utf8_len(c["output"]),
+                       "isError": c["isError"]} for c in calls],
+    }
+
+
+async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[str, Any], dict[str, float]]:
+    """Drive one case through every design; return its verdict against the reference design and, apart, its timings."""
+    sides, found, timing = {}, {}, {}
+    for design, conn in conns.items():
+        first = len(conn.tool_calls())
+        tool_turns = await investigate(conn, design, case.order_id)
+        found[design] = evidence(design, tool_turns)
+        sides[design] = _design_side(tool_turns, found[design][1])
+        timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
+    reference, others = designs.REFERENCE, [d for d in conns if d != designs.REFERENCE]
+    ref_value, ref_error = found[reference]
+    diffs: list[dict[str, Any]] = []
+    rejected = [found[d][1] is not None for d in conns]
+    for design in others:
+        value, error = found[design]
+        if ref_error is not None or error is not None:
+            if ref_error != error:
+                diffs.append({"path": "<error>", reference: ref_error, design: error})
+        else:
+            diffs += differences(ref_value, value, (reference, design))
+    if any(rejected):
+        outcome = "rejected alike" if all(rejected) and not diffs else "rejected differently"
+    else:
+        outcome = "evidence"
+    row = {"label": case.label, "input": case.shown, "unfriendly": case.unfriendly, "outcome": outcome,
+           "equal": not diffs, "differences": diffs, **sides}
+    return row, timing
+
+
+def summarise(rows: list[dict[str, Any]], design_names: list[str]) -> dict[str, Any]:
+    """Totals over the cases: how many are equal, how the unfriendly ones were treated, bytes and calls per design."""
+    orders = [r for r in rows if not r["unfriendly"]]
+    unfriendly = [r for r in rows if r["unfriendly"]]
+    return {
+        "designs": design_names,
+        "reference": designs.REFERENCE,
+        "cases": len(rows),
+        "casesEqual": sum(r["equal"] for r in rows),
+        "allEqual": all(r["equal"] for r in rows),
+        "orders": len(orders),
+        "ordersEqual": sum(r["equal"] for r in orders),
+        "unfriendly": len(unfriendly),
+        "unfriendlyAgreeing": sum(r["equal"] for r in unfriendly),
+        # An unfriendly input is either rejected by every design with the same sentence, or (a well-formed order
+        # whose linked records are missing) answered with the same evidence, the missing records marked.
+        "unfriendlyRejectedAlike": sum(r["equal"] and r["outcome"] == "rejected alike" for r in unfriendly),
+        "unfriendlyEvidenceAlike": sum(r["equal"] and r["outcome"] == "evidence" for r in unfriendly),
+        "bytes": {d: sum(r[d]["bytes"] for r in orders) for d in design_names},
+        "calls": {d: sum(r[d]["calls"] for r in orders) for d in design_names},
+    }
+
+
+async def run(
+    orders: list[str] | None = None,
+    transport: str = "stdio",
+    unfriendly: bool = True,
+    env: dict[str, dict[str, str]] | None = None,
+    progress: Any = None,
+    design_names: list[str] | None = None,
+) -> dict[str, Any]:
+    """Start every compared design's server (default: those the registry marks compared, the reference first),
+    compare every case, stop them; `env` adds variables per design (for planted faults).
+
+    `progress`, if given, is told of each case compared (anything with `update(n)`, such as a progress bar).
+    """
+    env = env or {}
+    chosen = list(design_names or designs.names(compared=True))
+    if designs.REFERENCE not in chosen:
+        chosen.insert(0, designs.REFERENCE)
+    chosen.sort(key=lambda d: d != designs.REFERENCE)
+    cases = load_cases(orders, unfriendly)
+    async with AsyncExitStack() as stack:
+        conns = {d: await stack.enter_async_context(connect(d, transport, env.get(d))) for d in chosen}
+        tools = {d: await conn.list_tools() for d, conn in conns.items()}
+        rows, timings = [], {}
+        for case in cases:
+            row, timing = await compare_case(conns, case)
+            rows.append(row)
+            timings[case.label] = timing
+            if progress is not None:
+                progress.update(1)
+        start = {d: conn.start_ms for d, conn in conns.items()}
+    return {
+        "protocolRevision": PINNED_REVISION,
+        "transport": transport,
+        "clock": CLOCK,
+        "tools": tools,
+        "cases": rows,
+        "summary": summarise(rows, chosen),
+        # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
+        "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
+    }
+
+
+def require_equal(result: dict[str, Any]) -> None:
+    """Raise ComparisonFailed naming every case whose designs disagree, with its first difference."""
+    bad = [r for r in result["cases"] if not r["equal"]]
+    if bad:
+        lines = []
+        for r in bad:
+            d = r["differences"][0]
+            (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
+            lines.append(f"{r['label']} ({r['input']}): {d['path']}: {ref} {ref_value!r} != {other} {value!r}")
+        raise ComparisonFailed(f"{len(bad)} case(s) differ between the designs: " + "; ".join(lines))
+
+
+def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
+    """Write the comparison as stable JSON (sorted keys, timings under their own key)."""
+    return write_stable(path, result)
+
+
+class TransportsDisagree(AssertionError):
+    """The comparison gave different verdicts or bytes over different transports; the message names the cases."""
+
+
+def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per case: the verdict and bytes over every transport, and whether they are all the same."""
+    transports = list(results)
+    first = results[transports[0]]
+    rows = []
+    for i, row in enumerate(first["cases"]):
+        others = [results[t]["cases"][i] for t in transports]
+        names = first["summary"]["designs"]
+        keys = [(r["equal"], r["outcome"], *((r[d]["bytes"], r[d]["calls"], r[d]["error"]) for d in names)) for r in others]
+        entry = {"case": row["label"], "input": row["input"], "same": all(k == keys[0] for k in keys)}
+        for t, r in zip(transports, others):
+            entry[f"{t}: verdict"] = "equal" if r["equal"] else "DIFFERENT"
+            entry[f"{t}: bytes"] = " / ".join(f"{r[d]['bytes']:,}" for d in names)
+        rows.append(entry)
+    return rows
+
+
+def require_parity(rows: list[dict[str, Any]], transports: list[str]) -> None:
+    """Raise TransportsDisagree naming every case (parity rows) whose verdict, bytes, calls or errors differ by transport."""
+    bad = [r for r in rows if not r["same"]]
+    if bad:
+        raise TransportsDisagree(f"{len(bad)} case(s) differ between {', '.join(transports)}: " + "; ".join(f"{r['case']} ({r['input']})" for r in bad))

@@ -1,0 +1,57 @@
+"""How the model calls tools: every call of a turn in one request (parallel, as the article's model asked for the
+four linked records at once) or one tool call per model request (sequential), and what the model writes each time.
+
+The same tool calls and results either way; a sequential model makes one request more per extra call, and each
+request resends the history. Output tokens are the scripted model's: its function-call items, then its answer by
+the scripted rules (wismo.agent.assessment), tiktoken-estimated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wismo import tokens
+from wismo.agent.assessment import assess
+from wismo.agent.base import assistant_message
+from wismo.agent.evidence import from_items
+from wismo.client.investigation import Call
+from wismo.tokens.conversation import turn_items
+
+PARALLEL, SEQUENTIAL = "parallel", "sequential"
+STRATEGIES = (PARALLEL, SEQUENTIAL)
+DESCRIPTIONS = {PARALLEL: "every tool call of a turn in one model request (the article's model)",
+                SEQUENTIAL: "one tool call per model request"}
+
+
+def check_name(strategy: str) -> str:
+    """The strategy's name, or ValueError naming the ones that exist."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown call strategy {strategy!r}; choose {' or '.join(STRATEGIES)}")
+    return strategy
+
+
+def arrange(tool_turns: list[list[Call]], strategy: str) -> list[list[Call]]:
+    """The tool turns as a model with this strategy takes them: as recorded, or one call per turn."""
+    if check_name(strategy) == PARALLEL:
+        return [list(turn) for turn in tool_turns]
+    return [[call] for turn in tool_turns for call in turn]
+
+
+def requests(tool_turns: list[list[Call]], strategy: str) -> int:
+    """Model requests of the conversation: one per tool turn, and one more for the answer."""
+    return len(arrange(tool_turns, strategy)) + 1
+
+
+def outputs(order_id: str, tool_turns: list[list[Call]], encoding_name: str = tokens.DEFAULT_ENCODING) -> list[int]:
+    """Output tokens of each model request: the function calls it asks for, and last the answer the scripted
+    rules derive from every result (tiktoken-estimated)."""
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": order_id}]
+    out = []
+    for index, turn in enumerate(tool_turns, start=1):
+        added = turn_items(turn, index)
+        out.append(sum(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call"))
+        items += added
+    answer = json.dumps(assess(from_items(items)), separators=(",", ":"), ensure_ascii=False)
+    out.append(tokens.count_item(assistant_message(answer), encoding_name))
+    return out

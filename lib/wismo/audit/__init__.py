@@ -1,0 +1,1 @@
+"""`wismo tokens`: what any MCP server puts in a model's context, measured, tabulated and compared."""

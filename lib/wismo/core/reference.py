@@ -1,0 +1,17 @@
+"""Figures published in the source documents, loaded from data/reference with their source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wismo.core.paths import DATA
+
+
+def load(name: str) -> dict[str, Any]:
+    """One reference file (for example 'context-budget-case-study'); every file carries a 'source' block."""
+    path = DATA / "reference" / f"{name}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if "source" not in data:
+        raise ValueError(f"{path} has no 'source' block; every reference figure must say where it comes from")
+    return data

@@ -1,0 +1,1 @@
+"""What a reader sees: charts, tables, their display, the notebook build, the index and its key figures."""

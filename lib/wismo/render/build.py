@@ -1,0 +1,232 @@
+"""`make report`: execute every notebook with papermill, render a reader's and a full HTML version, write an index.
+
+Notebooks run in parallel, each in its own worker process with its own kernel, as many at once as there are
+cores (or --jobs, or WISMO_REPORT_JOBS); each worker also renders its notebook, and the index is written once
+every notebook has been executed and rendered, in the notebooks' order.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from papermill.exceptions import PapermillExecutionError
+
+from wismo.render import figures
+from wismo.render import index_page
+from wismo.render.index_page import Rendered
+from wismo.core.paths import NOTEBOOKS, OUTPUTS, output_dir
+from wismo.core.progress import bar
+
+__all__ = ["NotebookFailed", "Rendered", "build", "execute", "jobs_wanted", "render", "to_html", "write_index"]
+
+KERNEL = "python3"
+EXECUTION_TIMEOUT_S = 600
+START_TIMEOUT_S = 120
+TEMPLATES = Path(__file__).parent / "templates"
+# The kernel's only start-up warning is that it talks plain TCP on localhost; it would break the progress bar.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+FULL, READER = "Full version with code", "Reader's version: narrative, tables and charts"
+JOBS_ENV = "WISMO_REPORT_JOBS"
+
+
+class NotebookFailed(PapermillExecutionError):
+    """Papermill's error for a failed cell, with the notebook it happened in named first."""
+
+    def __init__(self, notebook: str, cell_index, exec_count, source, ename, evalue, traceback) -> None:
+        super().__init__(cell_index, exec_count, source, ename, evalue, traceback)
+        self.notebook = notebook
+        # args rebuild the error on the far side of a process boundary (pickle calls the class with them).
+        self.args = (notebook, cell_index, exec_count, source, ename, evalue, traceback)
+
+    def __str__(self) -> str:
+        return f"notebook {self.notebook} failed at In [{self.exec_count}]: {self.ename}: {self.evalue}" + super().__str__()
+
+
+def notebook_info(path: Path) -> tuple[str, str]:
+    """The notebook's title (its first heading) and its one-line summary (metadata wismo.summary)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    summary = nb.get("metadata", {}).get("wismo", {}).get("summary", "")
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip(), summary
+    return path.stem, summary
+
+
+def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
+    """Run one notebook headless with papermill into out/notebooks/; raises if any cell fails."""
+    import papermill
+
+    target = out / "notebooks" / path.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    papermill.execute_notebook(
+        str(path), str(target),
+        parameters={"output_dir": str(out), **(parameters or {})},
+        kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
+        execution_timeout=EXECUTION_TIMEOUT_S, start_timeout=START_TIMEOUT_S,
+        extra_arguments=KERNEL_ARGUMENTS,
+    )
+    return target
+
+
+def _drop_stderr(nb) -> None:
+    """Remove stderr streams (progress bars, warnings): the reader's version shows narrative and results only."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")]
+
+
+def to_html(executed: Path, out: Path, reader: bool = False, title: str | None = None) -> Path:
+    """Render an executed notebook to one self-contained HTML page in out/html/: full, or the reader's version."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
+    nb = nbformat.read(executed, as_version=4)
+    # A progress bar is one stream output per refresh; merged, its carriage returns leave only the final state.
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
+    full_page = f"{executed.stem}.html"
+    reader_page = f"{executed.stem}-reader.html"
+    if reader:
+        _drop_stderr(nb)
+    nb.metadata["title"] = (title or executed.stem) + (" (reader's version)" if reader else " (with code)")
+    exporter = HTMLExporter(
+        template_name="wismo", extra_template_basedirs=[str(TEMPLATES)],
+        exclude_input=reader, exclude_input_prompt=reader, exclude_output_prompt=reader,
+    )
+    links = {"index_href": "../index.html", "this_version": READER if reader else FULL,
+             "other_href": full_page if reader else reader_page, "other_version": FULL if reader else "Reader's version"}
+    body, _ = exporter.from_notebook_node(nb, resources={"wismo": links})
+    target = out / "html" / (reader_page if reader else full_page)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def ran(executed: Path) -> tuple[str, float]:
+    """When the executed notebook finished (papermill's end_time, ISO 8601) and how long it took, in seconds."""
+    meta = json.loads(executed.read_text(encoding="utf-8")).get("metadata", {}).get("papermill", {})
+    return meta.get("end_time") or "", float(meta.get("duration") or 0.0)
+
+
+def render(path: Path, executed: Path, out: Path) -> Rendered:
+    """Both HTML versions of an executed notebook, with its key figures read from the JSON it wrote."""
+    title, summary = notebook_info(path)
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    found = figures.key_figures(nb, out, path.name)
+    ran_at, duration = ran(executed)
+    return Rendered(path.stem, title, summary, executed, to_html(executed, out, title=title),
+                    to_html(executed, out, reader=True, title=title), ran_at, duration, found)
+
+
+def write_index(rendered: list[Rendered], out: Path) -> Path:
+    """outputs/index.html: one entry per report with its title, what it shows, key figures and links."""
+    target = out / "index.html"
+    # Written aside and moved into place, so a reader never finds half an index.
+    partial = target.with_name(".index.html.partial")
+    partial.write_text(index_page.render(rendered, out), encoding="utf-8")
+    partial.replace(target)
+    return target
+
+
+def jobs_wanted(jobs: int | str | None = None) -> int:
+    """How many notebooks run at once: `jobs` if given, else WISMO_REPORT_JOBS, else the cores this process may use."""
+    if jobs is None:
+        jobs = os.environ.get(JOBS_ENV) or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()) or 1
+    try:
+        count = int(jobs)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1:
+        raise ValueError(f"the number of notebooks run at once must be a whole number of at least 1, not {jobs!r} "
+                         f"(from --jobs or {JOBS_ENV}).")
+    return count
+
+
+def build_one(path: Path, out: Path) -> Rendered:
+    """Execute and render one notebook; a failed cell raises NotebookFailed naming the notebook."""
+    try:
+        executed = execute(path, out)
+    except PapermillExecutionError as exc:
+        raise NotebookFailed(path.name, *exc.args) from None
+    except Exception as exc:
+        exc.add_note(f"while executing notebook {path.name}")
+        raise
+    return render(path, executed, out)
+
+
+def _longest_first(paths: list[Path], out: Path) -> list[Path]:
+    """The notebooks by their last run's duration, longest first (never run: first, in their order): a long
+    notebook started last would end the build alone on one core. The last run is the one in `out`, else the one
+    in the checkout's outputs/."""
+    def last(path: Path) -> float:
+        for folder in (out, OUTPUTS):
+            try:
+                return ran(folder / "notebooks" / path.name)[1] or float("inf")
+            except (OSError, ValueError):
+                continue  # not run there, or left unreadable: only an ordering hint is lost
+        return float("inf")
+    return sorted(paths, key=lambda p: -last(p))
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes, forked where the platform allows: they inherit papermill and nbconvert already imported."""
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+
+
+def _report_done(progress, rendered: Rendered, out: Path) -> None:
+    """Advance the bar and say where one notebook's pages went."""
+    progress.update(1)
+    progress.write(f"{rendered.executed.name}: executed in {rendered.duration_s:.1f} s -> "
+                   f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}")
+
+
+def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rendered]:
+    """Every notebook on a pool of `jobs` processes; on the first failure the queued ones are cancelled, the
+    running ones finish, and that failure is raised."""
+    import nbconvert  # noqa: F401  (imported once here, inherited by every forked worker)
+
+    done: dict[Path, Rendered] = {}
+    with _pool(jobs) as pool:
+        # Submitted (so forked) before the progress bar exists: no bar thread is copied into a worker.
+        futures: dict[Future, Path] = {pool.submit(build_one, p, out): p for p in _longest_first(paths, out)}
+        with bar(len(paths), "reports", unit="notebook") as progress:
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                failed = [f for f in finished if f.exception() is not None]
+                if failed:
+                    for f in pending:
+                        f.cancel()
+                    raise failed[0].exception()
+                for f in sorted(finished, key=lambda f: paths.index(futures[f])):
+                    done[futures[f]] = f.result()
+                    _report_done(progress, done[futures[f]], out)
+    return done
+
+
+def build(notebooks: list[Path] | None = None, out: str | Path | None = None, jobs: int | str | None = None) -> list[Rendered]:
+    """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
+    then write the index; a failing notebook raises before any index is written."""
+    out_path = output_dir(out)
+    paths = list(notebooks or sorted(NOTEBOOKS.glob("*.ipynb")))
+    workers = min(jobs_wanted(jobs), len(paths))
+    if workers > 1:
+        done = _build_parallel(paths, out_path, workers)
+    else:
+        # One at a time in this process: no pool to start, which keeps the one-notebook floor what it was.
+        done = {}
+        with bar(len(paths), "reports", unit="notebook") as progress:
+            for path in paths:
+                progress.set_postfix_str(path.stem)
+                done[path] = build_one(path, out_path)
+                _report_done(progress, done[path], out_path)
+    rendered = [done[p] for p in paths]
+    write_index(rendered, out_path)
+    return rendered

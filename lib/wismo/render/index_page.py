@@ -1,0 +1,121 @@
+"""outputs/index.html: one entry per report, with its key figures, when it ran, and links to both versions."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+from wismo.render.figures import Figure
+
+
+@dataclass
+class Rendered:
+    """One executed notebook: its title, what it shows, its key figures, when it ran, and where its copies went."""
+
+    name: str
+    title: str
+    summary: str
+    executed: Path
+    html: Path
+    reader: Path
+    ran_at: str = ""
+    duration_s: float = 0.0
+    figures: list[Figure] = field(default_factory=list)
+
+
+STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;
+  line-height:1.5;color:#1f2328}
+h1{margin-bottom:.2rem}h2{margin:0 0 .3rem;font-size:1.3rem}
+a{color:#0550ae}
+.intro{color:#57606a;margin-top:0}
+.report{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.2rem;margin:1.2rem 0}
+.summary{margin:.2rem 0 .8rem}
+.figures{list-style:none;padding:0;margin:0 0 .8rem;display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.6rem}
+.figures li{background:#f6f8fa;border-radius:6px;padding:.4rem .7rem}
+.value{display:block;font-size:1.35rem;font-weight:600;font-variant-numeric:tabular-nums}
+.label{display:block;font-size:.9rem}
+.kind{display:block;font-size:.78rem;color:#57606a;font-style:italic}
+.links{margin:.4rem 0 0;font-size:.95rem}
+.links a{margin-right:1rem}
+.meta{color:#57606a;font-size:.9rem;margin:0}
+.none{color:#57606a;font-style:italic}
+footer{color:#57606a;font-size:.85rem;border-top:1px solid #d0d7de;margin-top:2rem;padding-top:.6rem}
+.legend{font-size:.85rem;color:#57606a;margin:.4rem 0 0}.legend b{color:#1f2328;font-weight:600}
+"""
+
+
+def when(iso: str) -> str:
+    """A papermill timestamp as a reader sees it: 2026-10-08 12:00 UTC."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return "at an unknown time"
+    if moment.tzinfo is None:
+        return moment.isoformat(" ", "minutes")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _link(target: Path, out: Path) -> str:
+    """A link relative to the index, escaped for an attribute."""
+    return html.escape(target.relative_to(out).as_posix(), quote=True)
+
+
+def entry(r: Rendered, out: Path) -> str:
+    """One report's block: title, one line, key figures, when it ran, links to both versions and its data."""
+    esc = html.escape
+    figures = "".join(
+        f'<li><span class="value">{esc(f.value)}</span><span class="label">{esc(f.label)}</span>'
+        + (f'<span class="kind">{esc(f.kind)}</span>' if f.kind else "") + "</li>"
+        for f in r.figures
+    ) or '<li class="none">This notebook declares no key figures.</li>'
+    data = sorted({f.file for f in r.figures})
+    data_links = "".join(f'<a href="{esc(name, quote=True)}">{esc(name)}</a>' for name in data)
+    return (
+        f'<article class="report" id="{esc(r.name, quote=True)}">'
+        f'<h2><a href="{_link(r.reader, out)}">{esc(r.title)}</a></h2>'
+        f'<p class="summary">{esc(r.summary)}</p>'
+        f'<ul class="figures">{figures}</ul>'
+        f'<p class="links"><a href="{_link(r.reader, out)}">Reader\'s version (narrative and charts)</a>'
+        f'<a href="{_link(r.html, out)}">Full version with code</a>'
+        f'<a href="{_link(r.executed, out)}">Executed notebook</a>{data_links}</p>'
+        f'<p class="meta">Ran <time datetime="{esc(r.ran_at, quote=True)}">{esc(when(r.ran_at))}</time>, '
+        f"{r.duration_s:.1f} s to execute.</p>"
+        "</article>"
+    )
+
+
+# What each kind of number means, in one line under the title: a reader of the index alone must not mistake one for another.
+KINDS = (
+    ("measured", "timed or counted in this run"),
+    ("tiktoken-estimated", "counted locally on real text"),
+    ("provider-reported", "as a model provider's API reported it"),
+    ("server-reported", "as another OpenAI-compatible server reported it"),
+    ("modelled", "from the cumulative-context model or a stated latency model"),
+    ("scripted (no model)", "produced by the scripted stand-in, not by a model"),
+    ("derived from published", "a sum or difference of published figures"),
+    ("published", "as a source printed it"),
+)
+LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
+
+
+def render(rendered: Sequence[Rendered], out: Path) -> str:
+    """The whole index page as HTML text (self-contained: inline style, no script, no external file)."""
+    entries = "\n".join(entry(r, out) for r in rendered)
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>wismo reports</title><style>{STYLE}</style></head><body>"
+        "<h1>wismo reports</h1>"
+        "<p class='intro'>Where is my order? A granular and a focused MCP tool design, compared. "
+        "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
+        "that produced them.</p>\n"
+        f"<p class='legend'>{LEGEND}</p>\n"
+        f"{entries}\n"
+        "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; the kind "
+        "under each is what the number is, as in the reports.</footer>"
+        "</body></html>\n"
+    )

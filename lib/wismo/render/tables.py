@@ -1,0 +1,119 @@
+"""Tables and sentences the reports show (no figures typed by hand), and how every table is shown to a reader:
+no index column, headers in words with units, thousands separators, lists as text, no cell cut short."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+# JSON keys as a reader's headers, with their units; a key not listed is split into words.
+HEADERS = {
+    "orderId": "order", "toolDefinitions": "tool definitions (tokens)", "base": "first request (tokens)",
+    "additions": "added by each turn (tokens)", "inputs": "input of each model call (tokens)",
+    "total": "input, all model calls (tokens)", "modelCalls": "model calls", "toolCalls": "tool calls",
+    "meanResultTokens": "mean tool result (tokens)", "granularTotal": "granular input (tokens)",
+    "focusedTotal": "focused input (tokens)", "ratio": "granular / focused", "focusedSavingPercent": "focused saving (%)",
+    "lines": "order lines", "modelTurns": "model turns", "resultBytes": "tool result bytes",
+    "resultTokens": "all tool results (tokens)", "largestResultTokens": "largest tool result (tokens)",
+    "finalInput": "last call's input (tokens)", "totalInput": "session input (tokens)", "inputTokens": "input (tokens)",
+    "failedFields": "fields that did not match", "summaryFlags": "summary claims flagged", "pass^k": "every repetition passed",
+    "k": "repetitions", "passed": "passed", "turns": "model turns", "answered": "answered", "note": "what the session said",
+    "bytes": "bytes", "examples": "examples", "figure": "figure", "published": "published", "computed": "computed",
+    "match": "matches",
+    # Client profiles (wismo.tokens.framing), as columns of tokens.
+    "python": "python, bare text (tokens)", "csharp-mcp": "csharp-mcp (tokens)",
+    "csharp-mcp-relaxed": "csharp-mcp-relaxed (tokens)", "framing share %": "share from framing (%)",
+}
+
+
+def header(key: str) -> str:
+    """A JSON key as a table header: the listed words, else camelCase split into lower-case words."""
+    return HEADERS.get(key) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+
+
+def cell(value: Any, decimals: int = 1) -> str:
+    """One value as a reader sees it: counts with thousands separators, a fixed number of decimals for the rest,
+    lists and objects as text, yes/no for booleans, a dash for nothing."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if 0 < abs(value) < 1:
+            return f"{value:.3g}"  # small figures (a price of $0.15 per million) keep their significant digits
+        return f"{value:,.{decimals}f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(cell(v, decimals) for v in value) if value else "none"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {cell(v, decimals)}" for k, v in value.items())
+    return str(value)
+
+
+def show(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1) -> Any:
+    """A table for the reader: the chosen columns, headers in words, every cell as text in full, no index."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    if columns is not None:
+        frame = frame[list(columns)]
+    shown = pd.DataFrame({header(str(c)): [cell(v, decimals) for v in frame[c]] for c in frame.columns})
+    numeric = [header(str(c)) for c in frame.columns
+               if frame[c].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()]
+    return (shown.style.hide(axis="index")
+            .set_properties(**{"white-space": "pre-wrap", "text-align": "left", "vertical-align": "top"})
+            .set_properties(subset=numeric, **{"text-align": "right"}))
+
+
+def tools_table(result: dict[str, Any]) -> Any:
+    """One row per tool per design: its argument, annotations and description, as tools/list gave them."""
+    rows = []
+    for design, tools in result["tools"].items():
+        for tool in tools:
+            schema = tool["inputSchema"]
+            rows.append({
+                "design": design,
+                "tool": tool["name"],
+                "arguments": ", ".join(f"{k} ({v.get('type')})" for k, v in schema.get("properties", {}).items()),
+                "required": ", ".join(schema.get("required", [])),
+                "annotations": ", ".join(f"{k}: {str(v).lower()}" for k, v in sorted(tool.get("annotations", {}).items())),
+                "description": tool.get("description", ""),
+            })
+    return show(rows)
+
+
+def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
+    """One row per case: input, verdict, and bytes and calls for each design (measured)."""
+    names = result["summary"]["designs"]
+    rows = []
+    for r in result["cases"]:
+        if r["unfriendly"] != unfriendly:
+            continue
+        row = {"case": r["label"], "input": r["input"], "outcome": r["outcome"], "verdict": "equal" if r["equal"] else "DIFFERENT"}
+        row |= {f"{d} calls (measured)": r[d]["calls"] for d in names}
+        row |= {f"{d} bytes (measured)": r[d]["bytes"] for d in names}
+        if unfriendly:
+            row["error sentence (every design)"] = r[names[0]]["error"] or "none: evidence returned"
+        else:
+            row["first difference"] = r["differences"][0]["path"] if r["differences"] else "none"
+        rows.append(row)
+    return show(rows)
+
+
+def summary_sentence(result: dict[str, Any]) -> str:
+    """The comparison's verdict in one Markdown sentence, every number from the result."""
+    s = result["summary"]
+    g, f = s["bytes"]["granular"], s["bytes"]["focused"]
+    change = (f - g) / g * 100 if g else 0.0
+    return (
+        f"**{s['ordersEqual']}/{s['orders']} order cases equal** over {result['transport']} "
+        f"(protocol revision {result['protocolRevision']}). Of the {s['unfriendly']} unfriendly inputs, "
+        f"{s['unfriendlyRejectedAlike']} were rejected alike and {s['unfriendlyEvidenceAlike']} returned alike with its "
+        f"missing records marked ({s['unfriendlyAgreeing']}/{s['unfriendly']} treated alike). Across the order cases the granular script made "
+        f"{s['calls']['granular']} tool calls and the focused one {s['calls']['focused']}; the focused design "
+        f"returned {f:,} bytes of JSON text against {g:,} ({change:+.1f}%), all measured."
+    )

@@ -1,0 +1,13 @@
+"""Recorded runs: their format and verification, recording through the agent loop, scoring and summaries.
+
+The run format's names (runs.store) are the package's API; recording, scoring and summaries are imported by name.
+"""
+
+from wismo.runs.store import (
+    RUNS, SCHEMAS, STAGING_PREFIX, Run, RunInvalid, find, load, schema, sha256, sum_totals, totals, verify, verify_trace,
+)
+
+__all__ = [
+    "RUNS", "SCHEMAS", "STAGING_PREFIX", "Run", "RunInvalid", "find", "load", "schema", "sha256", "sum_totals",
+    "totals", "verify", "verify_trace",
+]

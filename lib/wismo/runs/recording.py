@@ -1,0 +1,157 @@
+"""Recording agent runs: each design's conversations through the agent loop, written in the run format
+(lib/wismo/runs.py) into a hidden folder that is moved into data/runs only once it verifies."""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from wismo.core import designs
+from wismo.domain import prompts
+from wismo.agent.base import Backend
+from wismo.agent.loop import Budgets, LatencyModel, run_case
+from wismo.client.connection import connect
+from wismo.core.jsonfmt import stable
+from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
+from wismo.servers.protocol import PINNED_REVISION
+
+
+@dataclass
+class _Recording:
+    """One design's run folder while it is being recorded."""
+
+    design: str
+    folder: Path
+    tools: list[dict[str, Any]]
+    traces: list[dict[str, Any]]
+    files: list[dict[str, Any]]
+
+
+def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
+    """Write one trace file and note its checksum for the manifest."""
+    relative = f"traces/{trace['orderId']}-r{trace['repetition']}.json"
+    data = stable(trace).encode("utf-8")
+    path = rec.folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    rec.files.append({"path": relative, "sha256": sha256(data), "orderId": trace["orderId"], "repetition": trace["repetition"]})
+    rec.traces.append(trace)
+
+
+def check_request(design_names: list[str], repetitions: int, orders: list[str]) -> None:
+    """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
+    from wismo.domain import ORDER, load
+
+    known_designs = designs.names()
+    unknown = [d for d in design_names if d not in known_designs]
+    if unknown or not design_names or len(set(design_names)) < len(design_names):
+        raise ValueError(f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}")
+    if repetitions < 1:
+        raise ValueError(f"repetitions must be at least 1, not {repetitions}")
+    if not orders:
+        raise ValueError("give at least one order id to record")
+    twice = sorted({o for o in orders if orders.count(o) > 1})
+    if twice:
+        raise ValueError(f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition")
+    known = load().ids(ORDER)
+    missing = [o for o in orders if o not in known]
+    if missing:
+        raise ValueError(f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
+                         f"{' and more' if len(known) > 8 else ''})")
+
+
+def _manifest(rec: _Recording, run_id: str, backend: Backend, repetitions: int, orders: list[str], budgets: Budgets,
+              latency: LatencyModel | None, design_order: list[dict[str, Any]], created: datetime) -> dict[str, Any]:
+    """What was run, how, what its figures are, and a checksum of every trace; never a key."""
+    return {
+        "schema": "wismo.run/1",
+        "runId": run_id,
+        "design": rec.design,
+        "backend": backend.name,
+        "model": backend.model,
+        # Host, port and the model ids the server's answers named (None for a backend without a server).
+        "server": getattr(backend, "server", None),
+        "protocolRevision": PINNED_REVISION,
+        "repetitions": repetitions,
+        "orders": orders,
+        "createdAt": created.isoformat(timespec="seconds"),
+        "instructionsSha256": prompts.instructions_sha256(),
+        "toolListSha256": sha256(stable(rec.tools).encode("utf-8")),
+        "tools": rec.tools,
+        "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
+        "latencyModel": latency.as_dict() if latency else None,
+        "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
+                    "modelledElapsedMs": "modelled" if latency else None,
+                    **({"tokenCounting": backend.token_counting} if getattr(backend, "token_counting", None) else {})},
+        "designOrder": design_order,
+        "files": rec.files,
+        "totals": sum_totals(rec.traces),
+    }
+
+
+async def evaluate(
+    design_names: list[str],
+    repetitions: int,
+    backend: Backend,
+    orders: list[str],
+    runs_dir: str | Path = RUNS,
+    budgets: Budgets = Budgets(),
+    latency: LatencyModel | None = None,
+    progress: Any = None,
+    now: datetime | None = None,
+) -> list[Path]:
+    """Record `repetitions` fresh conversations per order for each design; return the run folders.
+
+    With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
+    Recording goes into hidden folders under runs_dir, moved into place only once every run verifies: a backend
+    that stops the run, an interruption or a run that does not verify leaves nothing behind.
+    """
+    check_request(design_names, repetitions, orders)
+    runs_dir = Path(runs_dir)
+    created = now or datetime.now(timezone.utc)
+    stamp = created.strftime("%Y%m%dT%H%M%SZ")
+    final = {d: runs_dir / f"{backend.name}-{d}-{stamp}" for d in design_names}
+    for folder in final.values():
+        if folder.exists():
+            raise FileExistsError(f"{folder} exists; recorded runs are never overwritten")
+    recordings: dict[str, _Recording] = {}
+    design_order = []
+    try:
+        async with AsyncExitStack() as stack:
+            conns = {d: await stack.enter_async_context(connect(d)) for d in design_names}  # one server per design
+            for design in design_names:
+                staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
+                staging.mkdir(parents=True)
+                recordings[design] = _Recording(design, staging, await conns[design].list_tools(), [], [])
+            pair = 0
+            for order_id in orders:
+                for rep in range(1, repetitions + 1):
+                    sequence = design_names if pair % 2 == 0 else list(reversed(design_names))
+                    design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
+                    pair += 1
+                    for design in sequence:
+                        rec = recordings[design]
+                        trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
+                        trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
+                        _write_trace(rec, trace)
+                        if progress is not None:
+                            progress.update(1)
+        for design, rec in recordings.items():
+            manifest = _manifest(rec, final[design].name, backend, repetitions, orders, budgets, latency,
+                                 design_order if len(design_names) > 1 else [], created)
+            (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
+        for design, rec in recordings.items():
+            problems = verify(rec.folder)
+            if problems:
+                raise RunInvalid(f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10]))
+        for design, rec in recordings.items():
+            rec.folder.rename(final[design])
+    finally:
+        for rec in recordings.values():
+            if rec.folder.exists():
+                shutil.rmtree(rec.folder, ignore_errors=True)
+    return [final[d] for d in design_names]

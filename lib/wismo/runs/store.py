@@ -1,0 +1,183 @@
+"""The run format: what a recorded run folder holds, its counters, its verification, and loading verified runs.
+
+A run folder data/runs/<backend>-<design>-<timestamp>/ holds manifest.json and traces/<orderId>-r<k>.json.
+Every trace file is covered by a sha256 in the manifest; nothing in a run folder is edited after recording.
+Recording runs (through the agent loop) is lib/wismo/recording.py; this module knows nothing of the loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from wismo.core import designs
+from wismo.agent.checks import outcome_problems
+from wismo.agent.counters import totals
+from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
+from wismo.core.jsonfmt import utf8_len
+from wismo.core.paths import DATA, RUNS
+
+STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
+SCHEMAS = Path(__file__).parent / "schemas"
+
+
+class RunInvalid(Exception):
+    """A run folder failed verification; the message lists every problem found."""
+
+
+@lru_cache(maxsize=None)
+def _schema_file(name: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def schema(name: str) -> dict[str, Any]:
+    """A JSON Schema of the run format ('manifest' or 'trace'); a run's design must be a registered one."""
+    value = json.loads(json.dumps(_schema_file(name)))
+    value["properties"]["design"]["enum"] = list(designs.names())
+    return value
+
+
+def sha256(data: bytes) -> str:
+    """The hex sha256 of bytes, as the manifest records it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run totals: the sum of every trace's counters."""
+    keys = ("turns", "toolCalls", "inputTokens", "outputTokens", "cachedInputTokens")
+    return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
+
+
+def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
+    """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
+    validator = jsonschema.Draft202012Validator(schema(kind))
+    return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)]
+
+
+def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None = None) -> list[str]:
+    """Recompute a trace's counters from its transcript, check call ids pair up exactly once, and check its outcome
+    against the transcript (`tool_names`: the tools offered, when known)."""
+    problems = []
+    expected = totals(trace["requests"], trace["toolCalls"])
+    for key, value in expected.items():
+        if trace["totals"].get(key) != value:
+            problems.append(f"{where}: totals.{key} is {trace['totals'].get(key)} but the requests and calls give {value}")
+    last = trace["requests"][-1]["index"] if trace["requests"] else 0
+    # Results ready when the conversation ended count as sent with the request that never came.
+    sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
+    calls, outputs = {}, {}
+    for index, items in sent:
+        for item in items:
+            if item.get("type") == "function_call_output":
+                if item["call_id"] in outputs:
+                    problems.append(f"{where}: call id {item['call_id']} has more than one result")
+                outputs[item["call_id"]] = (index, item["output"])
+    for request in trace["requests"]:
+        for item in request["output"]:
+            if item.get("type") == "function_call":
+                # A reused id is the recorded reason itself when the conversation ended on it, in its last reply.
+                if item["call_id"] in calls and not (trace["outcome"] == BAD_CALL_ID and request["index"] == last):
+                    problems.append(f"{where}: call id {item['call_id']} is used by more than one call")
+                calls.setdefault(item["call_id"], (request["index"], item))
+    # Calls of the last reply may be unrun (a call budget or a refused call) or, in traces recorded before
+    # unsentItems existed, run with their results unsent (a turn or token budget).
+    unrun_allowed = (CALL_BUDGET, *REFUSED_CALLS) + (() if "unsentItems" in trace else BUDGETS)
+    for call_id, (index, item) in calls.items():
+        if call_id not in outputs:
+            if not (trace["outcome"] in unrun_allowed and index == last):
+                problems.append(f"{where}: call id {call_id} ({item['name']}) has no result")
+        elif outputs[call_id][0] <= index:
+            problems.append(f"{where}: the result of call id {call_id} was sent before the call was made")
+    for call_id in outputs.keys() - calls.keys():
+        problems.append(f"{where}: result for call id {call_id} answers no call (orphaned)")
+    recorded = {c["callId"]: c for c in trace["toolCalls"]}
+    if len(recorded) != len(trace["toolCalls"]):
+        problems.append(f"{where}: toolCalls lists a call id more than once")
+    for call_id, (index, item) in calls.items():
+        rec = recorded.get(call_id)
+        if call_id in outputs and rec is None:
+            problems.append(f"{where}: call id {call_id} was run but is missing from toolCalls")
+        elif rec is not None:
+            if (rec["name"], rec["arguments"], rec["request"]) != (item["name"], item["arguments"], index):
+                problems.append(f"{where}: toolCalls entry {call_id} does not match the call in request {index}")
+            if call_id in outputs and rec["resultBytes"] != utf8_len(outputs[call_id][1]):
+                problems.append(f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}")
+    for call_id in recorded.keys() - calls.keys():
+        problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")
+    return problems + [f"{where}: {p}" for p in outcome_problems(trace, tool_names)]
+
+
+def verify(folder: str | Path) -> list[str]:
+    """Every problem in a run folder: schema, checksums, counters, call ids; empty when the run is sound."""
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{folder}: manifest.json cannot be read: {exc}"]
+    problems = _schema_errors("manifest", manifest, "manifest.json")
+    if problems:
+        return problems
+    listed = {f["path"]: f for f in manifest["files"]}
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
+    for path in sorted(present - listed.keys()):
+        problems.append(f"{path}: in the folder but not covered by the manifest")
+    traces = []
+    for path, entry in listed.items():
+        file = folder / path
+        if not file.exists():
+            problems.append(f"{path}: listed in the manifest but missing")
+            continue
+        data = file.read_bytes()
+        if sha256(data) != entry["sha256"]:
+            problems.append(f"{path}: sha256 differs from the manifest (the file was changed after recording)")
+        try:
+            trace = json.loads(data)
+        except ValueError as exc:
+            problems.append(f"{path}: not JSON: {exc}")
+            continue
+        errors = _schema_errors("trace", trace, path)
+        if errors:
+            problems += errors
+            continue
+        if (trace["orderId"], trace["repetition"], trace["design"]) != (entry["orderId"], entry["repetition"], manifest["design"]):
+            problems.append(f"{path}: its case does not match the manifest entry")
+        problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]])
+        traces.append(trace)
+    if traces and not problems:
+        summed = sum_totals(traces)
+        for key, value in summed.items():
+            if manifest["totals"].get(key) != value:
+                problems.append(f"manifest.json: totals.{key} is {manifest['totals'].get(key)} but the traces give {value}")
+    return problems
+
+
+@dataclass(frozen=True)
+class Run:
+    """A verified run: its manifest and traces."""
+
+    folder: Path
+    manifest: dict[str, Any]
+    traces: list[dict[str, Any]]
+
+
+def load(folder: str | Path) -> Run:
+    """Load a run, refusing it (RunInvalid) unless it verifies."""
+    folder = Path(folder)
+    problems = verify(folder)
+    if problems:
+        raise RunInvalid(f"{folder.name} does not verify ({len(problems)} problem(s)): " + "; ".join(problems[:10]))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    traces = [json.loads((folder / f["path"]).read_text(encoding="utf-8")) for f in manifest["files"]]
+    return Run(folder, manifest, traces)
+
+
+def find(runs_dir: str | Path = RUNS) -> list[Path]:
+    """Every run folder under data/runs, oldest first."""
+    found = (p.parent for p in Path(runs_dir).glob("*/manifest.json") if not p.parent.name.startswith(STAGING_PREFIX))
+    return sorted(found, key=lambda p: p.name.rsplit("-", 1)[-1])

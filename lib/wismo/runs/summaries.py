@@ -1,0 +1,151 @@
+"""Summaries of verified runs: per-case rows with scores, medians per design, pass^k, one case's growth."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from statistics import median
+from typing import Any
+
+from wismo.core import designs
+from wismo.runs import scoring
+from wismo.agent.evidence import from_items
+from wismo.runs import Run
+
+
+
+def designs_in(rows: list[dict[str, Any]]) -> list[str]:
+    """The designs the rows hold, in registry order."""
+    present = {r["design"] for r in rows}
+    return [d for d in designs.registered() if d in present]
+
+
+def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every item of a conversation in order: what was sent, then what came back, request by request."""
+    items: list[dict[str, Any]] = []
+    for request in trace["requests"]:
+        items += request["newItems"] + request["output"]
+    return items
+
+
+def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """One row per trace: counters, score and summary check."""
+    expectations = scoring.load_expectations()
+    rows = []
+    for run in runs:
+        m = run.manifest
+        for t in run.traces:
+            expected = expectations.get(t["orderId"])
+            scored = scoring.score(t["answer"], expected) if expected else None
+            summary = (t["answer"] or {}).get("customerSummary") if isinstance(t["answer"], dict) else None
+            tot = t["totals"]
+            rows.append({
+                "run": m["runId"], "backend": m["backend"], "model": m["model"], "design": t["design"],
+                "orderId": t["orderId"], "repetition": t["repetition"], "outcome": t["outcome"], "reason": t.get("reason"),
+                "turns": tot["turns"], "toolCalls": tot["toolCalls"], "resultBytes": tot["resultBytes"],
+                "inputTokens": tot["inputTokens"], "outputTokens": tot["outputTokens"],
+                "totalTokens": tot["inputTokens"] + tot["outputTokens"], "cachedInputTokens": tot["cachedInputTokens"],
+                "wallMs": tot["wallMs"], "modelledElapsedMs": tot.get("modelledElapsedMs"),
+                "tokensAre": m["figures"]["tokens"],
+                "passed": scored["passed"] if scored else None,
+                "failedFields": [k for k, v in scored["fields"].items() if not v["match"]] if scored else [],
+                "summaryFlags": scoring.summary_flags(summary, from_items(transcript_items(t))),
+            })
+    return rows
+
+
+def outcomes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """How many conversations ended each way, per design: rows of design, outcome and count (designs in the
+    registry's order, then outcomes by count, most first)."""
+    counts = Counter((r["design"], r["outcome"]) for r in rows)
+    order = {d: i for i, d in enumerate(designs.names())}
+    ranked = sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], -kv[1], kv[0][1]))
+    return [{"design": design, "outcome": outcome, "count": n} for (design, outcome), n in ranked]
+
+
+def _median(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if r[key] is not None]
+    return median(values) if values else None
+
+
+def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Medians per design of turns, tool calls, tokens and elapsed time, and the focused design's difference in %."""
+    keys = ("turns", "toolCalls", "resultBytes", "inputTokens", "outputTokens", "totalTokens", "wallMs", "modelledElapsedMs")
+    per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in designs_in(rows)}
+    out = []
+    for k in keys:
+        g, f = per["granular"][k], per["focused"][k]
+        change = None if g in (None, 0) or f is None else round((f - g) / g * 100, 1)
+        out.append({"measure": k, "granular": g, "focused": f, "focused vs granular %": change})
+    return out
+
+
+def pass_k(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per design and order: how many repetitions passed, and pass^k (all of them)."""
+    out = []
+    for design in designs_in(rows):
+        for order_id in dict.fromkeys(r["orderId"] for r in rows):
+            reps = [r["passed"] for r in rows if r["design"] == design and r["orderId"] == order_id and r["passed"] is not None]
+            if reps:
+                out.append({"design": design, "orderId": order_id, "k": len(reps), "passed": sum(reps),
+                            "pass^k": scoring.pass_hat_k(reps)})
+    return out
+
+
+def growth(runs: list[Run], order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
+    """Input tokens of each model request of one case per design, split into base and per-turn additions."""
+    out = []
+    for run in runs:
+        for t in run.traces:
+            if t["orderId"] == order_id and t["repetition"] == repetition and t["requests"]:
+                inputs = [r["usage"]["inputTokens"] for r in t["requests"]]
+                out.append({"design": t["design"], "orderId": order_id, "inputs": inputs, "base": inputs[0],
+                            "additions": [b - a for a, b in zip(inputs, inputs[1:])]})
+    return out
+
+
+def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
+    """The run folders to report: those named, else the newest run of each design, backend and model."""
+    from wismo.runs import RUNS, find
+
+    folders = find(runs_dir or RUNS)
+    if run_ids:
+        by_name = {f.name: f for f in folders}
+        missing = [r for r in run_ids if r not in by_name]
+        if missing:
+            raise FileNotFoundError(f"no run folder named {', '.join(missing)} under {runs_dir or RUNS}")
+        return [by_name[r] for r in run_ids]
+    newest = {}
+    for folder in folders:  # oldest first, so the newest of each kind wins
+        backend, design, _ = folder.name.rsplit("-", 2)  # a backend's name may hold a hyphen (openai-chat)
+        try:
+            model = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError):
+            model = None  # loading it will refuse the run and say why
+        newest[(backend, design, model)] = folder
+    return list(newest.values())
+
+
+def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
+    """One conversation as rows: per request, what it newly sent and what came back, with its input tokens."""
+    trace = next(t for run in runs for t in run.traces if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition))
+
+    def show(item: dict[str, Any]) -> str:
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            return f"call {item['name']}({item['arguments']})"
+        if kind == "function_call_output":
+            return f"result {item['call_id']}: {len(item['output'].encode())} bytes"
+        text = item["content"]
+        return f"{item['role']}: {text}"
+
+    return [{"request": r["index"], "input tokens": r["usage"]["inputTokens"],
+             "newly sent": "\n".join(show(i) for i in r["newItems"]), "model replied": "\n".join(show(i) for i in r["output"])}
+            for r in trace["requests"]]
+
+
+def answer_of(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> str:
+    """The customer summary of one conversation (its final answer's prose)."""
+    trace = next(t for run in runs for t in run.traces if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition))
+    answer = trace["answer"] or {}
+    return answer.get("customerSummary") or json.dumps(answer)

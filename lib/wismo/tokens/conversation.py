@@ -1,0 +1,47 @@
+"""Counting a conversation: the input items each tool turn adds, and every request of an investigation in tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wismo import tokens
+from wismo.domain import prompts
+from wismo.tokens import framing
+
+
+def turn_items(turn: list[dict[str, Any]], turn_index: int, profile: framing.Profile = framing.PYTHON) -> list[dict[str, Any]]:
+    """The input items one tool turn appends: the model's function_call items, then their outputs as the client
+    profile frames them (python: the text as the server returned it)."""
+    ids = [f"call_{turn_index}_{i}" for i in range(len(turn))]
+    calls = [tokens.function_call(c["name"], c["arguments"], call_id) for c, call_id in zip(turn, ids)]
+    outputs = [tokens.function_call_output(call_id, profile.output(framing.text_result(c["output"], True if c.get("isError") else None)))
+               for c, call_id in zip(turn, ids)]
+    return calls + outputs
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """The input tokens of every model call of one investigation (tiktoken-estimated), by part."""
+
+    base: int
+    additions: tuple[int, ...]
+    requests: tuple[int, ...]
+    result_tokens: tuple[int, ...]
+
+
+def conversation(order_id: str, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str = tokens.DEFAULT_ENCODING,
+                 profile: framing.Profile = framing.PYTHON) -> Conversation:
+    """Count every request of an investigation directly (definitions and results as the client profile sends them),
+    and split it into a base and per-turn additions."""
+    functions = [profile.function(t) for t in tools]
+    items = [{"type": "message", "role": "user", "content": prompts.question(order_id)}]
+    requests = [tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total]
+    additions, results = [], []
+    for index, turn in enumerate(turns, start=1):
+        added = turn_items(turn, index, profile)
+        items = items + added
+        requests.append(tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total)
+        additions.append(sum(tokens.count_item(i, encoding_name) for i in added))
+        results.extend(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call_output")
+    return Conversation(requests[0], tuple(additions), tuple(requests), tuple(results))
