@@ -16,7 +16,7 @@ from wismo.domain.pages import DEFAULT_CAP
 from wismo.core.paths import output_dir
 from wismo.reports import check, parameters
 
-OUTPUT = "sweep.json"
+OUTPUT = "scale.json"
 DEFAULTS: dict[str, Any] = {
     "sizes": [1, 10, 100, 1000, 10000],  # item lines of the generated orders
     "encoding": tokens.DEFAULT_ENCODING,
