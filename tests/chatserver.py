@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from replay import Answer, LocalServer
 
@@ -36,14 +37,26 @@ def _arguments(value: Any) -> str:
 
 def chat_body(turn: Turn) -> dict[str, Any]:
     """A turn as a chat.completion object."""
-    calls = [{"id": cid, "type": "function", "function": {"name": name, "arguments": _arguments(args)}} for name, args, cid in turn.calls]
+    calls = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": _arguments(args)}}
+        for name, args, cid in turn.calls
+    ]
     message = {"role": "assistant", "content": turn.text, **({"tool_calls": calls} if calls else {})}
-    body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": turn.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": turn.model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+    }
     if turn.usage is not None:
         prompt, completion, cached = turn.usage
-        body["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                         **({"prompt_tokens_details": {"cached_tokens": cached}} if cached is not None else {})}
+        body["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            **({"prompt_tokens_details": {"cached_tokens": cached}} if cached is not None else {}),
+        }
     return body
 
 
@@ -51,15 +64,36 @@ def responses_body(turn: Turn) -> dict[str, Any]:
     """A turn as a Responses API response object."""
     output: list[dict[str, Any]] = []
     if turn.text is not None:
-        output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
-    output += [{"type": "function_call", "id": f"fc_{i}", "call_id": cid, "name": name, "arguments": _arguments(args),
-                "status": "completed"} for i, (name, args, cid) in enumerate(turn.calls)]
+        output.append(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+            }
+        )
+    output += [
+        {
+            "type": "function_call",
+            "id": f"fc_{i}",
+            "call_id": cid,
+            "name": name,
+            "arguments": _arguments(args),
+            "status": "completed",
+        }
+        for i, (name, args, cid) in enumerate(turn.calls)
+    ]
     body = {"id": "resp_1", "object": "response", "status": "completed", "model": turn.model, "output": output}
     if turn.usage is not None:
         prompt, completion, cached = turn.usage
-        body["usage"] = {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion,
-                         "input_tokens_details": {"cached_tokens": cached or 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+        body["usage"] = {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "total_tokens": prompt + completion,
+            "input_tokens_details": {"cached_tokens": cached or 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        }
     return body
 
 

@@ -15,9 +15,19 @@ from typing import Any
 
 # Flags that keep Chromium off the network and quiet, as the machine's own probe runs it.
 OFFLINE_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--no-default-browser-check",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-    "--disable-default-apps", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
     "--host-resolver-rules=MAP * ~NOTFOUND",
 ]
 PAGE_TIMEOUT_MS = 30_000
@@ -34,7 +44,12 @@ CELLS_JS = """() => Array.from(document.querySelectorAll('td, th')).map(c => c.i
 
 def find_chromium() -> str | None:
     """The Chromium binary: $CHROMIUM, else Debian's /usr/bin/chromium or whatever `chromium` is on PATH."""
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+    for candidate in (
+        os.environ.get("CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -59,11 +74,13 @@ class Browser:
     def __init__(self, executable: str, width: int = 1280, height: int = 800) -> None:
         self.executable, self.width, self.height = executable, width, height
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         from playwright.sync_api import sync_playwright
 
         self._playwright = sync_playwright().start()
-        self._browser = self._playwright.chromium.launch(executable_path=self.executable, args=OFFLINE_FLAGS, headless=True)
+        self._browser = self._playwright.chromium.launch(
+            executable_path=self.executable, args=OFFLINE_FLAGS, headless=True
+        )
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -30,7 +30,7 @@ class LocalServer:
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 owner.requests.append({"path": self.path, "body": body, "headers": headers})

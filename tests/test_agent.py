@@ -4,13 +4,12 @@ import json
 
 import pytest
 
+from wismo import tokens
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, LatencyModel, run_case
 from wismo.agent.scripted import ScriptedBackend
 from wismo.client.connection import connect
-from wismo.runs import verify_trace
-from wismo.runs import scoring
-from wismo import tokens
+from wismo.runs import scoring, verify_trace
 
 pytestmark = pytest.mark.anyio
 
@@ -30,7 +29,11 @@ async def test_granular_investigation_follows_the_article():
     assert [len(r["newItems"]) for r in trace["requests"]] == [1, 2, 8]
     inputs = [r["usage"]["inputTokens"] for r in trace["requests"]]
     assert inputs == sorted(inputs) and len(set(inputs)) == 3
-    assert all(r["modelledElapsedMs"] == LatencyModel(400, 0.05, 12).elapsed_ms(r["usage"]["inputTokens"], r["usage"]["outputTokens"]) for r in trace["requests"])
+    assert all(
+        r["modelledElapsedMs"]
+        == LatencyModel(400, 0.05, 12).elapsed_ms(r["usage"]["inputTokens"], r["usage"]["outputTokens"])
+        for r in trace["requests"]
+    )
     assert scoring.score(trace["answer"], scoring.load_expectations()["ORD-1004"])["passed"]
     assert verify_trace({**trace, "totals": trace["totals"]}, "t") == []
 
@@ -39,8 +42,15 @@ async def test_focused_investigation_is_one_call_then_the_answer():
     trace = await _run("focused", "ORD-1005")
     assert trace["totals"]["turns"] == 2 and trace["totals"]["toolCalls"] == 1
     assert trace["answer"]["missingEvidence"] == ["TRK-1005-A"]
-    assert scoring.summary_flags(trace["answer"]["customerSummary"], __import__("wismo.agent.evidence", fromlist=["x"]).from_items(
-        [i for r in trace["requests"] for i in r["newItems"] + r["output"]])) == []
+    assert (
+        scoring.summary_flags(
+            trace["answer"]["customerSummary"],
+            __import__("wismo.agent.evidence", fromlist=["x"]).from_items(
+                [i for r in trace["requests"] for i in r["newItems"] + r["output"]]
+            ),
+        )
+        == []
+    )
 
 
 async def test_turn_budget_stops_with_a_defined_outcome():
@@ -66,16 +76,30 @@ class Misbehaving:
     async def respond(self, instructions, functions, items):
         self.turn += 1
         if self.turn == 1:
-            return Reply([tokens.function_call("drop_database", {}, "c1"),
-                          {"type": "function_call", "name": "get_order", "arguments": "{not json", "call_id": "c2"},
-                          tokens.function_call("get_order", {"orderId": "ORD-1001"}, "c3")], Usage(10, 5))
-        return Reply([assistant_message(json.dumps({"seen": [i["output"][:60] for i in items if i.get("type") == "function_call_output"]}))], Usage(20, 5))
+            return Reply(
+                [
+                    tokens.function_call("drop_database", {}, "c1"),
+                    {"type": "function_call", "name": "get_order", "arguments": "{not json", "call_id": "c2"},
+                    tokens.function_call("get_order", {"orderId": "ORD-1001"}, "c3"),
+                ],
+                Usage(10, 5),
+            )
+        return Reply(
+            [
+                assistant_message(
+                    json.dumps({"seen": [i["output"][:60] for i in items if i.get("type") == "function_call_output"]})
+                )
+            ],
+            Usage(20, 5),
+        )
 
 
 async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_nothing_run():
     trace = await _run("granular", "ORD-1001", backend=Misbehaving())
     assert trace["outcome"] == "unknown tool requested" and trace["toolCalls"] == [] and trace["answer"] is None
-    assert trace["reason"].startswith("Request 1: the model asked for 'drop_database', which is not one of the offered tools")
+    assert trace["reason"].startswith(
+        "Request 1: the model asked for 'drop_database', which is not one of the offered tools"
+    )
     assert verify_trace(trace, "t", ["get_order", "get_payment", "get_reservation", "get_tracking"]) == []
 
 

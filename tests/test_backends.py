@@ -4,34 +4,74 @@ import json
 
 import pytest
 
+from replay import ReplayServer
 from wismo import runs
-from wismo.runs import recording
 from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
 from wismo.agent.loop import run_case
 from wismo.agent.openai_backend import OpenAIBackend
 from wismo.client.connection import connect
-
-from replay import ReplayServer
+from wismo.runs import recording
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-test-NEVER-WRITE-ME-4242"
-ANSWER = {"deliveredSkus": ["LAPTOP-14"], "outstandingSkus": ["MONITOR-27"], "delayReasons": ["stock_shortage"],
-          "deliveryEstimate": None, "missingEvidence": [], "customerSummary": "The laptop arrived; the monitor is backordered."}
+ANSWER = {
+    "deliveredSkus": ["LAPTOP-14"],
+    "outstandingSkus": ["MONITOR-27"],
+    "delayReasons": ["stock_shortage"],
+    "deliveryEstimate": None,
+    "missingEvidence": [],
+    "customerSummary": "The laptop arrived; the monitor is backordered.",
+}
 
 
 def openai_replies():
-    call = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4.1-mini-2025-04-14",
-            "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_Xy1", "name": "get_order_support_context",
-                        "arguments": "{\"orderId\":\"ORD-1004\"}", "status": "completed"}],
-            "usage": {"input_tokens": 577, "output_tokens": 21, "total_tokens": 598,
-                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
-    text = {"id": "resp_2", "object": "response", "status": "completed", "model": "gpt-4.1-mini-2025-04-14",
-            "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": json.dumps(ANSWER), "annotations": []}]}],
-            "usage": {"input_tokens": 1400, "output_tokens": 150, "total_tokens": 1550,
-                      "input_tokens_details": {"cached_tokens": 512}, "output_tokens_details": {"reasoning_tokens": 0}}}
+    call = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "model": "gpt-4.1-mini-2025-04-14",
+        "output": [
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_Xy1",
+                "name": "get_order_support_context",
+                "arguments": '{"orderId":"ORD-1004"}',
+                "status": "completed",
+            }
+        ],
+        "usage": {
+            "input_tokens": 577,
+            "output_tokens": 21,
+            "total_tokens": 598,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+    text = {
+        "id": "resp_2",
+        "object": "response",
+        "status": "completed",
+        "model": "gpt-4.1-mini-2025-04-14",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": json.dumps(ANSWER), "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": 1400,
+            "output_tokens": 150,
+            "total_tokens": 1550,
+            "input_tokens_details": {"cached_tokens": 512},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
     return [call, text]
 
 
@@ -42,9 +82,19 @@ async def test_openai_backend_in_the_loop():
             trace = await run_case(backend, conn, await conn.list_tools(), "ORD-1004")
     first, second = (r["body"] for r in server.requests)
     assert first["model"] == "gpt-4.1-mini-2025-04-14" and first["parallel_tool_calls"] is True
-    assert first["tools"] == [{"type": "function", "name": "get_order_support_context", "description": first["tools"][0]["description"],
-                               "parameters": {"type": "object", "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}}, "required": ["orderId"]},
-                               "strict": False}]
+    assert first["tools"] == [
+        {
+            "type": "function",
+            "name": "get_order_support_context",
+            "description": first["tools"][0]["description"],
+            "parameters": {
+                "type": "object",
+                "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}},
+                "required": ["orderId"],
+            },
+            "strict": False,
+        }
+    ]
     assert [i.get("type", "message") for i in first["input"]] == ["message"]
     # The second request resends the question and carries the call and its real MCP result.
     assert [i.get("type") for i in second["input"]] == ["message", "function_call", "function_call_output"]
@@ -53,18 +103,38 @@ async def test_openai_backend_in_the_loop():
     assert trace["outcome"] == "answered" and trace["answer"] == ANSWER
     assert [r["usage"] for r in trace["requests"]] == [
         {"inputTokens": 577, "outputTokens": 21, "cachedInputTokens": 0},
-        {"inputTokens": 1400, "outputTokens": 150, "cachedInputTokens": 512}]
+        {"inputTokens": 1400, "outputTokens": 150, "cachedInputTokens": 512},
+    ]
 
 
 @pytest.mark.slow
 async def test_anthropic_backend_in_the_loop():
     replies = [
-        {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "tool_use", "stop_sequence": None,
-         "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"orderId": "ORD-1004"}}],
-         "usage": {"input_tokens": 700, "output_tokens": 40, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}},
-        {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "end_turn", "stop_sequence": None,
-         "content": [{"type": "text", "text": json.dumps(ANSWER)}],
-         "usage": {"input_tokens": 900, "output_tokens": 120}},
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"orderId": "ORD-1004"}}],
+            "usage": {
+                "input_tokens": 700,
+                "output_tokens": 40,
+                "cache_read_input_tokens": 100,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+        {
+            "id": "msg_2",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "content": [{"type": "text", "text": json.dumps(ANSWER)}],
+            "usage": {"input_tokens": 900, "output_tokens": 120},
+        },
     ]
     with ReplayServer({"/v1/messages": replies}) as server:
         backend = AnthropicBackend("claude-test", api_key=SECRET, base_url=server.url)
@@ -75,7 +145,12 @@ async def test_anthropic_backend_in_the_loop():
     assert [t["name"] for t in first["tools"]] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
     assert first["tools"][0]["input_schema"]["required"] == ["orderId"]
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
-    assert second["messages"][1]["content"][0] == {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"orderId": "ORD-1004"}}
+    assert second["messages"][1]["content"][0] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "get_order",
+        "input": {"orderId": "ORD-1004"},
+    }
     assert second["messages"][2]["content"][0]["type"] == "tool_result"
     headers = server.requests[0]["headers"]
     assert SECRET in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
@@ -84,11 +159,13 @@ async def test_anthropic_backend_in_the_loop():
 
 
 def test_parallel_calls_group_into_one_assistant_turn():
-    items = [{"type": "message", "role": "user", "content": "q"},
-             {"type": "function_call", "name": "a", "arguments": "{}", "call_id": "1"},
-             {"type": "function_call", "name": "b", "arguments": "{\"x\":1}", "call_id": "2"},
-             {"type": "function_call_output", "call_id": "1", "output": "A"},
-             {"type": "function_call_output", "call_id": "2", "output": "B"}]
+    items = [
+        {"type": "message", "role": "user", "content": "q"},
+        {"type": "function_call", "name": "a", "arguments": "{}", "call_id": "1"},
+        {"type": "function_call", "name": "b", "arguments": '{"x":1}', "call_id": "2"},
+        {"type": "function_call_output", "call_id": "1", "output": "A"},
+        {"type": "function_call_output", "call_id": "2", "output": "B"},
+    ]
     messages = to_messages(items)
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert [b["id"] for b in messages[1]["content"]] == ["1", "2"] and messages[1]["content"][1]["input"] == {"x": 1}

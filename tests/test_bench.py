@@ -9,12 +9,7 @@ import sys
 
 import pytest
 
-from wismo.bench import cli
-from wismo.bench import floors
-from wismo.bench import importtime
-from wismo.bench import stats
-from wismo.bench import suite
-from wismo.bench import rawclient
+from wismo.bench import cli, floors, importtime, rawclient, stats, suite
 from wismo.bench.rawclient import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
@@ -45,7 +40,14 @@ def test_statistics_refuse_what_they_cannot_summarise():
 
 
 def test_summary_ratio_and_target_verdicts():
-    assert stats.summary([1.0, 2.0, 3.0, 4.0]) == {"unit": "ms", "n": 4, "median": 2.5, "p95": 3.85, "min": 1.0, "max": 4.0}
+    assert stats.summary([1.0, 2.0, 3.0, 4.0]) == {
+        "unit": "ms",
+        "n": 4,
+        "median": 2.5,
+        "p95": 3.85,
+        "min": 1.0,
+        "max": 4.0,
+    }
     assert stats.summary([1.23456, 1.23456], unit="s", digits=2)["median"] == 1.23
     assert stats.ratio(1.0, 0.25) == 4.0 and stats.ratio(1.0, 0.0) is None
     asked = []
@@ -75,8 +77,15 @@ def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
 
     def executed(name, seconds):
         cells = [{"cell_type": "markdown", "metadata": {}, "source": "# title"}]
-        cells += [{"cell_type": "code", "execution_count": i + 1, "metadata": {"papermill": {"duration": d}},
-                   "source": f"%matplotlib inline\nimport x\n\n# why\nstep_{i}()\nmore"} for i, d in enumerate(seconds)]
+        cells += [
+            {
+                "cell_type": "code",
+                "execution_count": i + 1,
+                "metadata": {"papermill": {"duration": d}},
+                "source": f"%matplotlib inline\nimport x\n\n# why\nstep_{i}()\nmore",
+            }
+            for i, d in enumerate(seconds)
+        ]
         notebook = {"cells": cells, "metadata": {"papermill": {"duration": sum(seconds) + 1}}}
         (tmp_path / "notebooks").mkdir(exist_ok=True)
         (tmp_path / "notebooks" / f"{name}.ipynb").write_text(json.dumps(notebook))
@@ -85,10 +94,18 @@ def test_papermill_cell_durations_rank_the_heaviest_cells(tmp_path):
     executed("02-b", [2.0])
     durations = report_build.papermill_durations(tmp_path)
     # Cells are labelled by execution count (In [n]) and named by their first line that is not set-up.
-    assert durations["01-a"]["seconds"] == 4.5 and durations["01-a"]["cells"][2] == {"seconds": 3.0, "firstLine": "step_1()"}
+    assert durations["01-a"]["seconds"] == 4.5 and durations["01-a"]["cells"][2] == {
+        "seconds": 3.0,
+        "firstLine": "step_1()",
+    }
     assert report_build.first_statement(["%matplotlib inline\n", "import os\n"]) == "%matplotlib inline"
-    slower = {name: {"seconds": nb["seconds"], "cells": {i: c | {"seconds": c["seconds"] * 2} for i, c in nb["cells"].items()}}
-              for name, nb in durations.items()}
+    slower = {
+        name: {
+            "seconds": nb["seconds"],
+            "cells": {i: c | {"seconds": c["seconds"] * 2} for i, c in nb["cells"].items()},
+        }
+        for name, nb in durations.items()
+    }
     ranked = report_build.heaviest_cells([durations, slower], top=2)
     assert [(c["notebook"], c["cell"], c["medianSeconds"]) for c in ranked] == [("01-a", 2, 4.5), ("02-b", 1, 3.0)]
     assert ranked[0]["firstLine"] == "step_1()"
@@ -176,8 +193,11 @@ def test_main_runs_the_registry_writes_json_and_prints_a_table(monkeypatch, tmp_
     def fake(settings):
         assert settings.rounds == Settings.quick().rounds
         summary = stats.summary([1.0, 2.0])
-        return {"title": "0. a fake", "figures": [{"name": "floor", "floor": True, "stats": summary, "vsFloor": 1.0}],
-                "targets": []}
+        return {
+            "title": "0. a fake",
+            "figures": [{"name": "floor", "floor": True, "stats": summary, "vsFloor": 1.0}],
+            "targets": [],
+        }
 
     monkeypatch.setattr(suite, "BENCHMARKS", {"fake": fake})
     assert cli.main(["--quick", "--out", str(tmp_path / "b.json")]) == 0
@@ -222,8 +242,11 @@ anyio.run(main)
 
 class FastServer(RawServer):
     def __init__(self):
-        super().__init__("fast-test", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                         command=[sys.executable, "-c", TEST_SERVER])
+        super().__init__(
+            "fast-test",
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            command=[sys.executable, "-c", TEST_SERVER],
+        )
 
     def call(self, name, arguments):
         return self.request("tools/call", {"name": name, "arguments": arguments})
@@ -248,8 +271,12 @@ def test_stray_output_goes_to_stderr_and_never_onto_the_wire():
 def test_pipelined_requests_partial_lines_bad_lines_and_a_last_line_without_newline():
     server = FastServer()
     server.handshake()
-    calls = [json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
-                         "params": {"name": "echo", "arguments": {"i": i}}}) for i in range(3)]
+    calls = [
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "echo", "arguments": {"i": i}}}
+        )
+        for i in range(3)
+    ]
     # Three requests and a line that is not JSON in one write, then one request split across three writes.
     server.proc.stdin.write(("\n".join(calls[:2]) + "\nnot json at all\n" + calls[2] + "\n").encode())
     server.proc.stdin.flush()
@@ -257,7 +284,9 @@ def test_pipelined_requests_partial_lines_bad_lines_and_a_last_line_without_newl
     assert sorted(a["id"] for a in answers if a["id"] is not None) == [10, 11, 12]
     (refused,) = [a for a in answers if a["id"] is None]
     assert refused["error"]["code"] == -32700  # the line that is not JSON is answered, not dropped
-    last = json.dumps({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": "é"}}}).encode()
+    last = json.dumps(
+        {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": "é"}}}
+    ).encode()
     for part in (last[:7], last[7:40], last[40:]):
         server.proc.stdin.write(part)
         server.proc.stdin.flush()
@@ -287,10 +316,16 @@ def test_an_answer_larger_than_the_pipe_buffer_arrives_whole():
 @pytest.mark.parametrize("transport", ["wismo", "sdk"])
 def test_both_stdio_transports_keep_the_pin(transport):
     # WISMO_STDIO_TRANSPORT=sdk selects the SDK's own threaded transport (the benchmark's in-run "before").
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"} | ({"WISMO_STDIO_TRANSPORT": "sdk"} if transport == "sdk" else {})
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"} | (
+        {"WISMO_STDIO_TRANSPORT": "sdk"} if transport == "sdk" else {}
+    )
     with RawServer("focused", env=env) as server:
-        refused = server.request("server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+        refused = server.request(
+            "server/discover", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+        )
         assert refused["error"]["code"] == -32022
         assert server.handshake("2025-06-18")["result"]["protocolVersion"] == PINNED_REVISION
-        answer = server.request("tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}})
+        answer = server.request(
+            "tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}}
+        )
         assert json.loads(answer["result"]["content"][0]["text"])["order"]["orderId"] == "ORD-1004"

@@ -17,7 +17,9 @@ from wismo.core.paths import NOTEBOOKS, OUTPUTS
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium found (looked at $CHROMIUM, /usr/bin/chromium, PATH); `make test` installs Debian's chromium")
+    CHROMIUM is None,
+    reason="no Chromium found (looked at $CHROMIUM, /usr/bin/chromium, PATH); `make test` installs Debian's chromium",
+)
 NAMES = [p.stem for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
 MIN_SCALE = 0.8  # a chart drawn for ~1,000 px and shown narrower than this would have unreadable labels
 
@@ -35,7 +37,9 @@ def _check(browser, built, page, shot):
     result = browser.check((built.out / page).as_uri(), built.out / "screenshots" / shot)
     assert not result.errors, f"{page}: {result.errors}"
     assert not result.remote_requests, f"{page} reached off the machine: {result.remote_requests}"
-    assert result.layout["scrollWidth"] <= result.layout["innerWidth"], f"{page} scrolls sideways at 1280 px: {result.layout}"
+    assert result.layout["scrollWidth"] <= result.layout["innerWidth"], (
+        f"{page} scrolls sideways at 1280 px: {result.layout}"
+    )
     assert result.screenshot.stat().st_size > 10_000
     (OUTPUTS / "screenshots").mkdir(parents=True, exist_ok=True)
     shutil.copy(result.screenshot, OUTPUTS / "screenshots" / shot)
@@ -67,12 +71,19 @@ def test_report_loads_with_every_chart(browser, built_reports, name, version):
     assert len(result.images) == _charts(rendered.executed), f"{page.name}: {len(result.images)} images shown"
     for i, img in enumerate(result.images, 1):
         assert img["src"].startswith("data:image/png;base64,"), f"{page.name} image {i} is not inline: {img['src']}"
-        assert img["complete"] and img["naturalWidth"] > 0 and img["naturalHeight"] > 0, f"{page.name} image {i} is empty: {img}"
-        assert img["shownWidth"] >= MIN_SCALE * img["naturalWidth"], f"{page.name} image {i} shrunk to {img['shownWidth']:.0f} px"
+        assert img["complete"] and img["naturalWidth"] > 0 and img["naturalHeight"] > 0, (
+            f"{page.name} image {i} is empty: {img}"
+        )
+        assert img["shownWidth"] >= MIN_SCALE * img["naturalWidth"], (
+            f"{page.name} image {i} shrunk to {img['shownWidth']:.0f} px"
+        )
         # Alt text: the chart's title and its one-line finding, never nbconvert's placeholder.
-        assert img["alt"] and "No description" not in img["alt"] and len(img["alt"]) > 40, f"{page.name} image {i} alt: {img['alt']!r}"
+        assert img["alt"] and "No description" not in img["alt"] and len(img["alt"]) > 40, (
+            f"{page.name} image {i} alt: {img['alt']!r}"
+        )
     cut = [c for c in result.cells if c.endswith(("...", "…"))]
     assert not cut, f"{page.name}: table cells cut short: {cut[:3]}"
     if version == "reader":
-        assert "\\n" not in "".join(result.cells) and not any(c.startswith("[") and c.endswith("]") for c in result.cells), \
-            f"{page.name}: a list or an escaped string shown raw in a table"
+        assert "\\n" not in "".join(result.cells) and not any(
+            c.startswith("[") and c.endswith("]") for c in result.cells
+        ), f"{page.name}: a list or an escaped string shown raw in a table"

@@ -2,8 +2,8 @@
 
 import pytest
 
-from wismo.cost import caching
 from wismo import cost
+from wismo.cost import caching
 
 OPENAI = caching.AUTOMATIC  # 1,024-token threshold, 128-token increments, writes not billed
 ANTHROPIC = caching.EXPLICIT  # 1,024-token threshold, any length, writes billed at a premium
@@ -42,7 +42,12 @@ def test_explicit_breakpoints_write_then_read():
     missed = caching.apply((6000, 24000, 42000), ANTHROPIC, hits=False)
     assert [(c.read, c.write) for c in missed] == [(0, 6000), (0, 24000), (0, 42000)]
     # Without a policy nothing is cached.
-    assert caching.totals(caching.apply((6000, 24000), None)) == {"input": 30000, "read": 0, "write": 0, "uncached": 30000}
+    assert caching.totals(caching.apply((6000, 24000), None)) == {
+        "input": 30000,
+        "read": 0,
+        "write": 0,
+        "uncached": 30000,
+    }
 
 
 def test_threshold_and_granularity_are_parameters():

@@ -3,8 +3,8 @@
 import pytest
 
 from wismo.analyses import calibration
-from wismo.core import reference
 from wismo.client import investigation
+from wismo.core import reference
 
 pytestmark = pytest.mark.anyio
 
@@ -24,8 +24,14 @@ def test_published_figures_and_what_follows_from_them_are_labelled_apart():
     pub = calibration.published(reference.load("where-is-my-order"))
     assert pub["granularRequests"] == {"value": [718, 1005, 1719], "kind": "provider-reported (published)"}
     assert pub["granularAdditions"] == {"value": [287, 714], "kind": "derived from published"}
-    assert (pub["granularInput"]["value"], pub["granularOutput"]["value"], pub["focusedFirstRequest"]["value"]) == (3442, 227, 577)
-    assert {pub[k]["kind"] for k in ("granularInput", "granularOutput", "focusedFirstRequest")} == {"derived from published"}
+    assert (pub["granularInput"]["value"], pub["granularOutput"]["value"], pub["focusedFirstRequest"]["value"]) == (
+        3442,
+        227,
+        577,
+    )
+    assert {pub[k]["kind"] for k in ("granularInput", "granularOutput", "focusedFirstRequest")} == {
+        "derived from published"
+    }
 
 
 async def test_csharp_mcp_reproduces_the_per_turn_additions_within_five_percent(rebuilt):

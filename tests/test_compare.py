@@ -6,9 +6,9 @@ import shutil
 import pytest
 
 from wismo.analyses import comparison
-from wismo.core.paths import DEFAULT_FIXTURES
-from wismo.core.jsonfmt import stable
 from wismo.core.jsondiff import without_timings
+from wismo.core.jsonfmt import stable
+from wismo.core.paths import DEFAULT_FIXTURES
 
 pytestmark = pytest.mark.anyio
 
@@ -43,11 +43,18 @@ async def test_all_cases_equal_with_bytes_and_calls(baseline):
     partial = rows["partial delivery"]
     assert (partial["granular"]["calls"], partial["focused"]["calls"]) == (5, 1)
     assert [c["tool"] for c in partial["granular"]["toolCalls"]] == [
-        "get_order", "get_payment", "get_reservation", "get_reservation", "get_tracking"]
+        "get_order",
+        "get_payment",
+        "get_reservation",
+        "get_reservation",
+        "get_tracking",
+    ]
     # The focused answer is the same records plus a small envelope: a little larger, never smaller.
     for row in baseline["cases"]:
         if row["outcome"] == "evidence":
-            assert 0 < row["focused"]["bytes"] - row["granular"]["bytes"] < 200 or row["label"] == "linked records missing"
+            assert (
+                0 < row["focused"]["bytes"] - row["granular"]["bytes"] < 200 or row["label"] == "linked records missing"
+            )
     assert rows["payment not captured"]["granular"]["calls"] == 3  # no tracking to follow
     assert rows["well formed, no record"]["granular"]["error"] == "Order ORD-9999 was not found."
     assert rows["very long"]["input"].endswith("(5004 characters)")
@@ -61,13 +68,19 @@ async def test_a_planted_difference_fails_the_comparison(tmp_path):
     tracking = json.loads((tmp_path / "tracking.json").read_text())
     tracking["records"][2]["status"] = "in_transit"  # TRK-1004-A, seen only by the focused server
     (tmp_path / "tracking.json").write_text(json.dumps(tracking))
-    result = await comparison.run(["ORD-1004", "ORD-1001"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}})
+    result = await comparison.run(
+        ["ORD-1004", "ORD-1001"], unfriendly=False, env={"focused": {"WISMO_FIXTURES": str(tmp_path)}}
+    )
     rows = {r["label"]: r for r in result["cases"]}
     assert rows["delivered on time"]["equal"]
     assert rows["partial delivery"]["differences"] == [
-        {"path": "tracking[0].status", "granular": "delivered", "focused": "in_transit"}]
+        {"path": "tracking[0].status", "granular": "delivered", "focused": "in_transit"}
+    ]
     assert not result["summary"]["allEqual"]
-    with pytest.raises(comparison.ComparisonFailed, match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'"):
+    with pytest.raises(
+        comparison.ComparisonFailed,
+        match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'",
+    ):
         comparison.require_equal(result)
 
 
@@ -98,7 +111,11 @@ async def test_every_call_is_recorded_with_its_arguments(baseline):
     rows = {r["label"]: r for r in baseline["cases"]}
     calls = rows["partial delivery"]["granular"]["toolCalls"]
     assert [c["arguments"] for c in calls] == [
-        {"orderId": "ORD-1004"}, {"paymentId": "PAY-1004"}, {"reservationId": "RSV-1004-A"},
-        {"reservationId": "RSV-1004-B"}, {"trackingId": "TRK-1004-A"}]
+        {"orderId": "ORD-1004"},
+        {"paymentId": "PAY-1004"},
+        {"reservationId": "RSV-1004-A"},
+        {"reservationId": "RSV-1004-B"},
+        {"trackingId": "TRK-1004-A"},
+    ]
     assert sum(c["bytes"] for c in calls) == rows["partial delivery"]["granular"]["bytes"]
     assert rows["very long"]["focused"]["toolCalls"][0]["arguments"] == {"orderId": "ORD-99999999… (5004 characters)"}

@@ -47,7 +47,9 @@ def test_reproduction_is_checked_against_the_reference_file():
     cs = context_cost.case_study_from_reference(ref)
     assert all(row["match"] for row in context_cost.check_case_study(cs, ref["published"]))
     wrong = dict(ref["published"], scopedTotal=73000)
-    with pytest.raises(context_cost.ReproductionFailed, match="scopedTotal: computed 73500 but the case study published 73000"):
+    with pytest.raises(
+        context_cost.ReproductionFailed, match="scopedTotal: computed 73500 but the case study published 73000"
+    ):
         context_cost.check_case_study(cs, wrong)
     changed = context_cost.case_study(6000, (18000, 2000), 7, 128000, 75000)
     assert context_cost.reproduce(changed, ref) is None

@@ -6,10 +6,9 @@ import textwrap
 
 import pytest
 
-from wismo.tokens import definitions
-from wismo.tokens import framing
 from wismo import tokens
 from wismo.servers import granular
+from wismo.tokens import definitions, framing
 
 # create_entities exactly as the MCP reference memory server declares it (modelcontextprotocol/servers,
 # src/memory/index.ts, ListToolsRequestSchema handler, commit 52ab84cd "Improve memory server schema validation").
@@ -135,29 +134,52 @@ def test_every_figure_carries_its_method_and_encoding():
 
 def test_the_frame_is_the_same_for_one_tool_or_many():
     # Blocks add up: whatever the number of tools, the whole is the tools' sum plus the same namespace frame.
-    functions = [framing.csharp_function(t.to_mcp().model_dump(by_alias=True, exclude_none=True)) for t in granular.TOOLS]
+    functions = [
+        framing.csharp_function(t.to_mcp().model_dump(by_alias=True, exclude_none=True)) for t in granular.TOOLS
+    ]
     frames = {definitions.count_definitions(functions[:n]).as_dict()["harmony"]["frame"] for n in range(1, 5)}
     assert frames == {16}
 
 
 def test_the_package_renders_its_documented_example():
     # docs/format.md of openai/harmony 0.0.8, the developer message of its "complete input example".
-    weather = {"type": "object", "properties": {
-        "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
-        "format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}},
-        "required": ["location"]}
-    several = {"type": "object", "properties": {
-        "locations": {"type": "array", "items": {"type": "string"},
-                      "description": 'List of city and state, e.g. ["San Francisco, CA", "New York, NY"]'},
-        "format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"}},
-        "required": ["locations"]}
+    weather = {
+        "type": "object",
+        "properties": {
+            "location": {"type": "string", "description": "The city and state, e.g. San Francisco, CA"},
+            "format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+        },
+        "required": ["location"],
+    }
+    several = {
+        "type": "object",
+        "properties": {
+            "locations": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": 'List of city and state, e.g. ["San Francisco, CA", "New York, NY"]',
+            },
+            "format": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+        },
+        "required": ["locations"],
+    }
     functions = [
         {"name": "get_location", "description": "Gets the location of the user."},
-        {"name": "get_current_weather", "description": "Gets the current weather in the provided location.", "parameters": weather},
-        {"name": "get_multiple_weathers", "description": "Gets the current weather in the provided list of locations.",
-         "parameters": several},
+        {
+            "name": "get_current_weather",
+            "description": "Gets the current weather in the provided location.",
+            "parameters": weather,
+        },
+        {
+            "name": "get_multiple_weathers",
+            "description": "Gets the current weather in the provided list of locations.",
+            "parameters": several,
+        },
     ]
-    assert definitions.render(functions) == "<|start|>developer<|message|>" + textwrap.dedent("""\
+    assert (
+        definitions.render(functions)
+        == "<|start|>developer<|message|>"
+        + textwrap.dedent("""\
         # Tools
 
         ## functions
@@ -181,7 +203,9 @@ def test_the_package_renders_its_documented_example():
         format?: "celsius" | "fahrenheit", // default: celsius
         }) => any;
 
-        } // namespace functions""") + "<|end|>"
+        } // namespace functions""")
+        + "<|end|>"
+    )
 
 
 def test_harmony_loads_offline_and_leaves_no_variable_behind(tmp_path):
@@ -192,8 +216,12 @@ def test_harmony_loads_offline_and_leaves_no_variable_behind(tmp_path):
         print(os.environ.get("TIKTOKEN_ENCODINGS_BASE"), len(definitions.render_tokens([{"name": "f", "description": "d"}])))
     """)
     # An empty home, no cache and no proxy: the package can only read what wismo hands it.
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
-           "TMPDIR": str(tmp_path)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"),
+        "TMPDIR": str(tmp_path),
+    }
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "26"]
@@ -204,7 +232,10 @@ def test_a_missing_package_says_what_to_do(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai_harmony", None)  # makes the import fail
     definitions.harmony_encoding.cache_clear()
     try:
-        with pytest.raises(tokens.OfflineEncodingError, match=r"openai-harmony is not installed; `make setup` installs the pinned openai-harmony==0.0.8"):
+        with pytest.raises(
+            tokens.OfflineEncodingError,
+            match=r"openai-harmony is not installed; `make setup` installs the pinned openai-harmony==0.0.8",
+        ):
             definitions.harmony_encoding()
     finally:
         definitions.harmony_encoding.cache_clear()

@@ -9,16 +9,15 @@ import matplotlib.colors
 import matplotlib.pyplot as plt
 import pytest
 
-from wismo.analyses import comparison
+from wismo import runs
+from wismo.agent.loop import run_case
+from wismo.agent.scripted import ScriptedBackend
+from wismo.analyses import comparison, sweep
+from wismo.client import investigation as turns
+from wismo.client.connection import connect
 from wismo.core import designs
 from wismo.render import charts
-from wismo import runs
-from wismo.analyses import sweep
-from wismo.client import investigation as turns
 from wismo.reports import context_cost
-from wismo.agent.scripted import ScriptedBackend
-from wismo.agent.loop import run_case
-from wismo.client.connection import connect
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +60,9 @@ def test_the_scripted_model_tells_designs_apart_by_their_tools():
     assert designs.for_tools({"something_else"}) is None
     how = designs.get("granular").investigation
     assert how.linked_calls({"paymentId": "PAY-1", "reservationIds": ["RSV-1-A", 7], "trackingIds": []}) == [
-        ("get_payment", {"paymentId": "PAY-1"}), ("get_reservation", {"reservationId": "RSV-1-A"})]
+        ("get_payment", {"paymentId": "PAY-1"}),
+        ("get_reservation", {"reservationId": "RSV-1-A"}),
+    ]
 
 
 def test_a_broken_registration_says_what_is_wrong(tmp_path, monkeypatch):

@@ -7,9 +7,9 @@ import json
 import anyio
 import pytest
 
-from wismo.qa import determinism
 from wismo.core.jsonfmt import stable
 from wismo.core.paths import NOTEBOOKS
+from wismo.qa import determinism
 from wismo.reports import REPORTS
 
 
@@ -60,5 +60,9 @@ def test_the_notebooks_write_what_the_report_modules_build(built_reports, tmp_pa
     # The papermill build (the notebooks) and the report module (in process) agree on the same inputs.
     _build(REPORTS["03-recorded-runs"][0], {"output_dir": str(tmp_path)})
     name = REPORTS["03-recorded-runs"][1]
-    assert determinism.first_difference(json.loads((built_reports.out / name).read_text()),
-                                        json.loads((tmp_path / name).read_text())) is None
+    assert (
+        determinism.first_difference(
+            json.loads((built_reports.out / name).read_text()), json.loads((tmp_path / name).read_text())
+        )
+        is None
+    )

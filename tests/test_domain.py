@@ -20,15 +20,26 @@ def test_six_cases_and_the_article_records(ds):
     order = ds.get(ORDER, "ORD-1004")
     # The article's ORD-1004, value for value.
     assert order == {
-        "orderId": "ORD-1004", "status": "partially_shipped", "promisedDeliveryDate": "2026-10-07",
+        "orderId": "ORD-1004",
+        "status": "partially_shipped",
+        "promisedDeliveryDate": "2026-10-07",
         "updatedAt": "2026-10-06T15:00:00+00:00",
         "items": [{"sku": "LAPTOP-14", "quantity": 1}, {"sku": "MONITOR-27", "quantity": 1}],
-        "paymentId": "PAY-1004", "reservationIds": ["RSV-1004-A", "RSV-1004-B"], "trackingIds": ["TRK-1004-A"],
+        "paymentId": "PAY-1004",
+        "reservationIds": ["RSV-1004-A", "RSV-1004-B"],
+        "trackingIds": ["TRK-1004-A"],
     }
     assert ds.get(TRACKING, "TRK-1005-A") == {
-        "trackingId": "TRK-1005-A", "orderId": "ORD-1005", "sku": "HEADSET-USB", "quantity": 2,
-        "availability": "unavailable", "status": None, "latestEvent": None, "estimatedDeliveryDate": None,
-        "updatedAt": None, "checkedAt": "2026-10-08T12:00:00+00:00",
+        "trackingId": "TRK-1005-A",
+        "orderId": "ORD-1005",
+        "sku": "HEADSET-USB",
+        "quantity": 2,
+        "availability": "unavailable",
+        "status": None,
+        "latestEvent": None,
+        "estimatedDeliveryDate": None,
+        "updatedAt": None,
+        "checkedAt": "2026-10-08T12:00:00+00:00",
     }
     assert ds.get(RESERVATION, "RSV-1004-B")["status"] == "backordered"
     assert ds.get(PAYMENT, "PAY-1003")["status"] == "pending"
@@ -81,7 +92,9 @@ def test_support_context_is_the_linked_records(ds):
 def test_missing_linked_records_are_reported_not_dropped(ds):
     ctx = domain.support_context(ds, "ORD-1007")
     assert ctx["payment"] == {"paymentId": "PAY-1007", "missing": True, "error": "Payment PAY-1007 was not found."}
-    assert ctx["tracking"] == [{"trackingId": "TRK-1007-A", "missing": True, "error": "Tracking TRK-1007-A was not found."}]
+    assert ctx["tracking"] == [
+        {"trackingId": "TRK-1007-A", "missing": True, "error": "Tracking TRK-1007-A was not found."}
+    ]
     assert ctx["reservations"][0]["reservationId"] == "RSV-1007-A"
 
 

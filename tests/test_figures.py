@@ -5,46 +5,54 @@ import string
 
 import pytest
 
-from wismo.render import figures
 from wismo.core.paths import NOTEBOOKS
+from wismo.render import figures
 
 RESULT = {
     "summary": {"ordersEqual": 6, "orders": 6, "bytes": {"granular": 4974, "focused": 5293}},
     "caseStudy": {"ratio": 5.714285714285714},
-    "medians": [{"measure": "turns", "granular": 3.0, "focused": 2.0, "focused vs granular %": -33.3},
-                {"measure": "elapsed", "granular": None, "focused": None, "focused vs granular %": None}],
+    "medians": [
+        {"measure": "turns", "granular": 3.0, "focused": 2.0, "focused vs granular %": -33.3},
+        {"measure": "elapsed", "granular": None, "focused": None, "focused vs granular %": None},
+    ],
     "passK": [{"orderId": "A", "pass^k": True}, {"orderId": "B", "pass^k": False}, {"orderId": "C", "pass^k": True}],
     "ratios": [{"saving": 50.0}, {"saving": 53.1}, {"saving": 51.1}, {"saving": 48.0}],
     "tokensAre": "tiktoken-estimated",
 }
 
 
-@pytest.mark.parametrize("path, value", [
-    ("summary.ordersEqual", 6),
-    ("summary.bytes.focused", 5293),
-    ("medians[measure=turns].focused", 2.0),
-    ("medians[measure=turns].focused vs granular %", -33.3),
-    ("medians[-1].measure", "elapsed"),
-    ("passK[*].orderId", ["A", "B", "C"]),
-    ("passK[pass^k=false].orderId", "B"),
-    ("count(passK[*].pass^k)", 2),
-    ("len(passK)", 3),
-    ("median(ratios[*].saving)", 50.55),
-    ("max(ratios[*].saving)", 53.1),
-])
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        ("summary.ordersEqual", 6),
+        ("summary.bytes.focused", 5293),
+        ("medians[measure=turns].focused", 2.0),
+        ("medians[measure=turns].focused vs granular %", -33.3),
+        ("medians[-1].measure", "elapsed"),
+        ("passK[*].orderId", ["A", "B", "C"]),
+        ("passK[pass^k=false].orderId", "B"),
+        ("count(passK[*].pass^k)", 2),
+        ("len(passK)", 3),
+        ("median(ratios[*].saving)", 50.55),
+        ("max(ratios[*].saving)", 53.1),
+    ],
+)
 def test_resolve(path, value):
     assert figures.resolve(RESULT, path) == value
 
 
-@pytest.mark.parametrize("path, message", [
-    ("summary.nothing", "no key 'nothing'"),
-    ("medians[measure=speed]", "no item with measure = speed"),
-    ("medians[9]", "index 9 out of range"),
-    ("summary[0]", "needs a list"),
-    ("mean(ratios[*].saving)", "unknown function mean()"),
-    ("len(summary)", "len() needs a list"),
-    ("summary..orders", "cannot parse path"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("summary.nothing", "no key 'nothing'"),
+        ("medians[measure=speed]", "no item with measure = speed"),
+        ("medians[9]", "index 9 out of range"),
+        ("summary[0]", "needs a list"),
+        ("mean(ratios[*].saving)", "unknown function mean()"),
+        ("len(summary)", "len() needs a list"),
+        ("summary..orders", "cannot parse path"),
+    ],
+)
 def test_resolve_names_what_is_missing(path, message):
     with pytest.raises(KeyError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         figures.resolve(RESULT, path)
@@ -62,7 +70,14 @@ def test_render_formats_each_field():
 
 
 def test_default_formats():
-    assert [figures.format_value(v) for v in (1234567, 2.0, 5.7142, True, None, "x")] == ["1,234,567", "2", "5.71", "yes", "n/a", "x"]
+    assert [figures.format_value(v) for v in (1234567, 2.0, 5.7142, True, None, "x")] == [
+        "1,234,567",
+        "2",
+        "5.71",
+        "yes",
+        "n/a",
+        "x",
+    ]
 
 
 def _notebook(*declared):
@@ -71,11 +86,20 @@ def _notebook(*declared):
 
 def test_key_figures_read_the_written_json(tmp_path):
     (tmp_path / "result.json").write_text(json.dumps(RESULT))
-    nb = _notebook({"label": "cases equal", "file": "result.json", "value": "{summary.ordersEqual}/{summary.orders}", "kind": "measured"},
-                   {"label": "tokens", "file": "result.json", "value": "{len(passK)}", "kind": "{tokensAre}"})
+    nb = _notebook(
+        {
+            "label": "cases equal",
+            "file": "result.json",
+            "value": "{summary.ordersEqual}/{summary.orders}",
+            "kind": "measured",
+        },
+        {"label": "tokens", "file": "result.json", "value": "{len(passK)}", "kind": "{tokensAre}"},
+    )
     found = figures.key_figures(nb, tmp_path, "x.ipynb")
-    assert found == [figures.Figure("6/6", "cases equal", "measured", "result.json"),
-                     figures.Figure("3", "tokens", "tiktoken-estimated", "result.json")]
+    assert found == [
+        figures.Figure("6/6", "cases equal", "measured", "result.json"),
+        figures.Figure("3", "tokens", "tiktoken-estimated", "result.json"),
+    ]
     assert figures.key_figures({"metadata": {}}, tmp_path) == []
 
 
@@ -83,10 +107,16 @@ def test_key_figures_fail_naming_the_notebook_and_the_figure(tmp_path):
     (tmp_path / "result.json").write_text(json.dumps(RESULT))
     with pytest.raises(figures.FigureError, match=r"x.ipynb: key figure 'gone': other.json was not written"):
         figures.key_figures(_notebook({"label": "gone", "file": "other.json", "value": "{a}"}), tmp_path, "x.ipynb")
-    with pytest.raises(figures.FigureError, match=r"x.ipynb: key figure 'typo' \(result.json: \{summary.order\}\): no key 'order'"):
-        figures.key_figures(_notebook({"label": "typo", "file": "result.json", "value": "{summary.order}"}), tmp_path, "x.ipynb")
+    with pytest.raises(
+        figures.FigureError, match=r"x.ipynb: key figure 'typo' \(result.json: \{summary.order\}\): no key 'order'"
+    ):
+        figures.key_figures(
+            _notebook({"label": "typo", "file": "result.json", "value": "{summary.order}"}), tmp_path, "x.ipynb"
+        )
     with pytest.raises(figures.FigureError, match="Unknown format code"):
-        figures.key_figures(_notebook({"label": "spec", "file": "result.json", "value": "{tokensAre:d}"}), tmp_path, "x.ipynb")
+        figures.key_figures(
+            _notebook({"label": "spec", "file": "result.json", "value": "{tokensAre:d}"}), tmp_path, "x.ipynb"
+        )
 
 
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
@@ -98,4 +128,4 @@ def test_declared_figures_are_well_formed(path):
         fields = [f for _, f, _, _ in string.Formatter().parse(spec["value"]) if f]
         assert fields, f"{spec['label']}: the value names no field, so it would be typed, not read"
         for field in fields:
-            figures._segments(field[field.find("(") + 1:-1] if field.endswith(")") else field)
+            figures._segments(field[field.find("(") + 1 : -1] if field.endswith(")") else field)

@@ -4,51 +4,56 @@ import json
 
 import pytest
 
-from wismo import domain
-from wismo.tokens import framing
-from wismo.core import jsonfmt
-from wismo.core import reference
-from wismo.tokens import stjson
-from wismo import tokens
+from wismo import domain, tokens
+from wismo.core import jsonfmt, reference
+from wismo.tokens import framing, stjson
 
 DEFAULT, RELAXED = stjson.DEFAULT, stjson.RELAXED
 
 
 # --- System.Text.Json's default encoder (JavaScriptEncoder.Default, and the writer when no encoder is set) ---
 
-@pytest.mark.parametrize("text, escaped", [
-    ('say "hi"', "say \\u0022hi\\u0022"),  # the quote as \u0022, never \"
-    ("a\\b", "a\\\\b"),  # backslash as two backslashes
-    ("1+1", "1\\u002B1"),  # + is HTML-sensitive to the encoder (UTF-7 attacks)
-    ("<a href='x'>&</a>", "\\u003Ca href=\\u0027x\\u0027\\u003E\\u0026\\u003C/a\\u003E"),  # and / stays
-    ("`tick`", "\\u0060tick\\u0060"),  # ECMAScript-sensitive, so the JavaScript encoder escapes it
-    ("café", "caf\\u00E9"),  # every non-ASCII character, upper-case hex
-    ("中", "\\u4E2D"),
-    ("жарко", "\\u0436\\u0430\\u0440\\u043A\\u043E"),  # the example in Microsoft's character-encoding docs
-    ("\n\t\r\b\f", "\\n\\t\\r\\b\\f"),  # the five two-character forms
-    ("\x00\x01\x1f\x7f", "\\u0000\\u0001\\u001F\\u007F"),  # other controls, DEL included
-    ("😀", "\\uD83D\\uDE00"),  # above U+FFFF: a surrogate pair of escapes
-    ("\u2028\u2029", "\\u2028\\u2029"),
-    ("plain ASCII: a-z 0-9 / ? ! # $ % ( ) * , . : ; = @ [ ] ^ _ { | } ~", None),
-])
+
+@pytest.mark.parametrize(
+    "text, escaped",
+    [
+        ('say "hi"', "say \\u0022hi\\u0022"),  # the quote as \u0022, never \"
+        ("a\\b", "a\\\\b"),  # backslash as two backslashes
+        ("1+1", "1\\u002B1"),  # + is HTML-sensitive to the encoder (UTF-7 attacks)
+        ("<a href='x'>&</a>", "\\u003Ca href=\\u0027x\\u0027\\u003E\\u0026\\u003C/a\\u003E"),  # and / stays
+        ("`tick`", "\\u0060tick\\u0060"),  # ECMAScript-sensitive, so the JavaScript encoder escapes it
+        ("café", "caf\\u00E9"),  # every non-ASCII character, upper-case hex
+        ("中", "\\u4E2D"),
+        ("жарко", "\\u0436\\u0430\\u0440\\u043A\\u043E"),  # the example in Microsoft's character-encoding docs
+        ("\n\t\r\b\f", "\\n\\t\\r\\b\\f"),  # the five two-character forms
+        ("\x00\x01\x1f\x7f", "\\u0000\\u0001\\u001F\\u007F"),  # other controls, DEL included
+        ("😀", "\\uD83D\\uDE00"),  # above U+FFFF: a surrogate pair of escapes
+        ("\u2028\u2029", "\\u2028\\u2029"),
+        ("plain ASCII: a-z 0-9 / ? ! # $ % ( ) * , . : ; = @ [ ] ^ _ { | } ~", None),
+    ],
+)
 def test_default_encoder_escapes_as_system_text_json_does(text, escaped):
     assert stjson.escape(text, DEFAULT) == (text if escaped is None else escaped)
 
 
 # --- UnsafeRelaxedJsonEscaping (what Microsoft.Extensions.AI's AIJsonUtilities.DefaultOptions use) ---
 
-@pytest.mark.parametrize("text, escaped", [
-    ('say "hi"', 'say \\"hi\\"'),  # the relaxed escaper pre-escapes the quote
-    ("a\\b", "a\\\\b"),
-    ("1+1 <a href='x'>&</a> `t`", "1+1 <a href='x'>&</a> `t`"),  # HTML-sensitive characters pass
-    ("café 中 жарко", "café 中 жарко"),  # defined BMP characters pass
-    ("\n\t\r\b\f\x01\x7f", "\\n\\t\\r\\b\\f\\u0001\\u007F"),
-    ("😀", "\\uD83D\\uDE00"),  # the bitmap covers the BMP only: still a pair of escapes
-    ("\u2028", "\\u2028"),  # Zl, Zp and Zs (other than the space) are always escaped
-    ("\u00a0", "\\u00A0"),
-    ("\u0378", "\\u0378"),  # an unassigned code point (Cn)
-    ("\ue000", "\\uE000"),  # private use (Co)
-])
+
+@pytest.mark.parametrize(
+    "text, escaped",
+    [
+        ('say "hi"', 'say \\"hi\\"'),  # the relaxed escaper pre-escapes the quote
+        ("a\\b", "a\\\\b"),
+        ("1+1 <a href='x'>&</a> `t`", "1+1 <a href='x'>&</a> `t`"),  # HTML-sensitive characters pass
+        ("café 中 жарко", "café 中 жарко"),  # defined BMP characters pass
+        ("\n\t\r\b\f\x01\x7f", "\\n\\t\\r\\b\\f\\u0001\\u007F"),
+        ("😀", "\\uD83D\\uDE00"),  # the bitmap covers the BMP only: still a pair of escapes
+        ("\u2028", "\\u2028"),  # Zl, Zp and Zs (other than the space) are always escaped
+        ("\u00a0", "\\u00A0"),
+        ("\u0378", "\\u0378"),  # an unassigned code point (Cn)
+        ("\ue000", "\\uE000"),  # private use (Co)
+    ],
+)
 def test_relaxed_encoder_escapes_only_what_it_must(text, escaped):
     assert stjson.escape(text, RELAXED) == escaped
 
@@ -80,14 +85,7 @@ ORDER_TEXT = '{"a":"x+y"}'
 
 def test_the_csharp_profile_sends_the_whole_result_indented_with_relaxed_escaping():
     assert framing.csharp_output(framing.text_result(ORDER_TEXT)) == (
-        '{\n'
-        '  "content": [\n'
-        '    {\n'
-        '      "type": "text",\n'
-        '      "text": "{\\"a\\":\\"x+y\\"}"\n'
-        '    }\n'
-        '  ]\n'
-        '}'
+        '{\n  "content": [\n    {\n      "type": "text",\n      "text": "{\\"a\\":\\"x+y\\"}"\n    }\n  ]\n}'
     )
 
 
@@ -98,8 +96,13 @@ def test_the_elements_raw_text_is_compact_with_default_escaping():
 
 
 def test_the_csharp_envelope_keeps_the_sdks_property_order_and_drops_nulls():
-    wire = {"_meta": {"m": 1}, "isError": False, "structuredContent": {"k": "v"}, "resultType": None,
-            "content": [{"annotations": {"priority": 1}, "text": "t", "type": "text", "_meta": None}]}
+    wire = {
+        "_meta": {"m": 1},
+        "isError": False,
+        "structuredContent": {"k": "v"},
+        "resultType": None,
+        "content": [{"annotations": {"priority": 1}, "text": "t", "type": "text", "_meta": None}],
+    }
     ordered = framing.csharp_call_tool_result(wire)
     assert list(ordered) == ["content", "structuredContent", "isError", "_meta"]  # base-class _meta last
     assert list(ordered["content"][0]) == ["type", "text", "annotations"]
@@ -110,18 +113,29 @@ def test_the_csharp_envelope_keeps_the_sdks_property_order_and_drops_nulls():
 def test_the_python_profile_sends_the_text_block_unchanged_and_refuses_anything_else():
     assert framing.PYTHON.output(framing.text_result("é+<")) == "é+<"
     with pytest.raises(framing.FramingError, match=r"one text block per result, got content \['text', 'image'\]"):
-        framing.PYTHON.output({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "", "mimeType": "x"}]})
+        framing.PYTHON.output(
+            {"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "", "mimeType": "x"}]}
+        )
 
 
 def test_the_csharp_definition_is_the_schema_round_tripped_through_tooljson():
-    tool = {"name": "get_order", "description": "Get one order.", "annotations": {"readOnlyHint": True},
-            "inputSchema": {"$schema": "x", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"],
-                            "type": "object"}}
+    tool = {
+        "name": "get_order",
+        "description": "Get one order.",
+        "annotations": {"readOnlyHint": True},
+        "inputSchema": {
+            "$schema": "x",
+            "properties": {"orderId": {"type": "string"}},
+            "required": ["orderId"],
+            "type": "object",
+        },
+    }
     function = framing.csharp_function(tool)
     assert list(function["parameters"]) == ["type", "required", "properties", "additionalProperties", "$schema"]
     assert function["parameters"]["additionalProperties"] is False
     assert {k: v for k, v in function.items() if k != "parameters"} == {
-        k: v for k, v in tokens.mcp_tool_to_function(tool).items() if k != "parameters"}
+        k: v for k, v in tokens.mcp_tool_to_function(tool).items() if k != "parameters"
+    }
 
 
 def test_every_profile_names_its_source_and_an_unknown_one_is_refused():
@@ -129,7 +143,9 @@ def test_every_profile_names_its_source_and_an_unknown_one_is_refused():
     assert "AIJsonUtilities.Defaults.cs" in framing.CSHARP_MCP_RELAXED.source
     assert "McpJsonUtilities.cs" in framing.CSHARP_MCP.source
     assert "mcp_tool_to_function" in framing.PYTHON.source
-    with pytest.raises(framing.FramingError, match="unknown client profile 'java'; known: python, csharp-mcp, csharp-mcp-relaxed"):
+    with pytest.raises(
+        framing.FramingError, match="unknown client profile 'java'; known: python, csharp-mcp, csharp-mcp-relaxed"
+    ):
         framing.profile("java")
 
 
@@ -142,10 +158,12 @@ ARTICLE_ORDER_TEXT = (
     '{"sku":"MONITOR-27","quantity":1}],"paymentId":"PAY-1004","reservationIds":["RSV-1004-A","RSV-1004-B"],'
     '"trackingIds":["TRK-1004-A"]}'
 )
-LINKED = [("get_payment", "paymentId", domain.PAYMENT, "PAY-1004"),
-          ("get_reservation", "reservationId", domain.RESERVATION, "RSV-1004-A"),
-          ("get_reservation", "reservationId", domain.RESERVATION, "RSV-1004-B"),
-          ("get_tracking", "trackingId", domain.TRACKING, "TRK-1004-A")]
+LINKED = [
+    ("get_payment", "paymentId", domain.PAYMENT, "PAY-1004"),
+    ("get_reservation", "reservationId", domain.RESERVATION, "RSV-1004-A"),
+    ("get_reservation", "reservationId", domain.RESERVATION, "RSV-1004-B"),
+    ("get_tracking", "trackingId", domain.TRACKING, "TRK-1004-A"),
+]
 
 
 def article_turns():
@@ -153,10 +171,14 @@ def article_turns():
     dataset = domain.load()
     order = dataset.get(domain.ORDER, "ORD-1004")
     assert jsonfmt.compact(order) == ARTICLE_ORDER_TEXT
-    turn2 = ([tokens.function_call("get_order", {"orderId": "ORD-1004"}, "call_0")],
-             [framing.text_result(jsonfmt.compact(order))])
-    turn3 = ([tokens.function_call(name, {arg: ident}, f"call_{i}") for i, (name, arg, _, ident) in enumerate(LINKED)],
-             [framing.text_result(jsonfmt.compact(dataset.get(kind, ident))) for _, _, kind, ident in LINKED])
+    turn2 = (
+        [tokens.function_call("get_order", {"orderId": "ORD-1004"}, "call_0")],
+        [framing.text_result(jsonfmt.compact(order))],
+    )
+    turn3 = (
+        [tokens.function_call(name, {arg: ident}, f"call_{i}") for i, (name, arg, _, ident) in enumerate(LINKED)],
+        [framing.text_result(jsonfmt.compact(dataset.get(kind, ident))) for _, _, kind, ident in LINKED],
+    )
     return turn2, turn3
 
 
@@ -193,7 +215,14 @@ def test_the_source_traced_and_bare_framings_fall_well_short_of_the_published_tu
 def test_a_turn_addition_is_labelled_and_split_into_calls_and_outputs():
     (calls, results), _ = article_turns()
     added = framing.turn_addition(calls, results, framing.PYTHON)
-    assert added.as_dict() == {"profile": "python", "method": tokens.COOKBOOK_GPT4O.name, "encoding": "o200k_base",
-                               "label": tokens.LABEL, "calls": 14, "outputs": 115, "total": 129}
+    assert added.as_dict() == {
+        "profile": "python",
+        "method": tokens.COOKBOOK_GPT4O.name,
+        "encoding": "o200k_base",
+        "label": tokens.LABEL,
+        "calls": 14,
+        "outputs": 115,
+        "total": 129,
+    }
     with pytest.raises(framing.FramingError, match="one result per function call, got 1 calls and 0 results"):
         framing.turn_addition(calls, [], framing.PYTHON)

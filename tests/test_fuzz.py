@@ -2,8 +2,8 @@
 
 import pytest
 
-from wismo.qa import fuzz
 from wismo.core.jsonfmt import write_stable
+from wismo.qa import fuzz
 from wismo.reports import equivalence
 
 
@@ -37,7 +37,13 @@ def test_report_section_without_a_run_and_with_one(tmp_path):
     sentence, rows = equivalence.fuzz_section(tmp_path)
     assert "make fuzz" in sentence and rows == []
     tools = {"get_order": {"examples": 3, "results": 1, "errors": {"not found": 2}}}
-    write_stable(tmp_path / "fuzz.json", {"examplesPerTool": 3, "designs": [{"design": "granular", "tools": tools}],
-                                          "totals": {"examples": 3, "crashes": 0, "hangs": 0, "unclearErrors": 0, "peakServerRssMb": 70.5}})
+    write_stable(
+        tmp_path / "fuzz.json",
+        {
+            "examplesPerTool": 3,
+            "designs": [{"design": "granular", "tools": tools}],
+            "totals": {"examples": 3, "crashes": 0, "hangs": 0, "unclearErrors": 0, "peakServerRssMb": 70.5},
+        },
+    )
     sentence, rows = equivalence.fuzz_section(tmp_path)
     assert sentence.startswith("3 examples (3 per tool): 0 crashes") and rows[0]["tool errors"] == 2

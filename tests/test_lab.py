@@ -31,8 +31,14 @@ HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 def lab_command() -> tuple[dict[str, str], list[str]]:
     """What `make lab` runs (printed by make, this environment as BIN): its VAR=value assignments, then its argv."""
-    recipe = subprocess.run(["make", "-s", "-n", "-o", ".venv/.wismo-installed", "lab", f"BIN={BIN}"],
-                            cwd=ROOT, capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    recipe = subprocess.run(
+        ["make", "-s", "-n", "-o", ".venv/.wismo-installed", "lab", f"BIN={BIN}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout.strip()
     words = shlex.split(recipe)
     env = {}
     while re.fullmatch(r"[A-Z_]+=.*", words[0]):
@@ -79,11 +85,30 @@ def _get(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, 
 def _run(ws: websocket.WebSocket, code: str, timeout: float = 60.0) -> str:
     """Execute code in a running kernel over the server's websocket, as JupyterLab does; return its stdout."""
     session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "session": session, "username": "test", "msg_type": "execute_request", "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {}, "allow_stdin": False},
-    }))
+    ws.send(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "session": session,
+                    "username": "test",
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": False,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                },
+            }
+        )
+    )
     # Output arrives on iopub, the reply on shell, in no fixed order: done when both the reply and idle are in.
     out, replied, idle, deadline = [], False, False, time.monotonic() + timeout
     while not (replied and idle):
@@ -109,7 +134,11 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
     log = (tmp_path / "lab.log").open("w+b")
     proc = subprocess.Popen(
         [*argv, f"--port={port}", "--ServerApp.port_retries=0", "--no-browser", f"--IdentityProvider.token={token}"],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
         env={**os.environ, **env, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")},
     )
     base, auth = f"http://127.0.0.1:{port}", f"token={token}"
@@ -123,7 +152,9 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.seek(0)
-                pytest.fail(f"jupyter lab did not answer within {DEADLINE_S:.0f} s: {log.read().decode(errors='replace')[-3000:]}")
+                pytest.fail(
+                    f"jupyter lab did not answer within {DEADLINE_S:.0f} s: {log.read().decode(errors='replace')[-3000:]}"
+                )
             time.sleep(0.3)
         status, page = _get(f"{base}/lab?{auth}")
         assert status == 200 and b"JupyterLab" in page
@@ -132,13 +163,21 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
         listed = {item["name"] for item in json.loads(_get(f"{base}/api/contents?{auth}")[1])["content"]}
         assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} <= listed
         # Open the first notebook as JupyterLab does: a session on its path with the kernel its metadata names.
-        status, body = _get(f"{base}/api/sessions?{auth}", "POST",
-                            {"path": "01-equivalence.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}})
+        status, body = _get(
+            f"{base}/api/sessions?{auth}",
+            "POST",
+            {"path": "01-equivalence.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+        )
         assert status == 201, body
         session = json.loads(body)
-        ws = websocket.create_connection(f"ws://127.0.0.1:{port}/api/kernels/{session['kernel']['id']}/channels?{auth}", timeout=30)
+        ws = websocket.create_connection(
+            f"ws://127.0.0.1:{port}/api/kernels/{session['kernel']['id']}/channels?{auth}", timeout=30
+        )
         try:
-            out = _run(ws, "import os, sys, wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)")
+            out = _run(
+                ws,
+                "import os, sys, wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)",
+            )
             executable, cwd, notebooks = out.split()
             assert Path(executable).parent == BIN
             assert Path(cwd) == NOTEBOOKS and Path(notebooks) == NOTEBOOKS

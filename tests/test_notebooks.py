@@ -5,16 +5,14 @@ import json
 import re
 import shutil
 
+import anyio
 import papermill
 import pytest
 
-import anyio
-
-from wismo.render import build as report
 from wismo.client.connection import HarnessError
+from wismo.core.paths import DEFAULT_FIXTURES, NOTEBOOKS
+from wismo.render import build as report
 from wismo.reports import equivalence
-from wismo.core.paths import DEFAULT_FIXTURES
-from wismo.core.paths import NOTEBOOKS
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
@@ -50,7 +48,10 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert {r["orderId"] for r in context["ratios"]} == {f"ORD-100{i}" for i in range(1, 7)}
     assert all(r["focusedTotal"] < r["granularTotal"] for r in context["ratios"])
     assert context["labels"]["article"].startswith("provider-reported")
-    assert context["calibrationSummary"]["additions"] == [275, 733] and context["calibrationSummary"]["derived"] == [287, 714]
+    assert context["calibrationSummary"]["additions"] == [275, 733] and context["calibrationSummary"]["derived"] == [
+        287,
+        714,
+    ]
     recorded = json.loads((tmp_path / "recorded-runs.json").read_text())
     (scripted,) = recorded["groups"]
     assert scripted["kinds"]["runs"] == "scripted (no model)" and scripted["backend"] == "scripted"
@@ -62,7 +63,9 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
     assert "scripted reply" in runs_page and "model replied" not in runs_page
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
-    assert "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
+    assert (
+        "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4
+    )
 
 
 def test_key_figures_come_from_the_results(built_reports):
@@ -81,7 +84,9 @@ def test_key_figures_come_from_the_results(built_reports):
     assert turns.kind.startswith("scripted (no model): fixed by the script's rules")
     unfriendly = next(f for label, f in figures["01-equivalence"].items() if label.startswith("unfriendly inputs"))
     assert unfriendly.value == "10 rejected alike, 1 returned alike (11/11)"
-    calibration = next(f for label, f in figures["02-context-cost"].items() if label.startswith("article's ORD-1004 turns rebuilt"))
+    calibration = next(
+        f for label, f in figures["02-context-cost"].items() if label.startswith("article's ORD-1004 turns rebuilt")
+    )
     assert calibration.value == "275 / 733 vs 287 / 714" and "derived from published" in calibration.kind
 
 
@@ -91,7 +96,9 @@ def test_reader_version_hides_code_and_keeps_every_chart(built_reports):
         assert "hl-ipython3" in full and "hl-ipython3" not in reader  # highlighted code cells
         assert 'data-mime-type="application/vnd.jupyter.stderr"' not in reader  # progress bars, warnings
         assert reader.count('src="data:image/png;base64,') == full.count('src="data:image/png;base64,')
-        assert f'href="{r.html.name}"' in reader and f'href="{r.reader.name}"' in full and 'href="../index.html"' in full
+        assert (
+            f'href="{r.html.name}"' in reader and f'href="{r.reader.name}"' in full and 'href="../index.html"' in full
+        )
         for page in (full, reader):
             # Self-contained: nothing fetched from a CDN or anywhere else.
             assert not re.search(r'(src|href)="(https?:)?//', page)
@@ -107,8 +114,11 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
     payments["records"][0]["amount"] = "130.00"  # PAY-1001, seen only by the focused server
     (fixtures / "payments.json").write_text(json.dumps(payments))
     with pytest.raises(papermill.PapermillExecutionError) as err:
-        report.execute(NOTEBOOKS / "01-equivalence.ipynb", tmp_path,
-                       {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False, "transports": ["stdio"]})
+        report.execute(
+            NOTEBOOKS / "01-equivalence.ipynb",
+            tmp_path,
+            {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False, "transports": ["stdio"]},
+        )
     message = f"{err.value.ename}: {err.value.evalue}"
     assert "ComparisonFailed" in message
     assert "delivered on time" in message and "payment.amount" in message
@@ -118,8 +128,13 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
 async def test_equivalence_report_stops_with_the_servers_failure(tmp_path):
     # The notebook's first cell is this build; papermill stops on whatever it raises (tested above).
     with pytest.raises(HarnessError) as err:
-        await equivalence.build({"focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"}, "transports": ["stdio"],
-                                 "output_dir": str(tmp_path)})
+        await equivalence.build(
+            {
+                "focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"},
+                "transports": ["stdio"],
+                "output_dir": str(tmp_path),
+            }
+        )
     message = str(err.value)
     assert "focused server over stdio" in message and "orders.json is missing" in message
     assert not (tmp_path / equivalence.OUTPUT).exists()  # nothing half written

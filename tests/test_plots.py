@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from wismo import cost
-from wismo.render import charts
+from wismo.render import charts, price_charts
 from wismo.reports import context_cost
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD")
@@ -23,70 +23,153 @@ ORDERS = ["ORD-1001", "ORD-1002", "ORD-1003"]
 
 
 def _comparison():
-    cases = [{"input": f'"{o}"', "label": f"case {i}", "unfriendly": False,
-              "granular": {"bytes": 800 + i, "calls": 4}, "focused": {"bytes": 850 + i, "calls": 1}} for i, o in enumerate(ORDERS)]
-    cases.append({"input": '""', "label": "empty", "unfriendly": True, "granular": {"bytes": 52, "calls": 1}, "focused": {"bytes": 52, "calls": 1}})
+    cases = [
+        {
+            "input": f'"{o}"',
+            "label": f"case {i}",
+            "unfriendly": False,
+            "granular": {"bytes": 800 + i, "calls": 4},
+            "focused": {"bytes": 850 + i, "calls": 1},
+        }
+        for i, o in enumerate(ORDERS)
+    ]
+    cases.append(
+        {
+            "input": '""',
+            "label": "empty",
+            "unfriendly": True,
+            "granular": {"bytes": 52, "calls": 1},
+            "focused": {"bytes": 52, "calls": 1},
+        }
+    )
     return {"cases": cases}
 
 
 def _growth_rows():
-    return [{"design": "granular", "orderId": o, "base": 549, "additions": [120, 300], "inputs": [549, 669, 969], "total": 2187} for o in ORDERS] + \
-           [{"design": "focused", "orderId": o, "base": 355, "additions": [400], "inputs": [355, 755], "total": 1110} for o in ORDERS]
+    return [
+        {
+            "design": "granular",
+            "orderId": o,
+            "base": 549,
+            "additions": [120, 300],
+            "inputs": [549, 669, 969],
+            "total": 2187,
+        }
+        for o in ORDERS
+    ] + [
+        {"design": "focused", "orderId": o, "base": 355, "additions": [400], "inputs": [355, 755], "total": 1110}
+        for o in ORDERS
+    ]
 
 
 def _recorded_rows():
-    return [{"design": d, "turns": t, "toolCalls": c, "resultBytes": 850, "totalTokens": 1000 * t, "modelledElapsedMs": 900.0 * t}
-            for d, t, c in (("granular", 3, 4), ("focused", 2, 1)) for _ in range(3)]
+    return [
+        {
+            "design": d,
+            "turns": t,
+            "toolCalls": c,
+            "resultBytes": 850,
+            "totalTokens": 1000 * t,
+            "modelledElapsedMs": 900.0 * t,
+        }
+        for d, t, c in (("granular", 3, 4), ("focused", 2, 1))
+        for _ in range(3)
+    ]
 
 
 def _scale_rows():
-    return [{"design": d, "lines": n, "resultTokens": n * k, "largestResultTokens": n * k / 2, "totalInput": n * k * 3}
-            for d, k in (("granular", 40), ("focused", 35), ("scoped", 30)) for n in (1, 10, 100)]
+    return [
+        {"design": d, "lines": n, "resultTokens": n * k, "largestResultTokens": n * k / 2, "totalInput": n * k * 3}
+        for d, k in (("granular", 40), ("focused", 35), ("scoped", 30))
+        for n in (1, 10, 100)
+    ]
 
 
 def _strategy_rows():
-    return [{"design": d, "strategy": how, "lines": n, "totalInput": n * k * (3 if how == "sequential" and d == "granular" else 1),
-             "longestPrefix": n * k // 2} for d, k in (("granular", 400), ("focused", 350), ("scoped", 300))
-            for how in ("parallel", "sequential") for n in (1, 10, 100)]
+    return [
+        {
+            "design": d,
+            "strategy": how,
+            "lines": n,
+            "totalInput": n * k * (3 if how == "sequential" and d == "granular" else 1),
+            "longestPrefix": n * k // 2,
+        }
+        for d, k in (("granular", 400), ("focused", 350), ("scoped", 300))
+        for how in ("parallel", "sequential")
+        for n in (1, 10, 100)
+    ]
 
 
 def _price_rows():
-    return [{"model": m, "design": d, "caching": mode, "lines": n, "fitsWindow": n < 100,
-             "dollars": p * k * n * (0.6 if mode == "every prefix a hit" else 1)}
-            for m, p in (("gpt-4.1-mini", 0.4), ("claude-sonnet-4-5", 3.0)) for d, k in (("granular", 3), ("focused", 2), ("scoped", 2.2))
-            for mode in ("no caching", "every prefix a hit") for n in (1, 10, 100)]
+    return [
+        {
+            "model": m,
+            "design": d,
+            "caching": mode,
+            "lines": n,
+            "fitsWindow": n < 100,
+            "dollars": p * k * n * (0.6 if mode == "every prefix a hit" else 1),
+        }
+        for m, p in (("gpt-4.1-mini", 0.4), ("claude-sonnet-4-5", 3.0))
+        for d, k in (("granular", 3), ("focused", 2), ("scoped", 2.2))
+        for mode in ("no caching", "every prefix a hit")
+        for n in (1, 10, 100)
+    ]
 
 
 # One call per chart function, on small inputs of the shapes the notebooks pass.
 SAMPLES = {
     "bytes_per_case": lambda: charts.bytes_per_case(_comparison()),
     "calls_per_case": lambda: charts.calls_per_case(_comparison()),
-    "case_study_sessions": lambda: charts.case_study_sessions(context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)),
+    "case_study_sessions": lambda: charts.case_study_sessions(
+        context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)
+    ),
     "sweep_heatmap": lambda: charts.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
     "growth_per_call": lambda: charts.growth_per_call(_growth_rows(), "ORD-1002"),
     "totals_per_case": lambda: charts.totals_per_case(_growth_rows()),
     "recorded_medians": lambda: charts.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
-    "framing_by_record": lambda: charts.framing_by_record([
-        {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
-        {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78}]),
-    "caching_curve": lambda: charts.caching_curve(
-        [{"design": d, "calls": n, "caching": mode, "dollars": (6000 * n + r * n * (n - 1) / 2) * f * 0.4 / 1000}
-         for d, r in (("broad", 18000), ("scoped", 1500)) for mode, f in (("no caching", 1), ("every prefix a hit", 0.4))
-         for n in range(1, 8)], "gpt-4.1-mini", 1000),
-    "prefix_by_size": lambda: charts.prefix_by_size(_strategy_rows(), 1024),
-    "price_per_conversations": lambda: charts.price_per_conversations(
-        [r for r in _price_rows() if r["lines"] == 1], ["gpt-4.1-mini", "claude-sonnet-4-5"], 1000, "ORD-1004"),
-    "price_by_size": lambda: charts.price_by_size(_price_rows(), "gpt-4.1-mini", 1000),
-    "strategy_by_size": lambda: charts.strategy_by_size(_strategy_rows()),
-    "scale_lines": lambda: charts.scale_lines(_scale_rows(), "resultTokens", "Tokens of all tool results (tiktoken-estimated)",
-                                             "tokens (log scale)", {"context window": 128000}),
+    "framing_by_record": lambda: charts.framing_by_record(
+        [
+            {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
+            {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78},
+        ]
+    ),
+    "caching_curve": lambda: price_charts.caching_curve(
+        [
+            {"design": d, "calls": n, "caching": mode, "dollars": (6000 * n + r * n * (n - 1) / 2) * f * 0.4 / 1000}
+            for d, r in (("broad", 18000), ("scoped", 1500))
+            for mode, f in (("no caching", 1), ("every prefix a hit", 0.4))
+            for n in range(1, 8)
+        ],
+        "gpt-4.1-mini",
+        1000,
+    ),
+    "prefix_by_size": lambda: price_charts.prefix_by_size(_strategy_rows(), 1024),
+    "price_per_conversations": lambda: price_charts.price_per_conversations(
+        [r for r in _price_rows() if r["lines"] == 1], ["gpt-4.1-mini", "claude-sonnet-4-5"], 1000, "ORD-1004"
+    ),
+    "price_by_size": lambda: price_charts.price_by_size(_price_rows(), "gpt-4.1-mini", 1000),
+    "strategy_by_size": lambda: price_charts.strategy_by_size(_strategy_rows()),
+    "scale_lines": lambda: charts.scale_lines(
+        _scale_rows(),
+        "resultTokens",
+        "Tokens of all tool results (tiktoken-estimated)",
+        "tokens (log scale)",
+        {"context window": 128000},
+    ),
 }
 # Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
 NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record", "caching_curve"}
 
-CHARTS = sorted(name for name, fn in vars(charts).items()
-                if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == charts.__name__
-                and inspect.signature(fn).return_annotation in (Figure, "Figure"))
+CHARTS = sorted(
+    name
+    for module in (charts, price_charts)
+    for name, fn in vars(module).items()
+    if inspect.isfunction(fn)
+    and not name.startswith("_")
+    and fn.__module__ == module.__name__
+    and inspect.signature(fn).return_annotation in (Figure, "Figure")
+)
 
 
 @pytest.fixture
@@ -116,7 +199,9 @@ def test_titled_with_units_and_the_kind_of_number(chart):
         ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
         assert ax.get_xlabel() or ticks, f"{name}: x axis says nothing"
     labels = " ".join(titles + [ax.get_ylabel() for ax in fig.axes])
-    assert any(k in labels for k in KINDS), f"{name}: never says whether its numbers are measured, modelled, estimated or reported"
+    assert any(k in labels for k in KINDS), (
+        f"{name}: never says whether its numbers are measured, modelled, estimated or reported"
+    )
 
 
 @pytest.mark.parametrize("chart", CHARTS, indirect=True)
@@ -132,7 +217,13 @@ def test_legible_at_laptop_width(chart):
     for ax in fig.axes:
         for t in ax.texts:
             box = t.get_window_extent(renderer)
-            inside = np.isfinite(box.extents).all() and page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1
+            inside = (
+                np.isfinite(box.extents).all()
+                and page.x0 - 1 <= box.x0
+                and box.x1 <= page.x1 + 1
+                and page.y0 - 1 <= box.y0
+                and box.y1 <= page.y1 + 1
+            )
             assert inside, f"{name}: annotation {t.get_text()!r} is drawn off the chart"
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wismo.cost import caching
-from wismo.cost import prices
+from wismo.cost import caching, prices
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,19 +16,34 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def offline(monkeypatch):
     """No connection may be opened while prices are looked up and charged."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("genai-prices tried to reach the network")
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def test_lookup_is_offline_and_says_where_it_comes_from(offline):
     price = prices.lookup("gpt-4.1-mini")
-    assert (price.provider, price.input, price.cached_input, price.cache_write, price.output) == ("openai", 0.4, 0.1, 0.4, 1.6)
-    pinned = next(d for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"] if d.startswith("genai-prices=="))
+    assert (price.provider, price.input, price.cached_input, price.cache_write, price.output) == (
+        "openai",
+        0.4,
+        0.1,
+        0.4,
+        1.6,
+    )
+    pinned = next(
+        d
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+        if d.startswith("genai-prices==")
+    )
     assert prices.version() == version("genai-prices") == pinned.split("==")[1]
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", prices.data_date())
-    assert price.source == f"genai-prices {prices.version()}, price data of {prices.data_date()}" and price.on == prices.data_date()
+    assert (
+        price.source == f"genai-prices {prices.version()}, price data of {prices.data_date()}"
+        and price.on == prices.data_date()
+    )
     # The dated snapshot id the article's run used resolves to the same prices.
     assert prices.lookup("gpt-4.1-mini-2025-04-14").input == price.input
 
@@ -65,7 +79,12 @@ def test_a_model_the_library_lacks_is_priced_by_parameters(offline):
     assert prices.charge(mine, [prices.CallUsage(1_000_000, 0, 0, 1_000_000)]) == pytest.approx(3.0)
     with pytest.raises(ValueError, match="needs input and output"):
         prices.given("my-model", {"input": 1.0, "outptu": 2.0})
-    chosen = prices.resolve(["gpt-4.1-mini", "my-model"], {"gpt-4.1-mini": {"input": 9, "output": 9}, "my-model": {"input": 1, "output": 2}})
-    assert [(p.model, p.input, p.source) for p in chosen] == [("gpt-4.1-mini", 9.0, "parameters"), ("my-model", 1.0, "parameters")]
+    chosen = prices.resolve(
+        ["gpt-4.1-mini", "my-model"], {"gpt-4.1-mini": {"input": 9, "output": 9}, "my-model": {"input": 1, "output": 2}}
+    )
+    assert [(p.model, p.input, p.source) for p in chosen] == [
+        ("gpt-4.1-mini", 9.0, "parameters"),
+        ("my-model", 1.0, "parameters"),
+    ]
     assert prices.from_dict(chosen[0].as_dict()) == chosen[0]
     assert prices.usd(1234.5) == "$1,234.50" and prices.usd(0.0234) == "$0.0234" and prices.usd(None) == "–"

@@ -10,9 +10,8 @@ import urllib.request
 
 import pytest
 
-from wismo.client.connection import free_port, server_command
-
 from rawmcp import RawServer, rest
+from wismo.client.connection import free_port, server_command
 
 CALL = {"name": "get_order", "arguments": {"orderId": "ORD-1001"}}
 
@@ -25,10 +24,18 @@ def _alive(server: RawServer) -> None:
 def test_malformed_lines_get_parse_errors_and_the_server_keeps_serving():
     with RawServer("granular") as server:
         server.handshake()
-        for line in ("this is not json", '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":', "[1,2,3]", "{}", '"text"'):
+        for line in (
+            "this is not json",
+            '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":',
+            "[1,2,3]",
+            "{}",
+            '"text"',
+        ):
             server.send(line)
             answer = server.recv(timeout=5)
-            assert answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["code"] in (-32700, -32600), (line, answer)
+            assert (
+                answer["jsonrpc"] == "2.0" and answer["id"] is None and answer["error"]["code"] in (-32700, -32600)
+            ), (line, answer)
         _alive(server)
 
 
@@ -39,7 +46,9 @@ def test_unknown_methods_and_calls_before_the_handshake():
         server.handshake()
         unknown = server.request("foo/bar", {})
         assert unknown["error"]["code"] == -32601
-        _alive_focused = server.request("tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1001"}})
+        _alive_focused = server.request(
+            "tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1001"}}
+        )
         assert "result" in _alive_focused
 
 
@@ -105,7 +114,9 @@ def _post(url, body, session=None):
         headers["mcp-session-id"] = session
     data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers, method="POST"), timeout=10) as r:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=data, headers=headers, method="POST"), timeout=10
+        ) as r:
             return r.status, dict(r.headers), r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode()
@@ -116,8 +127,12 @@ def test_http_abuse_gets_errors_and_the_server_keeps_serving(http_server):
     assert 400 <= status < 500 and json.loads(body)["error"]["code"] == -32700
     status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert 400 <= status < 500 and "error" in json.loads(body)
-    init = {"jsonrpc": "2.0", "id": 2, "method": "initialize",
-            "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
     status, headers, body = _post(http_server, init)
     assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
     session = headers.get("mcp-session-id")

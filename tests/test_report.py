@@ -11,8 +11,8 @@ import papermill
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from wismo.render import index_page
 from wismo.render import build as report
+from wismo.render import index_page
 from wismo.render.figures import Figure
 
 
@@ -27,13 +27,21 @@ def _png() -> str:
 
 def _executed(tmp_path):
     """An executed notebook as papermill leaves it: code, a chart, a progress bar on stderr, a result table."""
-    nb = new_notebook(cells=[
-        new_markdown_cell("# A small report\n\nWhat it shows."),
-        new_code_cell("plots.some_chart(result);", outputs=[new_output("display_data", {"image/png": _png(), "text/plain": "<Figure>"})]),
-        new_code_cell("with bar(3, 'cases') as p: ...", outputs=[new_output("stream", name="stderr", text=f"\rcases: {k}/3") for k in range(4)]
-                      + [new_output("stream", name="stderr", text="\n")]),
-        new_code_cell("print('done')", outputs=[new_output("stream", name="stdout", text="done\n")]),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# A small report\n\nWhat it shows."),
+            new_code_cell(
+                "plots.some_chart(result);",
+                outputs=[new_output("display_data", {"image/png": _png(), "text/plain": "<Figure>"})],
+            ),
+            new_code_cell(
+                "with bar(3, 'cases') as p: ...",
+                outputs=[new_output("stream", name="stderr", text=f"\rcases: {k}/3") for k in range(4)]
+                + [new_output("stream", name="stderr", text="\n")],
+            ),
+            new_code_cell("print('done')", outputs=[new_output("stream", name="stdout", text="done\n")]),
+        ]
+    )
     nb.metadata["papermill"] = {"end_time": "2026-10-08T12:00:05.5+00:00", "duration": 5.5}
     path = tmp_path / "notebooks" / "05-small.ipynb"
     path.parent.mkdir()
@@ -50,8 +58,13 @@ def test_full_and_reader_versions(tmp_path):
     assert "cases: 3/3" not in reader  # the reader's version shows no progress bar
     assert "done" in full and "done" in reader
     assert full.count('src="data:image/png;base64,') == reader.count('src="data:image/png;base64,') == 1
-    assert "<title>A small report (reader&#39;s version)</title>" in reader or "<title>A small report (reader's version)</title>" in reader
-    assert 'href="../index.html"' in reader and 'href="05-small.html"' in reader and 'href="05-small-reader.html"' in full
+    assert (
+        "<title>A small report (reader&#39;s version)</title>" in reader
+        or "<title>A small report (reader's version)</title>" in reader
+    )
+    assert (
+        'href="../index.html"' in reader and 'href="05-small.html"' in reader and 'href="05-small-reader.html"' in full
+    )
     for page in (full, reader):
         assert not re.search(r"<script[^>]+src=", page) and "cdnjs" not in page
 
@@ -62,18 +75,47 @@ def test_ran_reads_papermill_metadata(tmp_path):
 
 def test_index_page_lists_every_report_with_links_and_figures(tmp_path):
     entries = [
-        report.Rendered("01-a", "A <title>", "What A shows.", tmp_path / "notebooks/01-a.ipynb", tmp_path / "html/01-a.html",
-                        tmp_path / "html/01-a-reader.html", "2026-10-08T12:00:05+00:00", 5.0,
-                        [Figure("6/6", "cases equal", "measured", "a.json"), Figure("ratio 5.7", "broad to scoped", "modelled", "a.json")]),
-        report.Rendered("02-b", "B", "What B shows.", tmp_path / "notebooks/02-b.ipynb", tmp_path / "html/02-b.html",
-                        tmp_path / "html/02-b-reader.html", "", 1.25, []),
+        report.Rendered(
+            "01-a",
+            "A <title>",
+            "What A shows.",
+            tmp_path / "notebooks/01-a.ipynb",
+            tmp_path / "html/01-a.html",
+            tmp_path / "html/01-a-reader.html",
+            "2026-10-08T12:00:05+00:00",
+            5.0,
+            [
+                Figure("6/6", "cases equal", "measured", "a.json"),
+                Figure("ratio 5.7", "broad to scoped", "modelled", "a.json"),
+            ],
+        ),
+        report.Rendered(
+            "02-b",
+            "B",
+            "What B shows.",
+            tmp_path / "notebooks/02-b.ipynb",
+            tmp_path / "html/02-b.html",
+            tmp_path / "html/02-b-reader.html",
+            "",
+            1.25,
+            [],
+        ),
     ]
     page = index_page.render(entries, tmp_path)
     assert page.count('<article class="report"') == 2
     assert "A &lt;title&gt;" in page and "What B shows." in page
-    for href in ("html/01-a-reader.html", "html/01-a.html", "notebooks/01-a.ipynb", "a.json", "html/02-b-reader.html", "html/02-b.html"):
+    for href in (
+        "html/01-a-reader.html",
+        "html/01-a.html",
+        "notebooks/01-a.ipynb",
+        "a.json",
+        "html/02-b-reader.html",
+        "html/02-b.html",
+    ):
         assert f'href="{href}"' in page
-    assert "<span class=\"value\">6/6</span><span class=\"label\">cases equal</span><span class=\"kind\">measured</span>" in page
+    assert (
+        '<span class="value">6/6</span><span class="label">cases equal</span><span class="kind">measured</span>' in page
+    )
     assert "ratio 5.7" in page and "declares no key figures" in page
     assert "2026-10-08 12:00 UTC" in page and "at an unknown time" in page and "1.2 s" in page
     assert "<script" not in page and "http" not in page
@@ -93,12 +135,16 @@ def test_when():
 
 def _tiny_notebook(path, figures=None, then=""):
     """A real notebook for papermill: a parameters cell, one that writes its JSON result, then the code `then`."""
-    nb = new_notebook(cells=[
-        new_markdown_cell(f"# Tiny {path.stem}"),
-        new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
-        new_code_cell(f"import json, pathlib\npathlib.Path(output_dir, '{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"),
-        *([new_code_cell(then)] if then else []),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell(f"# Tiny {path.stem}"),
+            new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
+            new_code_cell(
+                f"import json, pathlib\npathlib.Path(output_dir, '{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"
+            ),
+            *([new_code_cell(then)] if then else []),
+        ]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["wismo"] = {"summary": f"{path.stem} in one line.", **({"figures": figures} if figures else {})}
     nbformat.write(nb, path)
@@ -108,8 +154,12 @@ def _tiny_notebook(path, figures=None, then=""):
 def test_build_any_number_of_notebooks_with_a_progress_bar(tmp_path, capsys):
     src = tmp_path / "src"
     src.mkdir()
-    paths = [_tiny_notebook(src / "01-one.ipynb", [{"label": "of four", "file": "01-one.json", "value": "{n}/{of}", "kind": "measured"}]),
-             _tiny_notebook(src / "02-two.ipynb")]
+    paths = [
+        _tiny_notebook(
+            src / "01-one.ipynb", [{"label": "of four", "file": "01-one.json", "value": "{n}/{of}", "kind": "measured"}]
+        ),
+        _tiny_notebook(src / "02-two.ipynb"),
+    ]
     out = tmp_path / "out"
     rendered = report.build(paths, out)
     assert [r.name for r in rendered] == ["01-one", "02-two"]
@@ -122,13 +172,15 @@ def test_build_any_number_of_notebooks_with_a_progress_bar(tmp_path, capsys):
     assert json.loads((out / "01-one.json").read_text()) == {"n": 3, "of": 4}
 
 
-
 def test_parallel_build_runs_notebooks_at_once_and_keeps_their_order(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     # The first notebook is the slowest, so the others finish before it: the index must not follow finishing order.
-    paths = [_tiny_notebook(src / "01-slow.ipynb", then="import time\ntime.sleep(3)"),
-             _tiny_notebook(src / "02-quick.ipynb"), _tiny_notebook(src / "03-quick.ipynb")]
+    paths = [
+        _tiny_notebook(src / "01-slow.ipynb", then="import time\ntime.sleep(3)"),
+        _tiny_notebook(src / "02-quick.ipynb"),
+        _tiny_notebook(src / "03-quick.ipynb"),
+    ]
     out = tmp_path / "out"
     rendered = report.build(paths, out, jobs=2)
     assert [r.name for r in rendered] == ["01-slow", "02-quick", "03-quick"]
@@ -152,7 +204,10 @@ def _span(executed):
 def test_a_failing_notebook_stops_the_build_and_is_named(tmp_path, jobs):
     src = tmp_path / "src"
     src.mkdir()
-    paths = [_tiny_notebook(src / "01-fine.ipynb"), _tiny_notebook(src / "02-broken.ipynb", then="raise ValueError('the check failed')")]
+    paths = [
+        _tiny_notebook(src / "01-fine.ipynb"),
+        _tiny_notebook(src / "02-broken.ipynb", then="raise ValueError('the check failed')"),
+    ]
     out = tmp_path / "out"
     with pytest.raises(papermill.PapermillExecutionError) as err:
         report.build(paths, out, jobs=jobs)

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from wismo import runs
+from wismo.reports import recorded_runs, run_costs
 from wismo.runs import summaries
-from wismo.reports import recorded_runs
 
 
 @pytest.fixture(scope="module")
@@ -15,28 +15,42 @@ def loaded():
 
 
 def test_scripted_runs_are_priced_as_the_reference_model_and_say_so(loaded):
-    costs = recorded_runs.run_costs(loaded, "gpt-4.1-mini")
+    costs = run_costs.run_costs(loaded, "gpt-4.1-mini")
     assert {c["backend"] for c in costs} == {"scripted"}
     for c in costs:
         assert c["pricedAs"] == "gpt-4.1-mini" and c["model"] == "scripted-v1"
-        assert c["label"].startswith("priced from scripted (no model), tiktoken-estimated tokens as gpt-4.1-mini (a reference model")
+        assert c["label"].startswith(
+            "priced from scripted (no model), tiktoken-estimated tokens as gpt-4.1-mini (a reference model"
+        )
         # By hand from the recorded totals: $0.40 per million input tokens, $1.60 per million output (nothing cached).
         by_hand = (c["inputTokens"] * 0.4 + c["outputTokens"] * 1.6) / 1e6
-        assert c["totalUsd"] == pytest.approx(by_hand, abs=1e-9) and c["usdPer1000"] == pytest.approx(by_hand / c["conversations"] * 1000)
+        assert c["totalUsd"] == pytest.approx(by_hand, abs=1e-9) and c["usdPer1000"] == pytest.approx(
+            by_hand / c["conversations"] * 1000
+        )
     result = {"costs": costs}
-    assert recorded_runs.check_costs(result).startswith("Checked: each run is priced from its own tokens")
+    assert run_costs.check_costs(result).startswith("Checked: each run is priced from its own tokens")
     costs[0]["totalUsd"] += 0.01
     with pytest.raises(AssertionError, match=f"{costs[0]['run']}: .* request by request"):
-        recorded_runs.check_costs(result)
+        run_costs.check_costs(result)
 
 
 def test_a_live_run_is_priced_as_its_model_or_says_why_not(loaded):
     run = loaded[0]
-    live = dataclasses.replace(run, manifest={**run.manifest, "backend": "openai-chat", "model": "gpt-4o-mini",
-                                              "figures": {**run.manifest["figures"], "tokens": "server-reported"}})
+    live = dataclasses.replace(
+        run,
+        manifest={
+            **run.manifest,
+            "backend": "openai-chat",
+            "model": "gpt-4o-mini",
+            "figures": {**run.manifest["figures"], "tokens": "server-reported"},
+        },
+    )
     unknown = dataclasses.replace(live, manifest={**live.manifest, "model": "local-llama-3"})
-    priced, not_priced = recorded_runs.run_costs([live, unknown], "gpt-4.1-mini")
-    assert priced["pricedAs"] == "gpt-4o-mini" and priced["label"] == "priced from server-reported tokens as gpt-4o-mini (the run's model)"
+    priced, not_priced = run_costs.run_costs([live, unknown], "gpt-4.1-mini")
+    assert (
+        priced["pricedAs"] == "gpt-4o-mini"
+        and priced["label"] == "priced from server-reported tokens as gpt-4o-mini (the run's model)"
+    )
     assert not_priced["pricedAs"] is None and "no price for model 'local-llama-3'" in not_priced["label"]
-    assert recorded_runs.check_costs({"costs": [not_priced]}).startswith("No run's model has a price")
-    assert recorded_runs.costs_table({"costs": [priced, not_priced]})[1]["priced as"] == "not priced"
+    assert run_costs.check_costs({"costs": [not_priced]}).startswith("No run's model has a price")
+    assert run_costs.costs_table({"costs": [priced, not_priced]})[1]["priced as"] == "not priced"

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from wismo.runs import recording
 from wismo import runs
-from wismo.runs import summaries
 from wismo.core.jsonfmt import stable
+from wismo.runs import recording, summaries
 
 SHIPPED = runs.find()
 WISMO = str(Path(sys.executable).parent / "wismo")
@@ -25,7 +24,11 @@ def test_shipped_runs_are_36_scripted_cases_and_verify():
     assert sum(r.manifest["totals"]["cases"] for r in scripted) == 36
     for run in scripted:
         assert run.manifest["repetitions"] == 3 and len(run.manifest["orders"]) == 6
-        assert run.manifest["figures"] == {"tokens": "tiktoken-estimated", "elapsedMs": "measured", "modelledElapsedMs": "modelled"}
+        assert run.manifest["figures"] == {
+            "tokens": "tiktoken-estimated",
+            "elapsedMs": "measured",
+            "modelledElapsedMs": "modelled",
+        }
     # Design order alternated between pairs.
     firsts = [d["first"] for d in scripted[0].manifest["designOrder"]]
     assert firsts[:4] == ["granular", "focused", "granular", "focused"]
@@ -69,6 +72,7 @@ def test_a_removed_turn_is_named(copy):
 def test_a_duplicated_call_id_is_named(copy):
     def dup(t):
         t["requests"][1]["output"][1]["call_id"] = t["requests"][1]["output"][0]["call_id"]
+
     _edit(copy, "ORD-1004-r1.json", dup)
     assert any("is used by more than one call" in p for p in runs.verify(copy))
 
@@ -76,6 +80,7 @@ def test_a_duplicated_call_id_is_named(copy):
 def test_an_orphaned_call_id_is_named(copy):
     def orphan(t):
         t["requests"][2]["newItems"][-1]["call_id"] = "call_999"
+
     _edit(copy, "ORD-1004-r1.json", orphan)
     problems = runs.verify(copy)
     assert any("call_999 answers no call (orphaned)" in p for p in problems)
@@ -108,20 +113,38 @@ def test_summaries_refuse_an_unverified_run_and_the_command_exits_non_zero(copy)
 
 
 def test_outcomes_are_counted_per_design():
-    rows = [{"design": d, "outcome": o} for d, o in [("focused", "answered"), ("granular", "request timed out"),
-                                                    ("granular", "answered"), ("granular", "answered"), ("focused", "answered")]]
+    rows = [
+        {"design": d, "outcome": o}
+        for d, o in [
+            ("focused", "answered"),
+            ("granular", "request timed out"),
+            ("granular", "answered"),
+            ("granular", "answered"),
+            ("focused", "answered"),
+        ]
+    ]
     assert summaries.outcomes(rows) == [
         {"design": "granular", "outcome": "answered", "count": 2},
         {"design": "granular", "outcome": "request timed out", "count": 1},
-        {"design": "focused", "outcome": "answered", "count": 2}]
+        {"design": "focused", "outcome": "answered", "count": 2},
+    ]
     assert summaries.outcomes([]) == []
 
 
-@pytest.mark.parametrize("argv, sentence", [
-    (["granular", "0"], "wismo evaluate: repetitions must be at least 1, not 0\n"),
-    (["both", "1", "--orders", "ORD-1004", "ORD-9999"], "wismo evaluate: no order ORD-9999 in the dataset (its orders are ORD-1001,"),
-    (["focused", "1", "--orders", "ORD-1004", "ORD-1004"], "wismo evaluate: order ORD-1004 is listed more than once;"),
-])
+@pytest.mark.parametrize(
+    "argv, sentence",
+    [
+        (["granular", "0"], "wismo evaluate: repetitions must be at least 1, not 0\n"),
+        (
+            ["both", "1", "--orders", "ORD-1004", "ORD-9999"],
+            "wismo evaluate: no order ORD-9999 in the dataset (its orders are ORD-1001,",
+        ),
+        (
+            ["focused", "1", "--orders", "ORD-1004", "ORD-1004"],
+            "wismo evaluate: order ORD-1004 is listed more than once;",
+        ),
+    ],
+)
 def test_evaluate_refuses_a_run_it_cannot_record_before_writing_anything(tmp_path, capsys, argv, sentence):
     from wismo import cli
 
@@ -136,10 +159,16 @@ def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys,
 
     assert cli.main(["evaluate", "focused", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 0
     (folder,) = tmp_path.iterdir()
-    assert folder.name.startswith("scripted-focused-") and runs.verify(folder) == [] and "verified" in capsys.readouterr().out
+    assert (
+        folder.name.startswith("scripted-focused-")
+        and runs.verify(folder) == []
+        and "verified" in capsys.readouterr().out
+    )
     monkeypatch.setattr(recording, "verify", lambda f: ["traces/x.json: made up for the test"])
     assert cli.main(["evaluate", "granular", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 1
-    assert "the granular run just recorded does not verify, so nothing was kept: traces/x.json" in capsys.readouterr().err
+    assert (
+        "the granular run just recorded does not verify, so nothing was kept: traces/x.json" in capsys.readouterr().err
+    )
     assert list(tmp_path.iterdir()) == [folder]
 
 
@@ -151,18 +180,47 @@ def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path):
     from chatserver import ChatServer, Turn, order_in, tool_outputs
     from replay import Answer
 
-    answer = json.dumps({"deliveredSkus": [], "outstandingSkus": [], "delayReasons": [], "deliveryEstimate": None,
-                         "missingEvidence": [], "customerSummary": "."})
+    answer = json.dumps(
+        {
+            "deliveredSkus": [],
+            "outstandingSkus": [],
+            "delayReasons": [],
+            "deliveryEstimate": None,
+            "missingEvidence": [],
+            "customerSummary": ".",
+        }
+    )
 
     def step(path, body):
         if order_in(path, body) == "ORD-1002":
             return Answer(200, {}, delay_s=30)  # the second conversation hangs until interrupted
-        return Turn(text=answer) if tool_outputs(path, body) else Turn(calls=[("get_order_support_context", {"orderId": "ORD-1001"}, "c1")])
+        return (
+            Turn(text=answer)
+            if tool_outputs(path, body)
+            else Turn(calls=[("get_order_support_context", {"orderId": "ORD-1001"}, "c1")])
+        )
 
     with ChatServer(step) as server:
-        proc = subprocess.Popen([WISMO, "evaluate", "focused", "1", "some-model", "openai-chat", "--base-url", server.url + "/v1",
-                                 "--orders", "ORD-1001", "ORD-1002", "--runs-dir", str(tmp_path)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                WISMO,
+                "evaluate",
+                "focused",
+                "1",
+                "some-model",
+                "openai-chat",
+                "--base-url",
+                server.url + "/v1",
+                "--orders",
+                "ORD-1001",
+                "ORD-1002",
+                "--runs-dir",
+                str(tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < 3 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)

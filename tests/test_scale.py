@@ -4,21 +4,21 @@ import json
 
 import pytest
 
-from wismo.domain import pages as page_format
-from wismo.analyses import sweep
-from wismo.client import pool
 from wismo import tokens
-from wismo.tokens import counting
-from wismo.servers import paging
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, run_case
 from wismo.agent.scripted import ScriptedBackend
-from wismo.domain import DatasetError, load, support_context
-from wismo.domain.generate import generate, order_id, sizes_from
-from wismo.servers.settings import server_dataset
+from wismo.analyses import sweep
+from wismo.client import pool
 from wismo.client.connection import connect
 from wismo.core.jsonfmt import compact
+from wismo.domain import load, support_context
+from wismo.domain import pages as page_format
+from wismo.domain.generate import generate, order_id, sizes_from
 from wismo.runs import verify_trace
+from wismo.servers import paging
+from wismo.servers.settings import server_dataset
+from wismo.tokens import counting
 
 SWEEP = [1, 10, 100, 1000, 10000]
 
@@ -154,7 +154,9 @@ async def test_a_report_starts_each_designs_server_once_and_reuse_changes_no_fig
     assert len(starts) == 3 and pool.running() == {}
     await sweep.measure([1])
     await sweep.measure([1, 10])  # serves an order the kept servers do not: each is replaced once
-    assert sorted(starts[3:]) == sorted([(d, "1") for d in sweep.scale_designs()] + [(d, "1,10") for d in sweep.scale_designs()])
+    assert sorted(starts[3:]) == sorted(
+        [(d, "1") for d in sweep.scale_designs()] + [(d, "1,10") for d in sweep.scale_designs()]
+    )
     assert pool.running() == {d: frozenset({1, 10}) for d in sweep.scale_designs()}
     reused = await sweep.budgeted_sessions([10], budgets)  # the orders of 10 lines are served: no new start
     assert len(starts) == 9 and pool.running() == {}
@@ -248,8 +250,12 @@ def test_the_notebook_checks_raise_with_the_numbers():
         sweep.require_cap(rows, 2000)
     assert sweep.require_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
     with pytest.raises(AssertionError, match=r"orders of \[100\] lines"):
-        sweep.require_reconstruction([{"lines": 10, "pages merge to the focused answer": True},
-                                      {"lines": 100, "pages merge to the focused answer": False}])
+        sweep.require_reconstruction(
+            [
+                {"lines": 10, "pages merge to the focused answer": True},
+                {"lines": 100, "pages merge to the focused answer": False},
+            ]
+        )
 
 
 def test_token_counts_are_remembered_within_a_character_bound():

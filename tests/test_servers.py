@@ -8,11 +8,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from rawmcp import WISMO, RawServer
 from wismo import domain
 from wismo.client.connection import HarnessError, connect
 from wismo.servers.protocol import PINNED_REVISION
-
-from rawmcp import WISMO, RawServer
 
 ARTICLE_GET_ORDER = {
     "name": "get_order",
@@ -94,7 +93,9 @@ async def test_focused_tool_returns_the_context_and_rejects_bad_input():
 def test_one_text_block_and_no_structured_copy_on_the_wire():
     with RawServer("focused") as server:
         assert server.handshake()["result"]["protocolVersion"] == PINNED_REVISION
-        answer = server.request("tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}})
+        answer = server.request(
+            "tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}}
+        )
         result = answer["result"]
         assert [b["type"] for b in result["content"]] == ["text"]
         assert "structuredContent" not in result and result["isError"] is False
@@ -135,4 +136,7 @@ async def test_a_server_that_cannot_start_is_named(monkeypatch):
         async with connect("nonesuch"):
             pass
     message = str(err.value)
-    assert "nonesuch server over stdio" in message and "unknown design 'nonesuch'; choose one of granular, focused" in message
+    assert (
+        "nonesuch server over stdio" in message
+        and "unknown design 'nonesuch'; choose one of granular, focused" in message
+    )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from wismo.audit import measure as servertokens
 from wismo import tokens
+from wismo.audit import measure as servertokens
 from wismo.audit import table
 from wismo.client.connection import free_port
 
@@ -52,12 +52,20 @@ def test_the_test_server_is_counted_completely_and_pinned(measured):
     # The whole is the tools' blocks plus the namespace frame; the shares, frame included, make 100 %.
     d = measured["definitions"]
     assert d["harmony"]["total"] == sum(t["harmony"]["total"] for t in measured["tools"]) + d["harmony"]["frame"]
-    assert sum(t["sharePercent"] for t in measured["tools"]) + d["harmonyFrameSharePercent"] == pytest.approx(100, abs=0.2)
+    assert sum(t["sharePercent"] for t in measured["tools"]) + d["harmonyFrameSharePercent"] == pytest.approx(
+        100, abs=0.2
+    )
     plan = measured["tools"][0]
     assert plan["harmonyLeavesOut"] == ["$defs", "$ref", "anyOf"]
     assert plan["harmony"]["parameters"] > plan["cookbook"]["parameters"]  # the nested fields are in the count
     assert measured["instructions"] | {"method": None} == {
-        "present": True, "tokens": 20, "bytes": 101, "method": None, "encoding": "o200k_base", "label": tokens.LABEL}
+        "present": True,
+        "tokens": 20,
+        "bytes": 101,
+        "method": None,
+        "encoding": "o200k_base",
+        "label": tokens.LABEL,
+    }
     assert [(e["name"], e["tokens"]) for e in measured["prompts"]["entries"]] == [("summarize_route", 39)]
     assert [(e["uri"], e["tokens"]) for e in measured["resources"]["entries"]] == [("file:///depots.json", 28)]
     assert measured["server"]["capabilities"] == ["prompts", "resources", "tools"]
@@ -88,7 +96,9 @@ def test_nested_fields_count_where_the_cookbook_sees_nothing():
     from tokenserver import TOOLS
 
     def counted(tool):
-        rows, _ = servertokens._definitions([tool.model_dump(mode="json", by_alias=True, exclude_none=True)], "o200k_base")
+        rows, _ = servertokens._definitions(
+            [tool.model_dump(mode="json", by_alias=True, exclude_none=True)], "o200k_base"
+        )
         return {k: rows[0][k]["total"] for k in ("harmony", "cookbook", "json")}
 
     before = counted(TOOLS[0])
@@ -121,8 +131,9 @@ async def test_a_streamable_http_target_counts_the_same(measured):
     try:
         _listening(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
-        over_http = await servertokens.measure(servertokens.target([], url),
-                                               [servertokens.parse_call("echo", '{"text": "Where is my order?"}')])
+        over_http = await servertokens.measure(
+            servertokens.target([], url), [servertokens.parse_call("echo", '{"text": "Where is my order?"}')]
+        )
     finally:
         server.terminate()
         server.wait(10)
@@ -135,8 +146,17 @@ async def test_a_streamable_http_target_counts_the_same(measured):
 def test_the_json_is_deterministic_with_timings_apart(measured):
     again, _ = wismo_tokens("--json", *CALLS, "--", *SERVER)
     second = json.loads(again.stdout)
-    assert set(measured["timings"]) == {"importMs", "connectMs", "listMs", "gatherMs", "waitMs", "countMs",
-                                        "callsMs", "resultsMs", "totalMs"}
+    assert set(measured["timings"]) == {
+        "importMs",
+        "connectMs",
+        "listMs",
+        "gatherMs",
+        "waitMs",
+        "countMs",
+        "callsMs",
+        "resultsMs",
+        "totalMs",
+    }
     assert {**second, "timings": None} == {**measured, "timings": None}
     assert again.stdout == json.dumps({**second}, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
@@ -146,19 +166,29 @@ def test_the_budget_and_the_baseline(measured, tmp_path):
     tools = {t["name"]: t for t in baseline["tools"]}
     tools["echo"]["harmony"]["total"] -= 5  # echo has grown by 5 since
     tools["split"]["harmony"]["total"] += 2  # split has shrunk by 2
-    baseline["tools"] = [tools["plan_route"], tools["echo"], tools["split"],
-                         {**tools["ping"], "name": "retired_tool"}]  # ping is new, retired_tool is gone
+    baseline["tools"] = [
+        tools["plan_route"],
+        tools["echo"],
+        tools["split"],
+        {**tools["ping"], "name": "retired_tool"},
+    ]  # ping is new, retired_tool is gone
     baseline["definitions"]["harmony"]["total"] = 230
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(baseline))
     done, _ = wismo_tokens("--baseline", str(path), "--max-tokens", "200", "--", *SERVER)
     assert done.returncode == 1
-    assert done.stderr == ("wismo tokens: the tool definitions take 238 tokens (harmony, o200k_base), 38 over the "
-                           "budget of 200; heaviest: plan_route (148), split (31), echo (29)\n")
-    diff = done.stdout[done.stdout.index(f"--- {path} (baseline)"):].splitlines()
-    assert diff[2:] == ["definitions: 230 -> 238 tokens (+8); 4 tools changed, 1 unchanged",
-                        "~ echo: grown 24 -> 29 (+5)", "+ ping: added 14 (+14)",
-                        "- retired_tool: removed 14 (-14)", "~ split: shrunk 33 -> 31 (-2)"]
+    assert done.stderr == (
+        "wismo tokens: the tool definitions take 238 tokens (harmony, o200k_base), 38 over the "
+        "budget of 200; heaviest: plan_route (148), split (31), echo (29)\n"
+    )
+    diff = done.stdout[done.stdout.index(f"--- {path} (baseline)") :].splitlines()
+    assert diff[2:] == [
+        "definitions: 230 -> 238 tokens (+8); 4 tools changed, 1 unchanged",
+        "~ echo: grown 24 -> 29 (+5)",
+        "+ ping: added 14 (+14)",
+        "- retired_tool: removed 14 (-14)",
+        "~ split: shrunk 33 -> 31 (-2)",
+    ]
     # The table comes first, heaviest tool first.
     assert [line.split()[0] for line in done.stdout.splitlines()[3:7]] == ["plan_route", "split", "echo", "ping"]
     assert table.over_budget(measured, 238) is None and table.over_budget(measured, 237)
@@ -166,23 +196,40 @@ def test_the_budget_and_the_baseline(measured, tmp_path):
 
 def test_a_bad_baseline_or_call_is_named_before_any_server_starts(tmp_path):
     (tmp_path / "other.json").write_text('{"tools": 3}')
-    for args, said in [(["--baseline", str(tmp_path / "none.json")], "cannot read the baseline"),
-                       (["--baseline", str(tmp_path / "other.json")], "is not the output of `wismo tokens --json`"),
-                       (["--call", "echo", "{text}"], "--call echo: the arguments are not JSON"),
-                       (["--call", "echo", "[1]"], "--call echo: the arguments must be a JSON object, got list")]:
+    for args, said in [
+        (["--baseline", str(tmp_path / "none.json")], "cannot read the baseline"),
+        (["--baseline", str(tmp_path / "other.json")], "is not the output of `wismo tokens --json`"),
+        (["--call", "echo", "{text}"], "--call echo: the arguments are not JSON"),
+        (["--call", "echo", "[1]"], "--call echo: the arguments must be a JSON object, got list"),
+    ]:
         done, _ = wismo_tokens(*args, "--", "sleep", "100")
         assert done.returncode == 2 and said in done.stderr and done.stderr.count("\n") == 1, done.stderr
 
 
-@pytest.mark.parametrize("args, said, within", [
-    (["--", "/nonexistent/server"], "cannot start '/nonexistent/server': no command '/nonexistent/server' is here or on PATH", 15),
-    (["--", "cat"], "`cat` is not an MCP server: it answered initialize with the error 'Method not found'", 20),
-    (["--", sys.executable, "-c", "print(1)"],
-     "-c print(1)` is not an MCP server: it closed the connection without answering initialize after writing 1 "
-     "line(s) that are not JSON-RPC", 20),
-    (["--timeout", "2", "--", "sleep", "100"], "`sleep 100` did not answer the MCP handshake within 2 s", 20),
-    (["--url", "http://127.0.0.1:{port}/mcp"], "nothing answers at http://127.0.0.1:{port}/mcp (All connection attempts failed)", 20),
-], ids=["missing command", "not MCP (echoes)", "not MCP (prints)", "no handshake", "HTTP, nothing listening"])
+@pytest.mark.parametrize(
+    "args, said, within",
+    [
+        (
+            ["--", "/nonexistent/server"],
+            "cannot start '/nonexistent/server': no command '/nonexistent/server' is here or on PATH",
+            15,
+        ),
+        (["--", "cat"], "`cat` is not an MCP server: it answered initialize with the error 'Method not found'", 20),
+        (
+            ["--", sys.executable, "-c", "print(1)"],
+            "-c print(1)` is not an MCP server: it closed the connection without answering initialize after writing 1 "
+            "line(s) that are not JSON-RPC",
+            20,
+        ),
+        (["--timeout", "2", "--", "sleep", "100"], "`sleep 100` did not answer the MCP handshake within 2 s", 20),
+        (
+            ["--url", "http://127.0.0.1:{port}/mcp"],
+            "nothing answers at http://127.0.0.1:{port}/mcp (All connection attempts failed)",
+            20,
+        ),
+    ],
+    ids=["missing command", "not MCP (echoes)", "not MCP (prints)", "no handshake", "HTTP, nothing listening"],
+)
 def test_a_bad_target_gets_one_sentence_and_exit_code_2(args, said, within):
     port = str(free_port())
     done, elapsed = wismo_tokens(*(a.replace("{port}", port) for a in args))

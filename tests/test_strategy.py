@@ -5,8 +5,7 @@ import pytest
 
 from wismo.analyses import strategy
 from wismo.client import investigation
-from wismo.reports import context_price
-from wismo.reports import price_checks
+from wismo.reports import context_price, price_checks
 
 
 @pytest.fixture(scope="module")

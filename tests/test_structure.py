@@ -6,8 +6,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 LIB = Path(__file__).resolve().parents[1] / "lib" / "wismo"
 README = Path(__file__).resolve().parents[1] / "README.md"
 MAX_LINES = 400
@@ -85,14 +83,31 @@ def test_no_import_circle():
 
 
 def test_no_module_over_400_lines():
-    long = {name: n for name, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        name: n for name, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not long, long
 
 
 # The packages from the floor up: each imports only packages below it (lazy imports included), so no two packages
 # import each other, directly or around a loop. The README's layout lists them in this order.
-LAYERS = ("core", "domain", "tokens", "servers", "client", "cost", "agent", "runs", "analyses", "audit", "qa",
-          "reports", "render", "cli", "bench")
+LAYERS = (
+    "core",
+    "domain",
+    "tokens",
+    "servers",
+    "client",
+    "cost",
+    "agent",
+    "runs",
+    "analyses",
+    "audit",
+    "qa",
+    "reports",
+    "render",
+    "cli",
+    "bench",
+)
 TOP_LEVEL = {"__init__.py", "__main__.py"}
 
 
@@ -135,7 +150,9 @@ def test_the_core_imports_nothing_above_it():
 def test_the_library_reads_nothing_from_the_tests_folder():
     for path in LIB.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"""["'/]tests[/"']|parents\[\d\] / "tests"|"tests" /""", text), f"{path} reaches into tests/"
+        assert not re.search(r"""["'/]tests[/"']|parents\[\d\] / "tests"|"tests" /""", text), (
+            f"{path} reaches into tests/"
+        )
 
 
 def test_every_reader_of_the_fixtures_honours_wismo_fixtures():
@@ -144,7 +161,9 @@ def test_every_reader_of_the_fixtures_honours_wismo_fixtures():
         if path.name == "paths.py":
             continue
         text = path.read_text(encoding="utf-8")
-        assert not re.search(r"""DATA\s*/\s*["']fixtures|DEFAULT_FIXTURES""", text), f"{path} reads the fixtures past WISMO_FIXTURES"
+        assert not re.search(r"""DATA\s*/\s*["']fixtures|DEFAULT_FIXTURES""", text), (
+            f"{path} reads the fixtures past WISMO_FIXTURES"
+        )
 
 
 def test_readme_layout_lists_every_module():

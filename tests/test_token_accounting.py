@@ -18,7 +18,10 @@ WISMO = str(Path(sys.executable).parent / "wismo")
 async def test_both_investigations_over_mcp_and_their_accounting():
     recorded = await investigation.record(["ORD-1004", "ORD-1003"])
     granular = recorded["turns"]["granular"]["ORD-1004"]
-    assert [[c["name"] for c in t] for t in granular] == [["get_order"], ["get_payment", "get_reservation", "get_reservation", "get_tracking"]]
+    assert [[c["name"] for c in t] for t in granular] == [
+        ["get_order"],
+        ["get_payment", "get_reservation", "get_reservation", "get_tracking"],
+    ]
     assert [[c["name"] for c in t] for t in recorded["turns"]["focused"]["ORD-1004"]] == [["get_order_support_context"]]
     rows = context_cost.our_servers(recorded)
     by = {(r["design"], r["orderId"]): r for r in rows}
@@ -36,7 +39,9 @@ async def test_both_investigations_over_mcp_and_their_accounting():
 
 @pytest.mark.slow
 def test_wismo_tokens_measures_any_stdio_server():
-    done = subprocess.run([WISMO, "tokens", "--json", "--", WISMO, "serve", "granular"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [WISMO, "tokens", "--json", "--", WISMO, "serve", "granular"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     counts = json.loads(done.stdout)
     assert [t["name"] for t in counts["tools"]] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
@@ -45,7 +50,12 @@ def test_wismo_tokens_measures_any_stdio_server():
     assert whole["harmony"]["total"] == sum(t["harmony"]["total"] for t in counts["tools"]) + whole["harmony"]["frame"]
     assert whole["harmony"]["label"] == "tiktoken-estimated"
     # Our servers declare no instructions, prompts or resources: they cost nothing beyond the definitions.
-    assert not counts["instructions"]["present"] and not counts["prompts"]["declared"] and not counts["resources"]["declared"]
+    assert (
+        not counts["instructions"]["present"]
+        and not counts["prompts"]["declared"]
+        and not counts["resources"]["declared"]
+    )
     missing = subprocess.run([WISMO, "tokens", "--", "/nonexistent/server"], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and missing.stderr == (
-        "wismo tokens: cannot start '/nonexistent/server': no command '/nonexistent/server' is here or on PATH\n")
+        "wismo tokens: cannot start '/nonexistent/server': no command '/nonexistent/server' is here or on PATH\n"
+    )

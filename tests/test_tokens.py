@@ -38,7 +38,10 @@ def test_a_missing_package_file_says_what_to_do(monkeypatch):
     monkeypatch.setattr(encodings, "_package_data_dir", lambda: Path("/nonexistent/bpe_openai/data"))
     tokens.encoding.cache_clear()
     try:
-        with pytest.raises(tokens.OfflineEncodingError, match=r"o200k_base.tiktoken.gz not found in the bpe-openai package.*never downloads"):
+        with pytest.raises(
+            tokens.OfflineEncodingError,
+            match=r"o200k_base.tiktoken.gz not found in the bpe-openai package.*never downloads",
+        ):
             tokens.encoding("o200k_base")
     finally:
         tokens.encoding.cache_clear()
@@ -49,7 +52,10 @@ def test_a_file_that_does_not_match_tiktokens_hash_is_refused(monkeypatch):
     monkeypatch.setattr(encodings, "_packaged_bytes", lambda name: real.replace(b" 100", b" 101", 1))
     tokens.encoding.cache_clear()
     try:
-        with pytest.raises(tokens.OfflineEncodingError, match="but tiktoken expects 223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"):
+        with pytest.raises(
+            tokens.OfflineEncodingError,
+            match="but tiktoken expects 223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        ):
             tokens.encoding("cl100k_base")
     finally:
         tokens.encoding.cache_clear()
@@ -68,7 +74,11 @@ def test_models_map_to_o200k():
 MCP_GET_ORDER = {
     "name": "get_order",
     "description": "Get one order's status, promised delivery date, item quantities and linked payment, reservation and tracking IDs. Follow those IDs with the other tools for payment, warehouse and carrier evidence. Order status may lag carrier updates.",
-    "inputSchema": {"type": "object", "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}}, "required": ["orderId"]},
+    "inputSchema": {
+        "type": "object",
+        "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}},
+        "required": ["orderId"],
+    },
     "annotations": {"openWorldHint": False, "readOnlyHint": True},
 }
 
@@ -84,22 +94,37 @@ def test_tool_conversion_is_the_articles_and_keeps_the_schema_byte_for_byte():
 def test_function_tokens_follow_the_cookbook_formula():
     fn = tokens.mcp_tool_to_function(MCP_GET_ORDER)
     text = lambda s: tokens.count_text(s)
-    expected = 7 + text("get_order:" + MCP_GET_ORDER["description"][:-1]) + 3 + 3 + text("orderId:string:The order ID, for example ORD-1001")
+    expected = (
+        7
+        + text("get_order:" + MCP_GET_ORDER["description"][:-1])
+        + 3
+        + 3
+        + text("orderId:string:The order ID, for example ORD-1001")
+    )
     assert tokens.count_function(fn) == expected
     assert tokens.count_tools([fn]) == expected + 12
     assert tokens.count_tools([]) == 0
-    enum_fn = {"name": "f", "description": "d", "parameters": {"properties": {"k": {"type": "string", "description": "x", "enum": ["a", "b"]}}}}
-    assert tokens.count_function(enum_fn) == 7 + text("f:d") + 3 + 3 + (-3 + 3 + text("a") + 3 + text("b")) + text("k:string:x")
+    enum_fn = {
+        "name": "f",
+        "description": "d",
+        "parameters": {"properties": {"k": {"type": "string", "description": "x", "enum": ["a", "b"]}}},
+    }
+    assert tokens.count_function(enum_fn) == 7 + text("f:d") + 3 + 3 + (-3 + 3 + text("a") + 3 + text("b")) + text(
+        "k:string:x"
+    )
 
 
 def test_request_counts_every_item():
-    items = [{"type": "message", "role": "user", "content": "Where is ORD-1004?"},
-             tokens.function_call("get_order", {"orderId": "ORD-1004"}, "call_1"),
-             tokens.function_call_output("call_1", '{"orderId":"ORD-1004"}')]
+    items = [
+        {"type": "message", "role": "user", "content": "Where is ORD-1004?"},
+        tokens.function_call("get_order", {"orderId": "ORD-1004"}, "call_1"),
+        tokens.function_call_output("call_1", '{"orderId":"ORD-1004"}'),
+    ]
     count = tokens.count_request("Be brief.", [], items)
     text = tokens.count_text
-    assert count.items == (3 + text("system") + text("Be brief.")) + (3 + text("user") + text("Where is ORD-1004?")) \
-        + (3 + text("get_order") + text('{"orderId":"ORD-1004"}')) + (3 + text('{"orderId":"ORD-1004"}'))
+    assert count.items == (3 + text("system") + text("Be brief.")) + (3 + text("user") + text("Where is ORD-1004?")) + (
+        3 + text("get_order") + text('{"orderId":"ORD-1004"}')
+    ) + (3 + text('{"orderId":"ORD-1004"}'))
     assert count.total == count.items + 3 and count.tools == 0
     with pytest.raises(ValueError, match="reasoning"):
         tokens.count_item({"type": "reasoning"})

@@ -4,20 +4,19 @@ import copy
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import psutil
 import pytest
 from mcp import Client
 
-from wismo.analyses import comparison
-from wismo.client import contract
-from wismo.core import designs
+from wismo import tokens
 from wismo.agent.loop import client_tools
 from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
+from wismo.analyses import comparison
+from wismo.client import contract
 from wismo.client.connection import HarnessError, connect, free_port, server_command
-from wismo import tokens
+from wismo.core import designs
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +58,9 @@ async def test_the_sdk_default_client_falls_back_over_http_too():
 async def test_the_pinned_contract_holds():
     now = await contract.current()
     diff = contract.drift(contract.pinned(), now)
-    assert diff == "", f"the servers drifted from data/contracts/tools.json (run `wismo contract --update` if intended):\n{diff}"
+    assert diff == "", (
+        f"the servers drifted from data/contracts/tools.json (run `wismo contract --update` if intended):\n{diff}"
+    )
     assert now == await contract.current(), "tools/list must come back in the same order every time"
 
 
@@ -77,8 +78,10 @@ def test_wire_names_are_snake_case_and_match_what_the_client_allows():
         assert contract.wire_name_problems(pinned[design], designs.get(design).investigation.tools()) == []
     bad = [{"name": "GetActivityByDate"}, {"name": "get_order"}, {"name": "get_order"}]
     assert contract.wire_name_problems(bad, {"get_activity_by_date"}) == [
-        "tool name 'GetActivityByDate' is not snake_case", "tool name 'get_order' appears 2 times",
-        "the client allows 'get_activity_by_date', which the server does not report"]
+        "tool name 'GetActivityByDate' is not snake_case",
+        "tool name 'get_order' appears 2 times",
+        "the client allows 'get_activity_by_date', which the server does not report",
+    ]
 
 
 async def test_wrappers_keep_the_definition_exactly_and_cache_repeats():
@@ -100,6 +103,7 @@ async def test_wrappers_keep_the_definition_exactly_and_cache_repeats():
 
 # Failure behaviour: each must end in a HarnessError naming the server, the transport and the cause, promptly.
 
+
 async def _expect_failure(*fragments, within=30.0, **kwargs):
     started = time.monotonic()
     with pytest.raises(HarnessError) as err:
@@ -113,20 +117,39 @@ async def _expect_failure(*fragments, within=30.0, **kwargs):
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_missing_server_command(transport):
-    await _expect_failure("granular server over " + transport, "could not be reached", "No such file",
-                          design="granular", transport=transport, command=["/nonexistent/wismo-server"])
+    await _expect_failure(
+        "granular server over " + transport,
+        "could not be reached",
+        "No such file",
+        design="granular",
+        transport=transport,
+        command=["/nonexistent/wismo-server"],
+    )
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_server_that_exits_at_start(transport):
     env = {"WISMO_FIXTURES": "/nonexistent/fixtures"}
-    await _expect_failure("focused server over " + transport, "could not be reached", "orders.json is missing",
-                          design="focused", transport=transport, env=env)
+    await _expect_failure(
+        "focused server over " + transport,
+        "could not be reached",
+        "orders.json is missing",
+        design="focused",
+        transport=transport,
+        env=env,
+    )
 
 
 async def test_an_http_endpoint_that_is_not_listening():
-    await _expect_failure("focused server over http (http://127.0.0.1:", "could not be reached", "ConnectError",
-                          design="focused", transport="http", url=f"http://127.0.0.1:{free_port()}/mcp", timeout_s=5)
+    await _expect_failure(
+        "focused server over http (http://127.0.0.1:",
+        "could not be reached",
+        "ConnectError",
+        design="focused",
+        transport="http",
+        url=f"http://127.0.0.1:{free_port()}/mcp",
+        timeout_s=5,
+    )
 
 
 def _server_pid(conn):

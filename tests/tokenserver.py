@@ -15,14 +15,18 @@ import mcp_types as types
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-INSTRUCTIONS = ("Plan deliveries with plan_route; echo and split return the text they are given, "
-                "for sampling results.")
+INSTRUCTIONS = "Plan deliveries with plan_route; echo and split return the text they are given, for sampling results."
 
-ADDRESS = {"type": "object", "description": "A postal address.",
-           "properties": {"street": {"type": "string", "description": "Street and number."},
-                          "city": {"type": "string", "description": "City name."},
-                          "country": {"type": "string", "enum": ["DE", "FR", "NL"]}},
-           "required": ["city"]}
+ADDRESS = {
+    "type": "object",
+    "description": "A postal address.",
+    "properties": {
+        "street": {"type": "string", "description": "Street and number."},
+        "city": {"type": "string", "description": "City name."},
+        "country": {"type": "string", "enum": ["DE", "FR", "NL"]},
+    },
+    "required": ["city"],
+}
 
 PLAN_ROUTE = {
     "type": "object",
@@ -38,7 +42,11 @@ PLAN_ROUTE = {
                 "properties": {
                     "orderId": {"type": "string", "description": "The order delivered at this stop."},
                     "window": {"type": "string", "enum": ["morning", "afternoon", "evening"]},
-                    "parcels": {"type": "array", "items": {"type": "integer"}, "description": "Parcel weights in grams."},
+                    "parcels": {
+                        "type": "array",
+                        "items": {"type": "integer"},
+                        "description": "Parcel weights in grams.",
+                    },
                 },
                 "required": ["orderId"],
             },
@@ -50,23 +58,33 @@ PLAN_ROUTE = {
     "required": ["routeId", "stops"],
 }
 
-TEXT_ONLY = {"type": "object", "properties": {"text": {"type": "string", "description": "Any text."}},
-             "required": ["text"]}
+TEXT_ONLY = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "description": "Any text."}},
+    "required": ["text"],
+}
 
 TOOLS = [
-    types.Tool(name="plan_route", description="Plan one delivery route: its stops, mode, driver and depot.",
-               input_schema=PLAN_ROUTE),
+    types.Tool(
+        name="plan_route",
+        description="Plan one delivery route: its stops, mode, driver and depot.",
+        input_schema=PLAN_ROUTE,
+    ),
     types.Tool(name="echo", description="Return the text it is given, as one text block.", input_schema=TEXT_ONLY),
-    types.Tool(name="split", description="Return the text it is given in two text blocks, halved.",
-               input_schema=TEXT_ONLY),
+    types.Tool(
+        name="split", description="Return the text it is given in two text blocks, halved.", input_schema=TEXT_ONLY
+    ),
     types.Tool(name="ping", description="Answer pong.", input_schema={"type": "object", "properties": {}}),
 ]
 
-PROMPT = types.Prompt(name="summarize_route", description="Summarize one route for the courier.",
-                      arguments=[types.PromptArgument(name="routeId", description="The route to summarize.",
-                                                      required=True)])
-RESOURCE = types.Resource(name="depots", uri="file:///depots.json", description="Every depot and its address.",
-                          mime_type="application/json")
+PROMPT = types.Prompt(
+    name="summarize_route",
+    description="Summarize one route for the courier.",
+    arguments=[types.PromptArgument(name="routeId", description="The route to summarize.", required=True)],
+)
+RESOURCE = types.Resource(
+    name="depots", uri="file:///depots.json", description="Every depot and its address.", mime_type="application/json"
+)
 
 
 def generated_tools(count: int) -> list[types.Tool]:
@@ -75,17 +93,35 @@ def generated_tools(count: int) -> list[types.Tool]:
     tools = []
     for i in range(count):
         kind = kinds[i % len(kinds)]
-        schema = {"type": "object", "properties": {
-            f"{kind}Id": {"type": "string", "description": f"The {kind} ID, for example {kind[:3].upper()}-{1000 + i}."},
-            "detail": {"type": "string", "enum": ["summary", "full"], "description": "How much to return."},
-            "filters": {"type": "array", "description": "Conditions the records must meet.",
-                        "items": {"type": "object", "properties": {
+        schema = {
+            "type": "object",
+            "properties": {
+                f"{kind}Id": {
+                    "type": "string",
+                    "description": f"The {kind} ID, for example {kind[:3].upper()}-{1000 + i}.",
+                },
+                "detail": {"type": "string", "enum": ["summary", "full"], "description": "How much to return."},
+                "filters": {
+                    "type": "array",
+                    "description": "Conditions the records must meet.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
                             "field": {"type": "string", "description": "A field of the record."},
-                            "equals": {"type": "string", "description": "The value it must have."}}}},
-        }, "required": [f"{kind}Id"]}
-        tools.append(types.Tool(name=f"get_{kind}_{i:03d}",
-                                description=f"Look up one {kind} (variant {i}) and return its record as JSON.",
-                                input_schema=schema))
+                            "equals": {"type": "string", "description": "The value it must have."},
+                        },
+                    },
+                },
+            },
+            "required": [f"{kind}Id"],
+        }
+        tools.append(
+            types.Tool(
+                name=f"get_{kind}_{i:03d}",
+                description=f"Look up one {kind} (variant {i}) and return its record as JSON.",
+                input_schema=schema,
+            )
+        )
     return tools
 
 
@@ -102,7 +138,9 @@ def build(tools: list[types.Tool]) -> Server:
         text = str((params.arguments or {}).get("text", "pong" if params.name == "ping" else "{}"))
         if params.name == "split":
             half = len(text) // 2
-            return types.CallToolResult(content=[types.TextContent(text=text[:half]), types.TextContent(text=text[half:])])
+            return types.CallToolResult(
+                content=[types.TextContent(text=text[:half]), types.TextContent(text=text[half:])]
+            )
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
@@ -111,8 +149,15 @@ def build(tools: list[types.Tool]) -> Server:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[RESOURCE])
 
-    return Server("wismo-tokenserver", version="1.0", instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                  on_call_tool=call_tool, on_list_prompts=list_prompts, on_list_resources=list_resources)
+    return Server(
+        "wismo-tokenserver",
+        version="1.0",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_list_resources=list_resources,
+    )
 
 
 async def serve(server: Server, http_port: int | None) -> None:
@@ -125,8 +170,9 @@ async def serve(server: Server, http_port: int | None) -> None:
         return
     import uvicorn
 
-    config = uvicorn.Config(server.streamable_http_app(json_response=True), host="127.0.0.1", port=http_port,
-                            log_level="warning")
+    config = uvicorn.Config(
+        server.streamable_http_app(json_response=True), host="127.0.0.1", port=http_port, log_level="warning"
+    )
     await uvicorn.Server(config).serve()
 
 

@@ -27,7 +27,15 @@ def to_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if kind == "message":
             put(item["role"], {"type": "text", "text": item["content"]})
         elif kind == "function_call":
-            put("assistant", {"type": "tool_use", "id": item["call_id"], "name": item["name"], "input": json.loads(item["arguments"] or "{}")})
+            put(
+                "assistant",
+                {
+                    "type": "tool_use",
+                    "id": item["call_id"],
+                    "name": item["name"],
+                    "input": json.loads(item["arguments"] or "{}"),
+                },
+            )
         elif kind == "function_call_output":
             put("user", {"type": "tool_result", "tool_use_id": item["call_id"], "content": item["output"]})
     return messages
@@ -44,12 +52,16 @@ class AnthropicBackend:
     name = "anthropic"
     token_label = "provider-reported"
 
-    def __init__(self, model: str, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, model: str, api_key: str | None = None, base_url: str | None = None, timeout_s: float = 120.0
+    ) -> None:
         from anthropic import AsyncAnthropic
 
         key = base_api_key("anthropic", api_key, "ANTHROPIC_API_KEY")
         self.model = model
-        self.client = AsyncAnthropic(api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"), timeout=timeout_s, max_retries=2)
+        self.client = AsyncAnthropic(
+            api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"), timeout=timeout_s, max_retries=2
+        )
 
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Send system, tools and the whole history; map content blocks back to our items."""
@@ -57,16 +69,25 @@ class AnthropicBackend:
 
         try:
             response = await self.client.messages.create(
-                model=self.model, system=instructions, tools=to_tools(functions),
-                messages=to_messages(items), max_tokens=MAX_OUTPUT_TOKENS,
+                model=self.model,
+                system=instructions,
+                tools=to_tools(functions),
+                messages=to_messages(items),
+                max_tokens=MAX_OUTPUT_TOKENS,
             )
         except AnthropicError as exc:
             raise BackendError(f"anthropic backend: the request failed: {type(exc).__name__}: {exc}") from None
         output = []
         for block in response.content:
             if block.type == "tool_use":
-                output.append({"type": "function_call", "name": block.name,
-                               "arguments": json.dumps(block.input, separators=(",", ":")), "call_id": block.id})
+                output.append(
+                    {
+                        "type": "function_call",
+                        "name": block.name,
+                        "arguments": json.dumps(block.input, separators=(",", ":")),
+                        "call_id": block.id,
+                    }
+                )
             elif block.type == "text":
                 output.append(assistant_message(block.text))
         u = response.usage

@@ -12,7 +12,9 @@ from wismo.agent.evidence import Evidence
 
 def _delivered(evidence: Evidence) -> set[str]:
     """SKUs with an available carrier observation of delivery (it outranks an older order status)."""
-    return {t["sku"] for t in evidence.tracking if t.get("availability") == "available" and t.get("status") == "delivered"}
+    return {
+        t["sku"] for t in evidence.tracking if t.get("availability") == "available" and t.get("status") == "delivered"
+    }
 
 
 def assess(evidence: Evidence) -> dict[str, Any]:
@@ -31,8 +33,11 @@ def assess(evidence: Evidence) -> dict[str, Any]:
         reasons.append("carrier_delay")
 
     # An estimate only when every outstanding SKU has an available carrier estimate: never borrowed across items.
-    estimates = {t["sku"]: t.get("estimatedDeliveryDate") for t in evidence.tracking
-                 if t.get("availability") == "available" and t.get("status") != "delivered"}
+    estimates = {
+        t["sku"]: t.get("estimatedDeliveryDate")
+        for t in evidence.tracking
+        if t.get("availability") == "available" and t.get("status") != "delivered"
+    }
     known = [estimates.get(s) for s in outstanding]
     estimate = max(known) if outstanding and all(known) else None
 

@@ -9,8 +9,9 @@ from wismo.agent.base import Backend, BackendError
 BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
 
 
-def make(name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0,
-         profile: str = "python") -> Backend:
+def make(
+    name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0, profile: str = "python"
+) -> Backend:
     """A backend by name: scripted (no network); openai (Responses API) or openai-chat (Chat Completions), at OpenAI
     or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key. The
     client profile (wismo.tokens.framing) says how the scripted backend's estimates frame definitions and results."""
@@ -24,8 +25,10 @@ def make(name: str, model: str | None = None, base_url: str | None = None, timeo
         target = base_url or os.environ.get("OPENAI_BASE_URL")
         if not model and target and where(target)[0] != OPENAI_HOST:
             # OpenAI's model id means nothing to another server; better to ask than to send it.
-            raise BackendError(f"{name} backend: give the model id the server at {target} serves, for example: "
-                               f"wismo evaluate focused 3 qwen2.5:7b {name} --base-url {target}")
+            raise BackendError(
+                f"{name} backend: give the model id the server at {target} serves, for example: "
+                f"wismo evaluate focused 3 qwen2.5:7b {name} --base-url {target}"
+            )
         if name == "openai":
             from wismo.agent.openai_backend import OpenAIBackend as chosen
         else:
@@ -35,6 +38,8 @@ def make(name: str, model: str | None = None, base_url: str | None = None, timeo
         from wismo.agent.anthropic_backend import AnthropicBackend
 
         if not model:
-            raise BackendError("anthropic backend: give a model id, for example: wismo evaluate focused 1 <model-id> anthropic")
+            raise BackendError(
+                "anthropic backend: give a model id, for example: wismo evaluate focused 1 <model-id> anthropic"
+            )
         return AnthropicBackend(model, base_url=base_url, timeout_s=timeout_s)
     raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

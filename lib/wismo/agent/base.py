@@ -55,5 +55,7 @@ def api_key(backend: str, given: str | None, variable: str) -> str:
 
     key = given or os.environ.get(variable)
     if not key:
-        raise BackendError(f"{backend} backend: {variable} is not set; live runs need a key (the scripted backend needs none)")
+        raise BackendError(
+            f"{backend} backend: {variable} is not set; live runs need a key (the scripted backend needs none)"
+        )
     return key

@@ -6,11 +6,11 @@ The loop and `wismo verify` use the same rules, so a recorded outcome can be rec
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from wismo.domain.answer import KEYS as CONTRACT  # the keys the instructions ask the answer's JSON object for
 from wismo.agent.outcomes import ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, REFUSED_CALLS, UNEXPECTED_ANSWER, UNKNOWN_TOOL
-
+from wismo.domain.answer import KEYS as CONTRACT  # the keys the instructions ask the answer's JSON object for
 
 
 def _shown(text: str, limit: int = 60) -> str:
@@ -18,7 +18,9 @@ def _shown(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-def refused_call(calls: list[dict[str, Any]], earlier_ids: Iterable[str], names: Iterable[str] | None) -> tuple[str, str] | None:
+def refused_call(
+    calls: list[dict[str, Any]], earlier_ids: Iterable[str], names: Iterable[str] | None
+) -> tuple[str, str] | None:
     """The outcome and reason for the first call of a reply the loop must not run, or None when all may run.
 
     `names` are the offered tools (None: not known, so unknown names are not judged).
@@ -33,7 +35,10 @@ def refused_call(calls: list[dict[str, Any]], earlier_ids: Iterable[str], names:
             return BAD_CALL_ID, f"the call id {call_id!r} (of {name}) was already used in this conversation"
         used.add(call_id)
         if offered is not None and name not in offered:
-            return UNKNOWN_TOOL, f"the model asked for {name!r}, which is not one of the offered tools ({', '.join(sorted(offered))})"
+            return (
+                UNKNOWN_TOOL,
+                f"the model asked for {name!r}, which is not one of the offered tools ({', '.join(sorted(offered))})",
+            )
         arguments = call.get("arguments") or "{}"  # some servers send "" for a call without arguments
         try:
             decoded = json.loads(arguments)
@@ -50,7 +55,7 @@ def parse_answer(text: str | None) -> dict[str, Any] | None:
         return None
     start, end = text.find("{"), text.rfind("}")
     try:
-        value = json.loads(text[start:end + 1]) if start >= 0 else None
+        value = json.loads(text[start : end + 1]) if start >= 0 else None
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -80,7 +85,10 @@ def outcome_problems(trace: dict[str, Any], tool_names: Iterable[str] | None = N
             problems.append("answerText differs from the final message of the transcript")
         problem = answer_problem(trace["answerText"])
         if (problem is None) != (outcome == ANSWERED):
-            problems.append(f"the outcome is {outcome!r} but the final text " + (f"fails the contract: {problem}" if problem else "is a complete answer"))
+            problems.append(
+                f"the outcome is {outcome!r} but the final text "
+                + (f"fails the contract: {problem}" if problem else "is a complete answer")
+            )
         if trace["answer"] != parse_answer(trace["answerText"]):
             problems.append("answer is not the JSON object of answerText")
     if outcome in REFUSED_CALLS and last is not None:
@@ -89,7 +97,9 @@ def outcome_problems(trace: dict[str, Any], tool_names: Iterable[str] | None = N
         names = None if tool_names is None else list(tool_names)
         found = refused_call(calls, earlier, names)
         if not (outcome == UNKNOWN_TOOL and names is None) and (found is None or found[0] != outcome):
-            problems.append(f"the outcome is {outcome!r} but the last reply's calls give {found[0] if found else 'none to refuse'!r}")
+            problems.append(
+                f"the outcome is {outcome!r} but the last reply's calls give {found[0] if found else 'none to refuse'!r}"
+            )
         if any(c["request"] == last["index"] for c in trace["toolCalls"]):
             problems.append(f"the outcome is {outcome!r} but calls of the last request were run")
     return problems

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from wismo.agent.base import BackendError, Usage
@@ -50,7 +51,9 @@ def _cause(exc: BaseException) -> str:
 class Endpoint:
     """One backend's server: the SDK client, the model ids its answers reported, and whether it has answered yet."""
 
-    def __init__(self, backend: str, base_url: str | None, api_key: str | None, timeout_s: float, max_retries: int) -> None:
+    def __init__(
+        self, backend: str, base_url: str | None, api_key: str | None, timeout_s: float, max_retries: int
+    ) -> None:
         from openai import AsyncOpenAI
 
         self.backend = backend
@@ -59,7 +62,9 @@ class Endpoint:
         self.official = self.host == OPENAI_HOST
         given = api_key or os.environ.get(KEY_VARIABLE)
         if not given and self.official:
-            raise BackendError(f"{backend} backend: {KEY_VARIABLE} is not set; live runs need a key (the scripted backend needs none)")
+            raise BackendError(
+                f"{backend} backend: {KEY_VARIABLE} is not set; live runs need a key (the scripted backend needs none)"
+            )
         self.key_sent = bool(given)
         self._key = given or PLACEHOLDER_KEY
         self.timeout_s = timeout_s
@@ -75,8 +80,13 @@ class Endpoint:
 
     def record(self) -> dict[str, Any]:
         """The manifest's server block: host, port, the model ids the answers named, the request timeout; never a key."""
-        return {"host": self.host, "port": self.port, "reportedModels": sorted(self.reported_models),
-                "requestTimeoutS": self.timeout_s, "maxRetries": self.max_retries}
+        return {
+            "host": self.host,
+            "port": self.port,
+            "reportedModels": sorted(self.reported_models),
+            "requestTimeoutS": self.timeout_s,
+            "maxRetries": self.max_retries,
+        }
 
     def _tries(self) -> str:
         """How often the SDK tried, when it retried (its retries multiply the wait a reason names)."""
@@ -96,28 +106,42 @@ class Endpoint:
         except APIStatusError as exc:
             if exc.status_code in (401, 403):
                 wants = f"refused the key in {KEY_VARIABLE}" if self.key_sent else "wants an API key"
-                raise BackendError(f"{self.backend} backend: the server at {at} {wants} (HTTP {exc.status_code}); "
-                                   f"set {KEY_VARIABLE} to a key it accepts") from None
+                raise BackendError(
+                    f"{self.backend} backend: the server at {at} {wants} (HTTP {exc.status_code}); "
+                    f"set {KEY_VARIABLE} to a key it accepts"
+                ) from None
             body = exc.body if isinstance(exc.body, dict) else {}
             said = self._scrub(str(body.get("message") or exc.message)).rstrip(".")[:300]
             if not self.answered:
-                raise BackendError(f"{self.backend} backend: the server at {at} answered HTTP {exc.status_code} for model "
-                                   f"{request.get('model')!r}: {said}") from None
+                raise BackendError(
+                    f"{self.backend} backend: the server at {at} answered HTTP {exc.status_code} for model "
+                    f"{request.get('model')!r}: {said}"
+                ) from None
             raise ConversationEnded(SERVER_ERROR, f"the server answered HTTP {exc.status_code}: {said}") from None
         except APITimeoutError:
             if not self.answered:
-                raise BackendError(f"{self.backend} backend: the server at {at} did not answer the run's first request within "
-                                   f"{self.timeout_s:g} s; a local model may still be loading, so give it longer with --timeout") from None
-            raise ConversationEnded(TIMEOUT, f"the server gave no answer within {self.timeout_s:g} s{self._tries()}") from None
+                raise BackendError(
+                    f"{self.backend} backend: the server at {at} did not answer the run's first request within "
+                    f"{self.timeout_s:g} s; a local model may still be loading, so give it longer with --timeout"
+                ) from None
+            raise ConversationEnded(
+                TIMEOUT, f"the server gave no answer within {self.timeout_s:g} s{self._tries()}"
+            ) from None
         except APIConnectionError as exc:
             cause = self._scrub(_cause(exc))[:200]
             if not self.answered:
-                raise BackendError(f"{self.backend} backend: cannot reach a server at {at} ({cause}); start it, or correct --base-url") from None
-            raise ConversationEnded(CONNECTION_FAILED, f"the server at {at} could not be reached ({cause}){self._tries()}") from None
+                raise BackendError(
+                    f"{self.backend} backend: cannot reach a server at {at} ({cause}); start it, or correct --base-url"
+                ) from None
+            raise ConversationEnded(
+                CONNECTION_FAILED, f"the server at {at} could not be reached ({cause}){self._tries()}"
+            ) from None
         except OpenAIError as exc:  # an answer the SDK could not read, for one
             said = self._scrub(f"{type(exc).__name__}: {exc}")[:300]
             if not self.answered:
-                raise BackendError(f"{self.backend} backend: the server at {at} gave an answer the SDK cannot use ({said})") from None
+                raise BackendError(
+                    f"{self.backend} backend: the server at {at} gave an answer the SDK cannot use ({said})"
+                ) from None
             raise ConversationEnded(SERVER_ERROR, f"the server gave an answer the SDK cannot use ({said})") from None
         self.answered = True
         model = getattr(response, "model", None)
@@ -132,7 +156,9 @@ class Endpoint:
         counts = [getattr(u, inputs, None), getattr(u, outputs, None)]
         if not all(isinstance(n, int) for n in counts):
             model = getattr(response, "model", None)
-            raise ConversationEnded(NO_USAGE, f"the server's answer (model {model!r}) reported no token usage, so its reply is not recorded")
+            raise ConversationEnded(
+                NO_USAGE, f"the server's answer (model {model!r}) reported no token usage, so its reply is not recorded"
+            )
         cached = getattr(getattr(u, details, None), "cached_tokens", None)
         return Usage(counts[0], counts[1], cached if isinstance(cached, int) else 0)
 
@@ -142,8 +168,14 @@ class EndpointBackend:
 
     name = "openai"
 
-    def __init__(self, model: str = DEFAULT_MODEL, api_key: str | None = None, base_url: str | None = None,
-                 timeout_s: float = 120.0, max_retries: int = 2) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
         self.model = model
         self.endpoint = Endpoint(self.name, base_url, api_key, timeout_s, max_retries)
         self.token_label = self.endpoint.token_label

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> dict[str, Any]:
+def totals(
+    requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None
+) -> dict[str, Any]:
     """Counters of one trace, each derivable from its requests and calls (wallMs excepted: it is measured)."""
     out = {
         "turns": len(requests),

@@ -32,8 +32,12 @@ class Evidence:
             if isinstance(ident, str):
                 self.unreadable.append(ident)
             return
-        for key, bucket in (("trackingId", self.tracking), ("reservationId", self.reservations),
-                            ("paymentId", self.payments), ("orderId", self.orders)):
+        for key, bucket in (
+            ("trackingId", self.tracking),
+            ("reservationId", self.reservations),
+            ("paymentId", self.payments),
+            ("orderId", self.orders),
+        ):
             if key in record and (key != "paymentId" or "amount" in record) and (key != "orderId" or "items" in record):
                 bucket.append(record)
                 return

@@ -9,18 +9,29 @@ from typing import Any
 
 import anyio
 
-from wismo.domain import prompts
 from wismo import tokens
-from wismo.client.connection import Connection
-from wismo.core.jsonfmt import utf8_len
 from wismo.agent.base import Backend
 from wismo.agent.checks import answer_problem, parse_answer, refused_call
-from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
-    ANSWERED, BAD_ARGUMENTS, BAD_CALL_ID, CALL_BUDGET, CONNECTION_FAILED, NO_USAGE, SERVER_ERROR, TIMEOUT, TOKEN_BUDGET,
-    TURN_BUDGET, UNEXPECTED_ANSWER, UNKNOWN_TOOL, ConversationEnded,
-)
 from wismo.agent.counters import totals
 from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
+from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
+    ANSWERED,
+    BAD_ARGUMENTS,
+    BAD_CALL_ID,
+    CALL_BUDGET,
+    CONNECTION_FAILED,
+    NO_USAGE,
+    SERVER_ERROR,
+    TIMEOUT,
+    TOKEN_BUDGET,
+    TURN_BUDGET,
+    UNEXPECTED_ANSWER,
+    UNKNOWN_TOOL,
+    ConversationEnded,
+)
+from wismo.client.connection import Connection
+from wismo.core.jsonfmt import utf8_len
+from wismo.domain import prompts
 
 
 @dataclass(frozen=True)
@@ -36,12 +47,15 @@ class Budgets:
 
 def budget_stop_note(reason: str, read_calls: list[dict[str, Any]], missing_calls: list[dict[str, Any]]) -> str:
     """What the user sees when a budget stops the session: why, what was read, and what is missing."""
+
     def listed(calls: list[dict[str, Any]]) -> str:
         shown = ", ".join(f"{c['name']}({c['arguments']})" for c in calls[:20])
         return shown + (f" and {len(calls) - 20:,} more" if len(calls) > 20 else "")
 
-    return (f"Stopped: {reason}. Read: {listed(read_calls) or 'nothing'}. Not read or not answered: "
-            f"{listed(missing_calls) or 'the model' + chr(39) + 's answer'}. Narrow the question (one item, one shipment) and ask again.")
+    return (
+        f"Stopped: {reason}. Read: {listed(read_calls) or 'nothing'}. Not read or not answered: "
+        f"{listed(missing_calls) or 'the model' + chr(39) + 's answer'}. Narrow the question (one item, one shipment) and ask again."
+    )
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,9 @@ class LatencyModel:
 
     def elapsed_ms(self, input_tokens: int, output_tokens: int) -> float:
         """Modelled milliseconds of one request."""
-        return round(self.overhead_ms + input_tokens * self.per_input_token_ms + output_tokens * self.per_output_token_ms, 3)
+        return round(
+            self.overhead_ms + input_tokens * self.per_input_token_ms + output_tokens * self.per_output_token_ms, 3
+        )
 
     def as_dict(self) -> dict[str, float]:
         """The parameters, for a run's manifest."""
@@ -70,7 +86,9 @@ async def _run_tool(tools: dict[str, TimedTool], call: dict[str, Any]) -> tuple[
     return result.text, result.is_error, tool.last_ms, cached
 
 
-def client_tools(conn: Connection, definitions: list[dict[str, Any]], cache_repeats: bool = False) -> dict[str, TimedTool]:
+def client_tools(
+    conn: Connection, definitions: list[dict[str, Any]], cache_repeats: bool = False
+) -> dict[str, TimedTool]:
     """The loop's tools by wire name: each server tool, timed, and answered from cache when repeated if asked."""
     out = {}
     for definition in definitions:
@@ -117,8 +135,11 @@ async def run_case(
             "index": len(requests) + 1,
             "newItems": items[sent:],
             "output": reply.output,
-            "usage": {"inputTokens": reply.usage.input_tokens, "outputTokens": reply.usage.output_tokens,
-                      "cachedInputTokens": reply.usage.cached_input_tokens},
+            "usage": {
+                "inputTokens": reply.usage.input_tokens,
+                "outputTokens": reply.usage.output_tokens,
+                "cachedInputTokens": reply.usage.cached_input_tokens,
+            },
             "elapsedMs": round(elapsed, 3),
         }
         if latency:
@@ -131,7 +152,9 @@ async def run_case(
         if not calls:
             answer_text = "\n".join(o["content"] for o in reply.output if o.get("type") == "message")
             problem = answer_problem(answer_text)
-            outcome, reason = (ANSWERED, None) if problem is None else (UNEXPECTED_ANSWER, f"Request {record['index']}: {problem}.")
+            outcome, reason = (
+                (ANSWERED, None) if problem is None else (UNEXPECTED_ANSWER, f"Request {record['index']}: {problem}.")
+            )
             break
         refused = refused_call(calls, (c["call_id"] for c in items[:sent] if c.get("type") == "function_call"), wrapped)
         if refused:
@@ -155,8 +178,12 @@ async def run_case(
         for call, (text, is_error, call_ms, cached) in zip(calls, results):
             items.append(tokens.function_call_output(call["call_id"], text))
             entry = {
-                "request": record["index"], "callId": call["call_id"], "name": call["name"],
-                "arguments": call["arguments"], "resultBytes": utf8_len(text), "isError": is_error,
+                "request": record["index"],
+                "callId": call["call_id"],
+                "name": call["name"],
+                "arguments": call["arguments"],
+                "resultBytes": utf8_len(text),
+                "isError": is_error,
                 "elapsedMs": round(call_ms, 3),
             }
             if cached:
@@ -174,7 +201,7 @@ async def run_case(
         # The parsed object whenever there is one (an answer missing contract keys is still scored field by field).
         "answer": parse_answer(answer_text) if outcome in (ANSWERED, UNEXPECTED_ANSWER) else None,
         # What was ready to send when the conversation ended: results of the last calls run, or the question itself.
-        "unsentItems": items[sent + len(requests[-1]["output"]) if requests else 0:],
+        "unsentItems": items[sent + len(requests[-1]["output"]) if requests else 0 :],
         "totals": totals(requests, tool_calls, wall_ms),
     }
 
@@ -184,8 +211,15 @@ def _sentence(phrase: str) -> str:
     return phrase[:1].upper() + phrase[1:] + "."
 
 
-def _budget_stop(budgets: Budgets, requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], functions: list[dict[str, Any]],
-                 items: list[dict[str, Any]], sent: int, spent: int) -> tuple[str, str, str] | None:
+def _budget_stop(
+    budgets: Budgets,
+    requests: list[dict[str, Any]],
+    tool_calls: list[dict[str, Any]],
+    functions: list[dict[str, Any]],
+    items: list[dict[str, Any]],
+    sent: int,
+    spent: int,
+) -> tuple[str, str, str] | None:
     """Before a request: the outcome, reason and user-facing note if the turn or token budget stops the session."""
     pending = [c for c in tool_calls if c["request"] == len(requests)]
     done = tool_calls[: len(tool_calls) - len(pending)]
@@ -197,11 +231,17 @@ def _budget_stop(budgets: Budgets, requests: list[dict[str, Any]], tool_calls: l
     # Estimated before sending: the last request's input and output, plus what was appended since.
     if requests:
         last = requests[-1]["usage"]
-        estimate = last["inputTokens"] + last["outputTokens"] + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]):])
+        estimate = (
+            last["inputTokens"]
+            + last["outputTokens"]
+            + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]) :])
+        )
     else:
         estimate = tokens.count_request(prompts.INSTRUCTIONS, functions, items).total
     if spent + estimate <= budgets.max_input_tokens:
         return None
-    why = (f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
-           f"processed, the next request would carry about {estimate:,} more)")
+    why = (
+        f"the session's input-token budget of {budgets.max_input_tokens:,} would be exceeded ({spent:,} tokens "
+        f"processed, the next request would carry about {estimate:,} more)"
+    )
     return TOKEN_BUDGET, _sentence(why), budget_stop_note(why, done, pending)

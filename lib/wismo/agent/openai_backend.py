@@ -18,8 +18,13 @@ class OpenAIBackend(EndpointBackend):
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Send instructions, tools and the whole history; map the response back to our items."""
         response = await self.endpoint.send(
-            self.endpoint.client.responses.create, model=self.model, instructions=instructions, input=items,
-            tools=functions, parallel_tool_calls=True, store=False,
+            self.endpoint.client.responses.create,
+            model=self.model,
+            instructions=instructions,
+            input=items,
+            tools=functions,
+            parallel_tool_calls=True,
+            store=False,
         )
         usage = self.endpoint.usage(response, "input_tokens", "output_tokens", "input_tokens_details")
         output = []

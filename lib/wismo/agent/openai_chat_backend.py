@@ -16,7 +16,11 @@ def to_messages(instructions: str, items: list[dict[str, Any]]) -> list[dict[str
     for item in items:
         kind = item.get("type", "message")
         if kind == "function_call":
-            call = {"id": item["call_id"], "type": "function", "function": {"name": item["name"], "arguments": item["arguments"]}}
+            call = {
+                "id": item["call_id"],
+                "type": "function",
+                "function": {"name": item["name"], "arguments": item["arguments"]},
+            }
             last = messages[-1]
             if last["role"] == "assistant":  # the same reply: its text and earlier calls
                 last.setdefault("tool_calls", []).append(call)
@@ -31,8 +35,13 @@ def to_messages(instructions: str, items: list[dict[str, Any]]) -> list[dict[str
 
 def to_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Responses-shaped function definitions as Chat Completions tools (same name, description and schema)."""
-    return [{"type": "function", "function": {"name": f["name"], "description": f["description"], "parameters": f["parameters"]}}
-            for f in functions]
+    return [
+        {
+            "type": "function",
+            "function": {"name": f["name"], "description": f["description"], "parameters": f["parameters"]},
+        }
+        for f in functions
+    ]
 
 
 def from_message(message: Any) -> list[dict[str, Any]]:
@@ -40,9 +49,11 @@ def from_message(message: Any) -> list[dict[str, Any]]:
     output = []
     if message is not None and message.content:
         output.append(assistant_message(message.content))
-    for call in (getattr(message, "tool_calls", None) or []):
+    for call in getattr(message, "tool_calls", None) or []:
         function = getattr(call, "function", None)
-        output.append(call_item(getattr(function, "name", None), getattr(function, "arguments", None), getattr(call, "id", None)))
+        output.append(
+            call_item(getattr(function, "name", None), getattr(function, "arguments", None), getattr(call, "id", None))
+        )
     return output
 
 
@@ -54,8 +65,11 @@ class OpenAIChatBackend(EndpointBackend):
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Send the system message, tools and the whole history; map the first choice back to our items."""
         response = await self.endpoint.send(
-            self.endpoint.client.chat.completions.create, model=self.model, messages=to_messages(instructions, items),
-            tools=to_tools(functions), parallel_tool_calls=True,
+            self.endpoint.client.chat.completions.create,
+            model=self.model,
+            messages=to_messages(instructions, items),
+            tools=to_tools(functions),
+            parallel_tool_calls=True,
         )
         usage = self.endpoint.usage(response, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
         choices = getattr(response, "choices", None) or []

@@ -9,12 +9,12 @@ import json
 import re
 from typing import Any
 
-from wismo.core import designs
-from wismo.tokens import framing
 from wismo import tokens
 from wismo.agent.assessment import assess
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.evidence import from_items
+from wismo.core import designs
+from wismo.tokens import framing
 
 
 class ScriptedBackend:
@@ -24,7 +24,9 @@ class ScriptedBackend:
     name = "scripted"
     token_label = tokens.LABEL
 
-    def __init__(self, model: str = "scripted-v1", encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> None:
+    def __init__(
+        self, model: str = "scripted-v1", encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+    ) -> None:
         self.model = model
         self.encoding_name = encoding_name
         self.profile = framing.profile(profile)
@@ -39,8 +41,12 @@ class ScriptedBackend:
         """The history as the client profile would send it: each tool output framed (python: as it is)."""
         if self.profile is framing.PYTHON:
             return items
-        return [tokens.function_call_output(i["call_id"], self.profile.output(framing.text_result(i["output"])))
-                if i.get("type") == "function_call_output" else i for i in items]
+        return [
+            tokens.function_call_output(i["call_id"], self.profile.output(framing.text_result(i["output"])))
+            if i.get("type") == "function_call_output"
+            else i
+            for i in items
+        ]
 
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Decide the next step from the request alone, as a stateless model would."""
@@ -65,7 +71,11 @@ class ScriptedBackend:
             following = isinstance(latest, dict) and isinstance(latest.get("page"), dict) and latest["page"].get("next")
             if calls[-1]["name"] == how.entry and following:
                 # A page that says what it left out: ask for the next one, as its note instructs.
-                return [tokens.function_call(how.entry, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0))]
+                return [
+                    tokens.function_call(
+                        how.entry, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0)
+                    )
+                ]
             if len(calls) == 1 and calls[0]["name"] == how.entry:
                 wanted = [(t, a) for t, a in how.linked_calls(latest) if t in names]
                 if wanted:

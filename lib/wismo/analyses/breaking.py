@@ -17,16 +17,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from wismo.core import designs
 from wismo import tokens
+from wismo.analyses.sweep import account, server_env
+from wismo.client.connection import ToolResult, connect
+from wismo.client.investigation import investigate
+from wismo.core import designs
 from wismo.domain import load
 from wismo.domain.generate import order_id
-from wismo.client.connection import ToolResult, connect
-from wismo.analyses.sweep import account, server_env
-from wismo.client.investigation import investigate
 
-HOW = ("bisection on order size, with the servers' own tool code in process; the boundary (N-1 below, N over) "
-       "confirmed over MCP")
+HOW = (
+    "bisection on order size, with the servers' own tool code in process; the boundary (N-1 below, N over) "
+    "confirmed over MCP"
+)
 
 
 @contextmanager
@@ -81,8 +83,10 @@ class Criterion:
 
 def criteria(window: int, budget: int) -> tuple[Criterion, Criterion]:
     """Over the window (some call's input) and over the budget (the session's total input)."""
-    return (Criterion("first N over the window", window, lambda r, w: max(r["inputs"]) > w),
-            Criterion("first N over the budget", budget, lambda r, b: r["totalInput"] > b))
+    return (
+        Criterion("first N over the window", window, lambda r, w: max(r["inputs"]) > w),
+        Criterion("first N over the budget", budget, lambda r, b: r["totalInput"] > b),
+    )
 
 
 async def _row_in_process(design: str, n: int, encoding: str, cap: int | None) -> dict[str, Any]:
@@ -120,11 +124,21 @@ async def confirm(design: str, n: int, criterion: Criterion, encoding: str, cap:
         tools = await conn.list_tools()
         rows = [account(design, s, tools, await investigate(conn, design, order_id(s)), encoding) for s in sizes]
     broken = [criterion.broken(r) for r in rows]
-    return {"design": design, "criterion": criterion.name, "N": n, "confirmed over MCP": broken[-1] and not any(broken[:-1])}
+    return {
+        "design": design,
+        "criterion": criterion.name,
+        "N": n,
+        "confirmed over MCP": broken[-1] and not any(broken[:-1]),
+    }
 
 
-async def breaking_points(rows: list[dict[str, Any]], window: int, budget: int, encoding: str = tokens.DEFAULT_ENCODING,
-                          cap: int | None = None) -> list[dict[str, Any]]:
+async def breaking_points(
+    rows: list[dict[str, Any]],
+    window: int,
+    budget: int,
+    encoding: str = tokens.DEFAULT_ENCODING,
+    cap: int | None = None,
+) -> list[dict[str, Any]]:
     """Per design of the sweep `rows` (scale.measure): the first N over the window and over the budget, each found
     by bisection inside the bracket the sweep measured and confirmed over MCP (None when no size of the sweep breaks
     it); raises AssertionError naming a boundary that MCP does not confirm."""
@@ -133,13 +147,19 @@ async def breaking_points(rows: list[dict[str, Any]], window: int, budget: int, 
         row: dict[str, Any] = {"design": design, "how": HOW}
         for criterion in criteria(window, budget):
             found = bracket(rows, design, criterion)
-            n = None if found is None else (found[1] if found[0] == 0 else await first_size(design, criterion, *found, encoding, cap))
+            n = (
+                None
+                if found is None
+                else (found[1] if found[0] == 0 else await first_size(design, criterion, *found, encoding, cap))
+            )
             row[criterion.name] = n
             if n is not None:
                 check = await confirm(design, n, criterion, encoding, cap)
                 if not check["confirmed over MCP"]:
-                    raise AssertionError(f"{design}: bisection found {criterion.name} = {n}, but over MCP {n - 1} and {n} "
-                                         "do not straddle the limit")
+                    raise AssertionError(
+                        f"{design}: bisection found {criterion.name} = {n}, but over MCP {n - 1} and {n} "
+                        "do not straddle the limit"
+                    )
         row["largest single result (tokens)"] = max(r["largestResultTokens"] for r in rows if r["design"] == design)
         out.append(row)
     return out

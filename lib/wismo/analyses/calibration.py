@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.tokens import definitions
-from wismo.tokens import framing
-from wismo.domain import prompts
 from wismo import tokens
 from wismo.client import investigation
+from wismo.domain import prompts
+from wismo.tokens import definitions, framing
 
 DERIVED = "derived from published"
 PUBLISHED = "provider-reported (published)"
@@ -52,14 +51,19 @@ def _calls_and_results(turn: list[investigation.Call], index: int) -> tuple[list
     return calls, results
 
 
-def additions(tool_turns: list[list[investigation.Call]], profile: framing.Profile, encoding: str = tokens.DEFAULT_ENCODING) -> list[int]:
+def additions(
+    tool_turns: list[list[investigation.Call]], profile: framing.Profile, encoding: str = tokens.DEFAULT_ENCODING
+) -> list[int]:
     """What each tool turn adds to the next request under a client profile (tiktoken-estimated)."""
-    return [framing.turn_addition(*_calls_and_results(turn, i), profile, encoding).total
-            for i, turn in enumerate(tool_turns, start=1)]
+    return [
+        framing.turn_addition(*_calls_and_results(turn, i), profile, encoding).total
+        for i, turn in enumerate(tool_turns, start=1)
+    ]
 
 
-def definition_tokens(tools: list[dict[str, Any]], profile: framing.Profile, method: str,
-                      encoding: str = tokens.DEFAULT_ENCODING) -> int:
+def definition_tokens(
+    tools: list[dict[str, Any]], profile: framing.Profile, method: str, encoding: str = tokens.DEFAULT_ENCODING
+) -> int:
     """The tools block of a request: the server's definitions as the profile sends them, counted by `method`."""
     functions = [profile.function(t) for t in tools]
     if method == "cookbook":
@@ -69,17 +73,28 @@ def definition_tokens(tools: list[dict[str, Any]], profile: framing.Profile, met
     raise ValueError(f"unknown definition counting method {method!r}; use one of {', '.join(DEFINITION_METHODS)}")
 
 
-def first_request_known(tools: list[dict[str, Any]], profile: framing.Profile, method: str, order_id: str = ORDER,
-                        encoding: str = tokens.DEFAULT_ENCODING) -> int:
+def first_request_known(
+    tools: list[dict[str, Any]],
+    profile: framing.Profile,
+    method: str,
+    order_id: str = ORDER,
+    encoding: str = tokens.DEFAULT_ENCODING,
+) -> int:
     """Every part of the first request but the instructions' text: definitions, the question, the framing of both
     messages and the reply's priming (cookbook constants)."""
     question = tokens.count_item({"type": "message", "role": "user", "content": prompts.question(order_id)}, encoding)
     system_frame = tokens.COOKBOOK_GPT4O.per_message + tokens.count_text("system", encoding)
-    return definition_tokens(tools, profile, method, encoding) + question + system_frame + tokens.COOKBOOK_GPT4O.reply_priming
+    return (
+        definition_tokens(tools, profile, method, encoding)
+        + question
+        + system_frame
+        + tokens.COOKBOOK_GPT4O.reply_priming
+    )
 
 
-def rebuild(recorded: dict[str, Any], article: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING,
-            order_id: str = ORDER) -> dict[str, Any]:
+def rebuild(
+    recorded: dict[str, Any], article: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
+) -> dict[str, Any]:
     """The article's two ORD-1004 conversations rebuilt under every client profile and definition method: per-turn
     additions against the derived ones, the instructions' size solved from request 1 and checked on requests 2
     and 3, the focused conversation's second request and output implied, and the 141 examined."""
@@ -99,27 +114,43 @@ def rebuild(recorded: dict[str, Any], article: dict[str, Any], encoding: str = t
             predicted = [requests[0], requests[0] + g_add[0], requests[0] + g_add[0] + g_add[1]]
             f_first = instructions + f_known
             f_second = f_first + f_add[0]
-            rows.append({
-                "profile": profile.name, "definitions": method,
-                "turnAdditions": g_add, "derivedAdditions": derived_adds,
-                "additionErrorPercent": [round((a - d) / d * 100, 1) for a, d in zip(g_add, derived_adds)],
-                "instructionsTokensSolved": instructions,
-                "predictedRequests": predicted, "publishedRequests": requests,
-                "requestErrorPercent": [round((p - r) / r * 100, 1) for p, r in zip(predicted, requests)],
-                "definitionsGranular": definition_tokens(g_tools, profile, method, encoding),
-                "definitionsFocused": definition_tokens(f_tools, profile, method, encoding),
-                "focusedSmallerBy": g_known - f_known, "publishedSmallerBy": pub["focusedSmallerBy"]["value"],
-                "focusedTurnAddition": f_add[0],
-                # The focused conversation two ways: from our rebuilt first request, and from the published one.
-                "focusedFirstRequest": f_first, "focusedSecondRequest": f_second,
-                "focusedOutputImplied": pub["focusedConversation"]["value"] - f_first - f_second,
-                "focusedSecondFromPublishedFirst": first_pub + f_add[0],
-                "focusedOutputImpliedFromPublishedFirst": pub["focusedConversation"]["value"] - 2 * first_pub - f_add[0],
-            })
-    return {"order": order_id, "published": pub, "rows": rows, "encoding": encoding,
-            "labels": {"rows": f"{ESTIMATED} ({tokens.COOKBOOK_GPT4O.name} for items; definitions by the named method)",
-                       "instructionsTokensSolved": f"{DERIVED}, minus {ESTIMATED}",
-                       "focusedOutputImplied": f"{DERIVED}, minus {ESTIMATED}"}}
+            rows.append(
+                {
+                    "profile": profile.name,
+                    "definitions": method,
+                    "turnAdditions": g_add,
+                    "derivedAdditions": derived_adds,
+                    "additionErrorPercent": [round((a - d) / d * 100, 1) for a, d in zip(g_add, derived_adds)],
+                    "instructionsTokensSolved": instructions,
+                    "predictedRequests": predicted,
+                    "publishedRequests": requests,
+                    "requestErrorPercent": [round((p - r) / r * 100, 1) for p, r in zip(predicted, requests)],
+                    "definitionsGranular": definition_tokens(g_tools, profile, method, encoding),
+                    "definitionsFocused": definition_tokens(f_tools, profile, method, encoding),
+                    "focusedSmallerBy": g_known - f_known,
+                    "publishedSmallerBy": pub["focusedSmallerBy"]["value"],
+                    "focusedTurnAddition": f_add[0],
+                    # The focused conversation two ways: from our rebuilt first request, and from the published one.
+                    "focusedFirstRequest": f_first,
+                    "focusedSecondRequest": f_second,
+                    "focusedOutputImplied": pub["focusedConversation"]["value"] - f_first - f_second,
+                    "focusedSecondFromPublishedFirst": first_pub + f_add[0],
+                    "focusedOutputImpliedFromPublishedFirst": pub["focusedConversation"]["value"]
+                    - 2 * first_pub
+                    - f_add[0],
+                }
+            )
+    return {
+        "order": order_id,
+        "published": pub,
+        "rows": rows,
+        "encoding": encoding,
+        "labels": {
+            "rows": f"{ESTIMATED} ({tokens.COOKBOOK_GPT4O.name} for items; definitions by the named method)",
+            "instructionsTokensSolved": f"{DERIVED}, minus {ESTIMATED}",
+            "focusedOutputImplied": f"{DERIVED}, minus {ESTIMATED}",
+        },
+    }
 
 
 def row(calibration: dict[str, Any], profile: str, method: str = "cookbook") -> dict[str, Any]:
@@ -127,7 +158,9 @@ def row(calibration: dict[str, Any], profile: str, method: str = "cookbook") -> 
     return next(r for r in calibration["rows"] if r["profile"] == profile and r["definitions"] == method)
 
 
-def record_types(recorded: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER) -> list[dict[str, Any]]:
+def record_types(
+    recorded: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
+) -> list[dict[str, Any]]:
     """For each record type of the order's investigation: its result bare and under each profile, in tokens."""
     seen: dict[str, str] = {}
     for design in ("granular", "focused"):
@@ -138,13 +171,20 @@ def record_types(recorded: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODI
     for tool, text in seen.items():
         result = framing.text_result(text)
         counts = {name: tokens.count_text(p.output(result), encoding) for name, p in framing.PROFILES.items()}
-        out.append({"tool": tool, "bytes": len(text.encode("utf-8")), **counts,
-                    "framing share %": round((counts["csharp-mcp"] - counts["python"]) / counts["csharp-mcp"] * 100, 1)})
+        out.append(
+            {
+                "tool": tool,
+                "bytes": len(text.encode("utf-8")),
+                **counts,
+                "framing share %": round((counts["csharp-mcp"] - counts["python"]) / counts["csharp-mcp"] * 100, 1),
+            }
+        )
     return out
 
 
-def framing_share(recorded: dict[str, Any], instructions: int, encoding: str = tokens.DEFAULT_ENCODING,
-                  order_id: str = ORDER) -> list[dict[str, Any]]:
+def framing_share(
+    recorded: dict[str, Any], instructions: int, encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
+) -> list[dict[str, Any]]:
     """Per design, the article's conversation input (with `instructions` tokens of instructions, as solved) under
     csharp-mcp and with bare text (python), and the share of the former that comes from the client's framing of
     results rather than from the tool design (modelled)."""
@@ -160,6 +200,14 @@ def framing_share(recorded: dict[str, Any], instructions: int, encoding: str = t
                 current += added
                 inputs.append(current)
             totals[name] = sum(inputs)
-        out.append({"design": design, "input, bare text": totals["python"], "input, csharp-mcp framing": totals["csharp-mcp"],
-                    "share from framing %": round((totals["csharp-mcp"] - totals["python"]) / totals["csharp-mcp"] * 100, 1)})
+        out.append(
+            {
+                "design": design,
+                "input, bare text": totals["python"],
+                "input, csharp-mcp framing": totals["csharp-mcp"],
+                "share from framing %": round(
+                    (totals["csharp-mcp"] - totals["python"]) / totals["csharp-mcp"] * 100, 1
+                ),
+            }
+        )
     return out

@@ -8,16 +8,15 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from wismo.core import designs
-from wismo.core import jsondiff
-from wismo.domain.cases import Case, load_cases
-from wismo.core.clock import CLOCK
-from wismo.domain import KINDS, missing_record
-from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.client.connection import Connection, connect
-from wismo.core.jsonfmt import utf8_len, write_stable
-from wismo.servers.protocol import PINNED_REVISION
 from wismo.client.investigation import Call, investigate
+from wismo.core import designs, jsondiff
+from wismo.core.clock import CLOCK
+from wismo.core.jsonfmt import utf8_len, write_stable
+from wismo.domain import KINDS, missing_record
+from wismo.domain.cases import Case, load_cases
+from wismo.domain.ids import MAX_ID_LENGTH
+from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
 
@@ -28,7 +27,11 @@ class ComparisonFailed(AssertionError):
 
 def _record(call: Call, kind: Any) -> dict[str, Any]:
     """A linked record as the focused context holds it: the record, or the explicit missing-record stand-in."""
-    return missing_record(kind, call["arguments"][kind.id_key], call["output"]) if call["isError"] else json.loads(call["output"])
+    return (
+        missing_record(kind, call["arguments"][kind.id_key], call["output"])
+        if call["isError"]
+        else json.loads(call["output"])
+    )
 
 
 def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] | None, str | None]:
@@ -58,15 +61,19 @@ def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] 
     return context, None
 
 
-def differences(reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused")) -> list[dict[str, Any]]:
+def differences(
+    reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused")
+) -> list[dict[str, Any]]:
     """Every place where a design's evidence differs from the reference design's, as {path, name: value, ...}."""
     return jsondiff.differences(reference, other, names)
 
 
 def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
     """Arguments as recorded in the output: strings longer than any identifier are shortened and counted."""
-    return {k: (f"{v[:12]}… ({len(v)} characters)" if isinstance(v, str) and len(v) > MAX_ID_LENGTH else v)
-            for k, v in (arguments or {}).items()}
+    return {
+        k: (f"{v[:12]}… ({len(v)} characters)" if isinstance(v, str) and len(v) > MAX_ID_LENGTH else v)
+        for k, v in (arguments or {}).items()
+    }
 
 
 def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, Any]:
@@ -76,8 +83,15 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
         "calls": len(calls),
         "bytes": sum(utf8_len(c["output"]) for c in calls),
         "error": error,
-        "toolCalls": [{"tool": c["name"], "arguments": _shown(c["arguments"]), "bytes": utf8_len(c["output"]),
-                       "isError": c["isError"]} for c in calls],
+        "toolCalls": [
+            {
+                "tool": c["name"],
+                "arguments": _shown(c["arguments"]),
+                "bytes": utf8_len(c["output"]),
+                "isError": c["isError"],
+            }
+            for c in calls
+        ],
     }
 
 
@@ -105,8 +119,15 @@ async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[s
         outcome = "rejected alike" if all(rejected) and not diffs else "rejected differently"
     else:
         outcome = "evidence"
-    row = {"label": case.label, "input": case.shown, "unfriendly": case.unfriendly, "outcome": outcome,
-           "equal": not diffs, "differences": diffs, **sides}
+    row = {
+        "label": case.label,
+        "input": case.shown,
+        "unfriendly": case.unfriendly,
+        "outcome": outcome,
+        "equal": not diffs,
+        "differences": diffs,
+        **sides,
+    }
     return row, timing
 
 
@@ -204,7 +225,9 @@ def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for i, row in enumerate(first["cases"]):
         others = [results[t]["cases"][i] for t in transports]
         names = first["summary"]["designs"]
-        keys = [(r["equal"], r["outcome"], *((r[d]["bytes"], r[d]["calls"], r[d]["error"]) for d in names)) for r in others]
+        keys = [
+            (r["equal"], r["outcome"], *((r[d]["bytes"], r[d]["calls"], r[d]["error"]) for d in names)) for r in others
+        ]
         entry = {"case": row["label"], "input": row["input"], "same": all(k == keys[0] for k in keys)}
         for t, r in zip(transports, others):
             entry[f"{t}: verdict"] = "equal" if r["equal"] else "DIFFERENT"
@@ -217,4 +240,7 @@ def require_parity(rows: list[dict[str, Any]], transports: list[str]) -> None:
     """Raise TransportsDisagree naming every case (parity rows) whose verdict, bytes, calls or errors differ by transport."""
     bad = [r for r in rows if not r["same"]]
     if bad:
-        raise TransportsDisagree(f"{len(bad)} case(s) differ between {', '.join(transports)}: " + "; ".join(f"{r['case']} ({r['input']})" for r in bad))
+        raise TransportsDisagree(
+            f"{len(bad)} case(s) differ between {', '.join(transports)}: "
+            + "; ".join(f"{r['case']} ({r['input']})" for r in bad)
+        )

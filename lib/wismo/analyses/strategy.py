@@ -20,8 +20,10 @@ from wismo.tokens.conversation import turn_items
 
 PARALLEL, SEQUENTIAL = "parallel", "sequential"
 STRATEGIES = (PARALLEL, SEQUENTIAL)
-DESCRIPTIONS = {PARALLEL: "every tool call of a turn in one model request (the article's model)",
-                SEQUENTIAL: "one tool call per model request"}
+DESCRIPTIONS = {
+    PARALLEL: "every tool call of a turn in one model request (the article's model)",
+    SEQUENTIAL: "one tool call per model request",
+}
 
 
 def check_name(strategy: str) -> str:

@@ -9,13 +9,12 @@ from typing import Any
 
 import anyio
 
-from wismo import cost
+from wismo import cost, tokens
+from wismo.client import pool
+from wismo.client.investigation import investigate
 from wismo.core import designs
 from wismo.domain import prompts
-from wismo.client import pool
-from wismo import tokens
 from wismo.domain.generate import order_id
-from wismo.client.investigation import investigate
 from wismo.tokens.conversation import turn_items
 
 
@@ -24,11 +23,18 @@ def scale_designs() -> tuple[str, ...]:
     return designs.names(scale=True)
 
 
-def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str) -> dict[str, Any]:
+def account(
+    design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str
+) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
     functions = [tokens.mcp_tool_to_function(t) for t in tools]
     oid = order_id(n)
-    base = tokens.count_request(prompts.INSTRUCTIONS, functions, [{"type": "message", "role": "user", "content": prompts.question(oid)}], encoding_name).total
+    base = tokens.count_request(
+        prompts.INSTRUCTIONS,
+        functions,
+        [{"type": "message", "role": "user", "content": prompts.question(oid)}],
+        encoding_name,
+    ).total
     additions, result_tokens, result_bytes = [], [], 0
     for index, turn in enumerate(turns, start=1):
         items = turn_items(turn, index)
@@ -38,9 +44,18 @@ def account(design: str, n: int, tools: list[dict[str, Any]], turns: list[list[d
         result_bytes += sum(len(c["output"].encode("utf-8")) for c in turn)
     session = cost.session(base, additions)
     return {
-        "design": design, "lines": n, "orderId": oid, "modelTurns": len(turns) + 1, "toolCalls": sum(len(t) for t in turns),
-        "resultBytes": result_bytes, "resultTokens": sum(result_tokens), "largestResultTokens": max(result_tokens),
-        "base": base, "inputs": list(session.inputs), "totalInput": session.total, "finalInput": session.final,
+        "design": design,
+        "lines": n,
+        "orderId": oid,
+        "modelTurns": len(turns) + 1,
+        "toolCalls": sum(len(t) for t in turns),
+        "resultBytes": result_bytes,
+        "resultTokens": sum(result_tokens),
+        "largestResultTokens": max(result_tokens),
+        "base": base,
+        "inputs": list(session.inputs),
+        "totalInput": session.total,
+        "finalInput": session.final,
     }
 
 
@@ -75,8 +90,9 @@ async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
     return results
 
 
-async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None,
-                  progress: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+async def measure(
+    sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None, progress: Any = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Drive every design over MCP for each generated order size; return the accounting rows, and per N
     whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
     The servers stay running on this event loop for budgeted_sessions() (see server_pool)."""
@@ -107,8 +123,14 @@ async def measure(sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
             for n in sizes:
                 focused = json.loads(texts[("focused", n)][0])
                 merged = merge([json.loads(t) for t in texts[(design, n)]])
-                checks.append({"design": design, "lines": n, "pages": len(texts[(design, n)]),
-                               "pages merge to the focused answer": merged == concise_view(focused)})
+                checks.append(
+                    {
+                        "design": design,
+                        "lines": n,
+                        "pages": len(texts[(design, n)]),
+                        "pages merge to the focused answer": merged == concise_view(focused),
+                    }
+                )
     return rows, checks
 
 
@@ -127,10 +149,18 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
             tools = await conn.list_tools()
             for n in sizes:
                 trace = await run_case(backend, conn, tools, order_id(n), budgets, cache_repeats=True)
-                rows.append({"design": design, "lines": n, "outcome": trace["outcome"], "turns": trace["totals"]["turns"],
-                             "toolCalls": trace["totals"]["toolCalls"], "inputTokens": trace["totals"]["inputTokens"],
-                             "answered": trace["answer"] is not None,
-                             "note": trace["answerText"] if trace["outcome"] != "answered" else ""})
+                rows.append(
+                    {
+                        "design": design,
+                        "lines": n,
+                        "outcome": trace["outcome"],
+                        "turns": trace["totals"]["turns"],
+                        "toolCalls": trace["totals"]["toolCalls"],
+                        "inputTokens": trace["totals"]["inputTokens"],
+                        "answered": trace["answer"] is not None,
+                        "note": trace["answerText"] if trace["outcome"] != "answered" else "",
+                    }
+                )
         return rows
 
     try:

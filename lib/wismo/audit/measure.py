@@ -16,24 +16,27 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from wismo.tokens import definitions
-from wismo.tokens import framing
 from wismo import tokens
 from wismo.core.jsonfmt import compact, utf8_len
+from wismo.tokens import definitions, framing
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_PAGES = 1000  # a server whose cursor never ends must not keep us listing
-JSON_METHOD = ("the function definition as a client sends it (type, name, description, parameters, strict) as "
-               "compact JSON, counted as text: every schema keyword included")
+JSON_METHOD = (
+    "the function definition as a client sends it (type, name, description, parameters, strict) as "
+    "compact JSON, counted as text: every schema keyword included"
+)
 TEXT_METHOD = "the text as the server sends it, counted as text"
-ENTRY_METHOD = ("each entry of the list as compact JSON in its wire form (name, description and the rest), "
-                "counted as text")
+ENTRY_METHOD = (
+    "each entry of the list as compact JSON in its wire form (name, description and the rest), counted as text"
+)
 BARE_METHOD = "the result's text blocks joined by newlines, counted as text"
 FRAMED_METHOD = "the function output text each client profile makes of the whole CallToolResult, counted as text"
 # Schema keywords openai-harmony 0.0.8 renders; anything else in a schema reaches its rendering as 'any' or not at
 # all (checked against the package: anyOf, allOf, $ref, const, not, format and the like are dropped).
-HARMONY_RENDERS = frozenset({"type", "properties", "items", "required", "description", "enum", "oneOf", "default",
-                             "title", "examples"})
+HARMONY_RENDERS = frozenset(
+    {"type", "properties", "items", "required", "description", "enum", "oneOf", "default", "title", "examples"}
+)
 
 
 class TargetError(Exception):
@@ -58,17 +61,25 @@ class Target:
 
     def as_dict(self) -> dict[str, Any]:
         """The target in the measurement's JSON."""
-        return {"transport": "http", "url": self.url} if self.url else {"transport": "stdio", "command": list(self.command)}
+        return (
+            {"transport": "http", "url": self.url}
+            if self.url
+            else {"transport": "stdio", "command": list(self.command)}
+        )
 
 
 def target(command: Sequence[str], url: str | None) -> Target:
     """A Target from a command line or a URL (exactly one of them); a TargetError names a missing command."""
     if bool(command) == bool(url):
-        raise TargetError("give either a server command after -- or --url http://HOST:PORT/mcp, "
-                          "for example: wismo tokens -- wismo serve granular")
+        raise TargetError(
+            "give either a server command after -- or --url http://HOST:PORT/mcp, "
+            "for example: wismo tokens -- wismo serve granular"
+        )
     if url:
         if not url.startswith(("http://", "https://")):
-            raise TargetError(f"--url wants an http:// or https:// address such as http://127.0.0.1:8000/mcp, not {url!r}")
+            raise TargetError(
+                f"--url wants an http:// or https:// address such as http://127.0.0.1:8000/mcp, not {url!r}"
+            )
         return Target(url=url)
     if shutil.which(command[0]) is None:
         raise TargetError(f"cannot start {' '.join(command)!r}: no command {command[0]!r} is here or on PATH")
@@ -167,14 +178,19 @@ async def _listing(session: Any, method: str, field: str, where: Target, timeout
 async def _sample(session: Any, call: Call, where: Target, timeout_s: float) -> tuple[dict[str, Any], float]:
     """One tools/call: the CallToolResult as the server sent it (unset fields left out), and its wall time."""
     started = time.perf_counter()
-    result = await _bounded(f"tools/call {call.tool}", where, timeout_s + 1,
-                            lambda: session.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout_s))
+    result = await _bounded(
+        f"tools/call {call.tool}",
+        where,
+        timeout_s + 1,
+        lambda: session.call_tool(call.tool, call.arguments, read_timeout_seconds=timeout_s),
+    )
     elapsed = (time.perf_counter() - started) * 1000
     return result.model_dump(mode="json", by_alias=True, exclude_unset=True), elapsed
 
 
-async def _gather(where: Target, calls: Sequence[Call], timeout_s: float,
-                  on_tools: Callable[[list[dict[str, Any]]], Any]) -> dict[str, Any]:
+async def _gather(
+    where: Target, calls: Sequence[Call], timeout_s: float, on_tools: Callable[[list[dict[str, Any]]], Any]
+) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
     from wismo.client.connection import HarnessError, connect
@@ -183,8 +199,14 @@ async def _gather(where: Target, calls: Sequence[Call], timeout_s: float,
     sdk_log = logging.getLogger("mcp.client.stdio")
     sdk_log.addHandler(unreadable)
     try:
-        async with connect("MCP", where.transport, timeout_s=timeout_s, command=list(where.command) or None,
-                           require_pinned=False, url=where.url) as conn:
+        async with connect(
+            "MCP",
+            where.transport,
+            timeout_s=timeout_s,
+            command=list(where.command) or None,
+            require_pinned=False,
+            url=where.url,
+        ) as conn:
             session = conn.session
             init = session.initialize_result
             listed = time.perf_counter()
@@ -192,9 +214,14 @@ async def _gather(where: Target, calls: Sequence[Call], timeout_s: float,
             # Each list only when the server declares it; a server without tools has no definitions to count.
             tools = await _listing(session, "tools/list", "tools", where, timeout_s) if capabilities.tools else []
             counting = on_tools(tools)
-            prompts = await _listing(session, "prompts/list", "prompts", where, timeout_s) if capabilities.prompts else None
-            resources = (await _listing(session, "resources/list", "resources", where, timeout_s)
-                         if capabilities.resources else None)
+            prompts = (
+                await _listing(session, "prompts/list", "prompts", where, timeout_s) if capabilities.prompts else None
+            )
+            resources = (
+                await _listing(session, "resources/list", "resources", where, timeout_s)
+                if capabilities.resources
+                else None
+            )
             list_ms = (time.perf_counter() - listed) * 1000
             samples = [await _sample(session, c, where, timeout_s) for c in calls]
     except HarnessError as exc:
@@ -202,8 +229,15 @@ async def _gather(where: Target, calls: Sequence[Call], timeout_s: float,
     finally:
         sdk_log.removeHandler(unreadable)
     declared = init.capabilities.model_dump(by_alias=True, exclude_none=True)
-    return {"init": init, "capabilities": sorted(declared), "counting": counting, "prompts": prompts,
-            "resources": resources, "samples": samples, "timings": {"connectMs": round(conn.start_ms, 1), "listMs": round(list_ms, 1)}}
+    return {
+        "init": init,
+        "capabilities": sorted(declared),
+        "counting": counting,
+        "prompts": prompts,
+        "resources": resources,
+        "samples": samples,
+        "timings": {"connectMs": round(conn.start_ms, 1), "listMs": round(list_ms, 1)},
+    }
 
 
 def _keywords(schema: Any) -> set[str]:
@@ -233,16 +267,26 @@ def _definitions(tools: list[dict[str, Any]], encoding_name: str) -> tuple[list[
     rows = []
     for f, row, json_tokens in zip(functions, counted["tools"], json_counts):
         left_out = sorted(_keywords(f.get("parameters")) - HARMONY_RENDERS)
-        rows.append({**row, "json": _labelled(JSON_METHOD, encoding_name, total=json_tokens),
-                     "sharePercent": round(100 * row["harmony"]["total"] / whole, 1) if whole else 0.0,
-                     "harmonyLeavesOut": left_out})
-    totals = {"harmony": counted["harmony"], "cookbook": counted["cookbook"],
-              "json": _labelled(JSON_METHOD, encoding_name, total=sum(json_counts)),
-              "harmonyFrameSharePercent": round(100 * counted["harmony"]["frame"] / whole, 1) if whole else 0.0}
+        rows.append(
+            {
+                **row,
+                "json": _labelled(JSON_METHOD, encoding_name, total=json_tokens),
+                "sharePercent": round(100 * row["harmony"]["total"] / whole, 1) if whole else 0.0,
+                "harmonyLeavesOut": left_out,
+            }
+        )
+    totals = {
+        "harmony": counted["harmony"],
+        "cookbook": counted["cookbook"],
+        "json": _labelled(JSON_METHOD, encoding_name, total=sum(json_counts)),
+        "harmonyFrameSharePercent": round(100 * counted["harmony"]["frame"] / whole, 1) if whole else 0.0,
+    }
     return rows, totals
 
 
-def _counted(tools: list[dict[str, Any]], encoding_name: str) -> tuple[tuple[list[dict[str, Any]], dict[str, Any]], float]:
+def _counted(
+    tools: list[dict[str, Any]], encoding_name: str
+) -> tuple[tuple[list[dict[str, Any]], dict[str, Any]], float]:
     """The definitions counted (see _definitions), and the ms it took."""
     started = time.perf_counter()
     counted = _definitions(tools, encoding_name)
@@ -253,8 +297,10 @@ def _entries(listed: list[dict[str, Any]] | None, encoding_name: str) -> dict[st
     """A prompts/list or resources/list counted entry by entry; only when the server declares the capability."""
     if listed is None:
         return {"declared": False}
-    rows = [{"name": e.get("name", ""), **({"uri": e["uri"]} if "uri" in e else {}), **_text(compact(e), encoding_name)}
-            for e in listed]
+    rows = [
+        {"name": e.get("name", ""), **({"uri": e["uri"]} if "uri" in e else {}), **_text(compact(e), encoding_name)}
+        for e in listed
+    ]
     return _labelled(ENTRY_METHOD, encoding_name, declared=True, entries=rows, total=sum(r["tokens"] for r in rows))
 
 
@@ -272,12 +318,22 @@ def count_result(call: Call, result: dict[str, Any], encoding_name: str) -> dict
             profiles[name] = _text(client.output(result), encoding_name)
         except framing.FramingError as exc:
             profiles[name] = {"error": str(exc)}
-    return {"tool": call.tool, "arguments": call.arguments, "isError": bool(result.get("isError")),
-            "wireBytes": utf8_len(compact(result)), "bare": _text(bare, encoding_name), "profiles": profiles}
+    return {
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "isError": bool(result.get("isError")),
+        "wireBytes": utf8_len(compact(result)),
+        "bare": _text(bare, encoding_name),
+        "profiles": profiles,
+    }
 
 
-async def measure(where: Target, calls: Sequence[Call] = (), encoding_name: str = tokens.DEFAULT_ENCODING,
-                  timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
+async def measure(
+    where: Target,
+    calls: Sequence[Call] = (),
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> dict[str, Any]:
     """Everything `where` puts in a model's context, counted; a TargetError (one sentence) when it cannot be."""
     clock = [time.perf_counter()]
 
@@ -300,20 +356,37 @@ async def measure(where: Target, calls: Sequence[Call] = (), encoding_name: str 
     init = got["init"]
     instructions = init.instructions
     results = [count_result(c, r, encoding_name) for c, (r, _) in zip(calls, got["samples"])]
-    timings = {**got["timings"], "importMs": imported, "gatherMs": gathered, "waitMs": waited, "countMs": count_ms,
-               "callsMs": [round(ms, 1) for _, ms in got["samples"]], "resultsMs": lap(),
-               "totalMs": round((clock[-1] - clock[0]) * 1000, 1)}
+    timings = {
+        **got["timings"],
+        "importMs": imported,
+        "gatherMs": gathered,
+        "waitMs": waited,
+        "countMs": count_ms,
+        "callsMs": [round(ms, 1) for _, ms in got["samples"]],
+        "resultsMs": lap(),
+        "totalMs": round((clock[-1] - clock[0]) * 1000, 1),
+    }
     return {
         "target": where.as_dict(),
-        "server": {"name": init.server_info.name, "version": init.server_info.version,
-                   "protocolVersion": init.protocol_version, "capabilities": got["capabilities"]},
+        "server": {
+            "name": init.server_info.name,
+            "version": init.server_info.version,
+            "protocolVersion": init.protocol_version,
+            "capabilities": got["capabilities"],
+        },
         "tools": tools,
         "definitions": totals,
-        "instructions": _labelled(TEXT_METHOD, encoding_name, present=instructions is not None,
-                                  **_text(instructions or "", encoding_name)),
+        "instructions": _labelled(
+            TEXT_METHOD, encoding_name, present=instructions is not None, **_text(instructions or "", encoding_name)
+        ),
         "prompts": _entries(got["prompts"], encoding_name),
         "resources": _entries(got["resources"], encoding_name),
-        "calls": {"bareMethod": BARE_METHOD, "framedMethod": FRAMED_METHOD, "encoding": encoding_name,
-                  "label": tokens.LABEL, "results": results},
+        "calls": {
+            "bareMethod": BARE_METHOD,
+            "framedMethod": FRAMED_METHOD,
+            "encoding": encoding_name,
+            "label": tokens.LABEL,
+            "results": results,
+        },
         "timings": timings,
     }

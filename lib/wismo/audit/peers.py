@@ -11,11 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wismo.core.jsonfmt import write_stable
 from wismo.audit.table import peers_table
+from wismo.core.jsonfmt import write_stable
 
-ABOUT = ("`wismo tokens --json` on each server, labelled with the package and the version installed; every figure "
-         "tiktoken-estimated with the method and encoding beside it; wall times under 'timings' only.")
+ABOUT = (
+    "`wismo tokens --json` on each server, labelled with the package and the version installed; every figure "
+    "tiktoken-estimated with the method and encoding beside it; wall times under 'timings' only."
+)
 
 
 def gather(pairs: list[str]) -> dict[str, dict[str, Any]]:

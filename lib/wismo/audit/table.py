@@ -24,22 +24,57 @@ def by_cost(measurement: dict[str, Any]) -> list[dict[str, Any]]:
 def _grid(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
     """Rows under a header, the columns numbered in `left` (words) left-aligned and the rest (numbers) right-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-            for r in [header, *rows]]
+    return [
+        "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in [header, *rows]
+    ]
 
 
 def _definitions(m: dict[str, Any]) -> list[str]:
     """The tool definitions, heaviest first, each with its parts and its share of the whole."""
     d = m["definitions"]
     header = ["tool", "tokens", "share", "name", "description", "parameters", "cookbook", "JSON", "harmony leaves out"]
-    rows = [[t["name"], _n(t["harmony"]["total"]), f"{t['sharePercent']:.1f}%", _n(t["harmony"]["name"]),
-             _n(t["harmony"]["description"]), _n(t["harmony"]["parameters"]), _n(t["cookbook"]["total"]),
-             _n(t["json"]["total"]), ", ".join(t["harmonyLeavesOut"])] for t in by_cost(m)]
+    rows = [
+        [
+            t["name"],
+            _n(t["harmony"]["total"]),
+            f"{t['sharePercent']:.1f}%",
+            _n(t["harmony"]["name"]),
+            _n(t["harmony"]["description"]),
+            _n(t["harmony"]["parameters"]),
+            _n(t["cookbook"]["total"]),
+            _n(t["json"]["total"]),
+            ", ".join(t["harmonyLeavesOut"]),
+        ]
+        for t in by_cost(m)
+    ]
     if m["tools"]:
-        rows.append(["(namespace frame)", _n(d["harmony"]["frame"]), f"{d['harmonyFrameSharePercent']:.1f}%",
-                     "", "", "", _n(d["cookbook"]["frame"]), "", ""])
-    rows.append(["total", _n(d["harmony"]["total"]), "100.0%" if m["tools"] else "", "", "", "", _n(d["cookbook"]["total"]),
-                 _n(d["json"]["total"]), ""])
+        rows.append(
+            [
+                "(namespace frame)",
+                _n(d["harmony"]["frame"]),
+                f"{d['harmonyFrameSharePercent']:.1f}%",
+                "",
+                "",
+                "",
+                _n(d["cookbook"]["frame"]),
+                "",
+                "",
+            ]
+        )
+    rows.append(
+        [
+            "total",
+            _n(d["harmony"]["total"]),
+            "100.0%" if m["tools"] else "",
+            "",
+            "",
+            "",
+            _n(d["cookbook"]["total"]),
+            _n(d["json"]["total"]),
+            "",
+        ]
+    )
     lines = _grid(header, rows, left=(0, 8))
     lines[-1:-1] = ["-" * len(lines[0])]
     return lines
@@ -48,7 +83,9 @@ def _definitions(m: dict[str, Any]) -> list[str]:
 def _listed(m: dict[str, Any]) -> list[str]:
     """Instructions, prompts and resources, one line each."""
     i = m["instructions"]
-    lines = [f"instructions: {_n(i['tokens'])} tokens, {_n(i['bytes'])} bytes" if i["present"] else "instructions: none"]
+    lines = [
+        f"instructions: {_n(i['tokens'])} tokens, {_n(i['bytes'])} bytes" if i["present"] else "instructions: none"
+    ]
     for kind in ("prompts", "resources"):
         e = m[kind]
         if not e["declared"]:
@@ -70,12 +107,28 @@ def _calls(m: dict[str, Any]) -> list[str]:
     def cell(figures: dict[str, Any]) -> str:
         return "cannot frame" if "error" in figures else f"{_n(figures['tokens'])} / {_n(figures['bytes'])} B"
 
-    rows = [[f"{r['tool']} {json.dumps(r['arguments'], separators=(',', ':'))}"[:60], "yes" if r["isError"] else "",
-             cell(r["bare"]), *(cell(r["profiles"][p]) for p in profiles)] for r in results]
-    notes = [f"  {r['tool']} under {p}: {r['profiles'][p]['error']}" for r in results for p in profiles
-             if "error" in r["profiles"][p]]
-    return ["", "sampled results (tokens / UTF-8 bytes):", *_grid(header, rows, left=(0, 1)), *notes,
-            f"bare: {m['calls']['bareMethod']}; profiles: {m['calls']['framedMethod']}."]
+    rows = [
+        [
+            f"{r['tool']} {json.dumps(r['arguments'], separators=(',', ':'))}"[:60],
+            "yes" if r["isError"] else "",
+            cell(r["bare"]),
+            *(cell(r["profiles"][p]) for p in profiles),
+        ]
+        for r in results
+    ]
+    notes = [
+        f"  {r['tool']} under {p}: {r['profiles'][p]['error']}"
+        for r in results
+        for p in profiles
+        if "error" in r["profiles"][p]
+    ]
+    return [
+        "",
+        "sampled results (tokens / UTF-8 bytes):",
+        *_grid(header, rows, left=(0, 1)),
+        *notes,
+        f"bare: {m['calls']['bareMethod']}; profiles: {m['calls']['framedMethod']}.",
+    ]
 
 
 def table(m: dict[str, Any]) -> str:
@@ -83,14 +136,22 @@ def table(m: dict[str, Any]) -> str:
     s, t = m["server"], m["target"]
     where = t.get("url") or " ".join(t["command"])
     d = m["definitions"]
-    lines = [f"{s['name']} {s['version']} over {t['transport']} ({where}), protocol {s['protocolVersion']}: "
-             f"{len(m['tools'])} tools", "", *_definitions(m), "",
-             f"tokens: {d['harmony']['method']}, {d['harmony']['encoding']}; name, description and parameters are "
-             f"each counted alone, so they need not add up to the tool's total.",
-             f"cookbook: {d['cookbook']['method']} (top-level properties only), {d['cookbook']['encoding']}.",
-             f"JSON: {d['json']['method']}, {d['json']['encoding']}. All {d['harmony']['label']}.",
-             "", *_listed(m), f"(instructions: {m['instructions']['method']}; prompts and resources: "
-             f"{m['prompts'].get('method') or m['resources'].get('method') or 'not listed'}.)", *_calls(m)]
+    lines = [
+        f"{s['name']} {s['version']} over {t['transport']} ({where}), protocol {s['protocolVersion']}: "
+        f"{len(m['tools'])} tools",
+        "",
+        *_definitions(m),
+        "",
+        f"tokens: {d['harmony']['method']}, {d['harmony']['encoding']}; name, description and parameters are "
+        f"each counted alone, so they need not add up to the tool's total.",
+        f"cookbook: {d['cookbook']['method']} (top-level properties only), {d['cookbook']['encoding']}.",
+        f"JSON: {d['json']['method']}, {d['json']['encoding']}. All {d['harmony']['label']}.",
+        "",
+        *_listed(m),
+        f"(instructions: {m['instructions']['method']}; prompts and resources: "
+        f"{m['prompts'].get('method') or m['resources'].get('method') or 'not listed'}.)",
+        *_calls(m),
+    ]
     return "\n".join(lines)
 
 
@@ -100,8 +161,10 @@ def over_budget(m: dict[str, Any], max_tokens: int) -> str | None:
     if whole["total"] <= max_tokens:
         return None
     heaviest = ", ".join(f"{t['name']} ({_n(t[BUDGET_MEASURE]['total'])})" for t in by_cost(m)[:HEAVIEST])
-    return (f"the tool definitions take {_n(whole['total'])} tokens ({BUDGET_MEASURE}, {whole['encoding']}), "
-            f"{_n(whole['total'] - max_tokens)} over the budget of {_n(max_tokens)}; heaviest: {heaviest}")
+    return (
+        f"the tool definitions take {_n(whole['total'])} tokens ({BUDGET_MEASURE}, {whole['encoding']}), "
+        f"{_n(whole['total'] - max_tokens)} over the budget of {_n(max_tokens)}; heaviest: {heaviest}"
+    )
 
 
 def load_baseline(path: str | Path) -> dict[str, Any]:
@@ -133,21 +196,32 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
         kind = "added" if was is None else "removed" if now is None else "grown" if now > was else "shrunk"
         rows.append({"tool": name, "change": kind, "before": was, "after": now, "delta": (now or 0) - (was or 0)})
     whole = [before["definitions"][BUDGET_MEASURE], after["definitions"][BUDGET_MEASURE]]
-    return {"measure": BUDGET_MEASURE, "tools": rows, "unchanged": sum(1 for n in old.keys() & new.keys() if old[n] == new[n]),
-            "before": whole[0]["total"], "after": whole[1]["total"], "delta": whole[1]["total"] - whole[0]["total"],
-            "sameMethod": whole[0]["method"] == whole[1]["method"] and whole[0]["encoding"] == whole[1]["encoding"]}
+    return {
+        "measure": BUDGET_MEASURE,
+        "tools": rows,
+        "unchanged": sum(1 for n in old.keys() & new.keys() if old[n] == new[n]),
+        "before": whole[0]["total"],
+        "after": whole[1]["total"],
+        "delta": whole[1]["total"] - whole[0]["total"],
+        "sameMethod": whole[0]["method"] == whole[1]["method"] and whole[0]["encoding"] == whole[1]["encoding"],
+    }
 
 
 def changes_text(diff: dict[str, Any], baseline: str) -> str:
     """The change from a baseline, one line per tool, in the manner of a diff."""
     sign = {"added": "+", "removed": "-", "grown": "~", "shrunk": "~"}
-    lines = [f"--- {baseline} (baseline)", "+++ now",
-             f"definitions: {_n(diff['before'])} -> {_n(diff['after'])} tokens ({diff['delta']:+,}); "
-             f"{len(diff['tools'])} tools changed, {diff['unchanged']} unchanged"]
+    lines = [
+        f"--- {baseline} (baseline)",
+        "+++ now",
+        f"definitions: {_n(diff['before'])} -> {_n(diff['after'])} tokens ({diff['delta']:+,}); "
+        f"{len(diff['tools'])} tools changed, {diff['unchanged']} unchanged",
+    ]
     for r in diff["tools"]:
         was = "" if r["before"] is None else _n(r["before"])
         now = "" if r["after"] is None else _n(r["after"])
-        lines.append(f"{sign[r['change']]} {r['tool']}: {r['change']} {was}{' -> ' if was and now else ''}{now} ({r['delta']:+,})")
+        lines.append(
+            f"{sign[r['change']]} {r['tool']}: {r['change']} {was}{' -> ' if was and now else ''}{now} ({r['delta']:+,})"
+        )
     if not diff["sameMethod"]:
         lines.append("note: the baseline was counted with another method or encoding; the numbers are not comparable")
     return "\n".join(lines)
@@ -159,10 +233,17 @@ def peers_table(measured: dict[str, dict[str, Any]]) -> str:
     rows = []
     for label, m in measured.items():
         d, heavy = m["definitions"], by_cost(m)[:1]
-        rows.append([label, _n(len(m["tools"])), _n(d["harmony"]["total"]), _n(d["cookbook"]["total"]),
-                     _n(d["json"]["total"]),
-                     f"{heavy[0]['name']} {_n(heavy[0]['harmony']['total'])}" if heavy else "",
-                     _n(m["instructions"]["tokens"]) if m["instructions"]["present"] else "none",
-                     _n(m["prompts"]["total"]) if m["prompts"]["declared"] else "not declared",
-                     _n(m["resources"]["total"]) if m["resources"]["declared"] else "not declared"])
+        rows.append(
+            [
+                label,
+                _n(len(m["tools"])),
+                _n(d["harmony"]["total"]),
+                _n(d["cookbook"]["total"]),
+                _n(d["json"]["total"]),
+                f"{heavy[0]['name']} {_n(heavy[0]['harmony']['total'])}" if heavy else "",
+                _n(m["instructions"]["tokens"]) if m["instructions"]["present"] else "none",
+                _n(m["prompts"]["total"]) if m["prompts"]["declared"] else "not declared",
+                _n(m["resources"]["total"]) if m["resources"]["declared"] else "not declared",
+            ]
+        )
     return "\n".join(_grid(header, rows, left=(0, 5)))

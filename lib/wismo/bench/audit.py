@@ -9,10 +9,10 @@ import sys
 import time
 from typing import Any
 
-from wismo.core.paths import REPO_ROOT
 from wismo.bench.rawclient import initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
+from wismo.core.paths import REPO_ROOT
 
 TOOLS = 100
 SERVER = REPO_ROOT / "tests" / "tokenserver.py"  # the test server; its --tools mode generates realistic tools
@@ -35,8 +35,9 @@ def _server_start(command: list[str]) -> float:
 def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, Any]]:
     """`wismo tokens --json` on `command`, command start to exit: ms, and the measurement it printed."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "wismo", "tokens", "--json", "--", *command], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "wismo", "tokens", "--json", "--", *command], capture_output=True, text=True, timeout=300
+    )
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise RuntimeError(f"wismo tokens on the {TOOLS}-tool test server failed: {done.stderr[-1500:]}")
@@ -59,21 +60,38 @@ def bench_tokens(s: Settings) -> dict[str, Any]:
     start, wall = median(starts), median(walls)
 
     def why() -> str:
-        return (f"wismo tokens took {wall:.0f} ms against the server's own {start:.0f} ms (medians): "
-                f"{wall - inside['totalMs']:.0f} ms to start its interpreter, parse the arguments, print and exit "
-                f"(an interpreter that has imported the SDK takes a few hundred ms to tear it down); "
-                f"{inside['importMs']:.0f} ms to import the SDK, which it needs before it can spawn the server (the "
-                f"same import is most of the server's own start); {inside['gatherMs']:.0f} ms from the spawn to the "
-                f"server's exit (spawn to initialized {inside['connectMs']:.0f} ms, listing {inside['listMs']:.0f} ms), "
-                f"while a thread loads the two o200k_base encodings, tiktoken's and openai-harmony's, and then counts "
-                f"the {TOOLS} tools ({inside['countMs']:.0f} ms); {inside['waitMs']:.0f} ms more waiting for that "
-                f"thread. The import and the encodings are work of this one process (one GIL), and together they take "
-                f"longer than the server's whole start")
+        return (
+            f"wismo tokens took {wall:.0f} ms against the server's own {start:.0f} ms (medians): "
+            f"{wall - inside['totalMs']:.0f} ms to start its interpreter, parse the arguments, print and exit "
+            f"(an interpreter that has imported the SDK takes a few hundred ms to tear it down); "
+            f"{inside['importMs']:.0f} ms to import the SDK, which it needs before it can spawn the server (the "
+            f"same import is most of the server's own start); {inside['gatherMs']:.0f} ms from the spawn to the "
+            f"server's exit (spawn to initialized {inside['connectMs']:.0f} ms, listing {inside['listMs']:.0f} ms), "
+            f"while a thread loads the two o200k_base encodings, tiktoken's and openai-harmony's, and then counts "
+            f"the {TOOLS} tools ({inside['countMs']:.0f} ms); {inside['waitMs']:.0f} ms more waiting for that "
+            f"thread. The import and the encodings are work of this one process (one GIL), and together they take "
+            f"longer than the server's whole start"
+        )
 
-    figures = [figure(f"floor: the {TOOLS}-tool server's own start, spawn to initialize answered", summary(starts, digits=1), None),
-               figure("wismo tokens --json on it, command start to exit", summary(walls, digits=1), start),
-               figure("  of which spawn to initialized, inside wismo tokens", summary([m["timings"]["connectMs"] for _, m in runs], digits=1), start),
-               figure(f"  of which counting {TOOLS} tools", summary([m["timings"]["countMs"] for _, m in runs], digits=1), start)]
-    return {"title": f"7. wismo tokens on a {TOOLS}-tool server", "figures": figures, "tools": len(measured["tools"]),
-            "definitionTokens": measured["definitions"]["harmony"]["total"], "insideMs": inside,
-            "targets": [check_ratio(TARGET, wall, start, why)]}
+    figures = [
+        figure(
+            f"floor: the {TOOLS}-tool server's own start, spawn to initialize answered", summary(starts, digits=1), None
+        ),
+        figure("wismo tokens --json on it, command start to exit", summary(walls, digits=1), start),
+        figure(
+            "  of which spawn to initialized, inside wismo tokens",
+            summary([m["timings"]["connectMs"] for _, m in runs], digits=1),
+            start,
+        ),
+        figure(
+            f"  of which counting {TOOLS} tools", summary([m["timings"]["countMs"] for _, m in runs], digits=1), start
+        ),
+    ]
+    return {
+        "title": f"7. wismo tokens on a {TOOLS}-tool server",
+        "figures": figures,
+        "tools": len(measured["tools"]),
+        "definitionTokens": measured["definitions"]["harmony"]["total"],
+        "insideMs": inside,
+        "targets": [check_ratio(TARGET, wall, start, why)],
+    }

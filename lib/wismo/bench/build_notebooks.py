@@ -16,7 +16,8 @@ def main(argv: list[str]) -> int:
         import pandas  # noqa: F401
         import papermill  # noqa: F401
 
-        from wismo.render import build as report  # noqa: F401
+        from wismo.render import build as report
+
         return 0
     if len(argv) < 2:
         print("usage: python -m wismo.bench.build_notebooks OUT NOTEBOOK ... | --warm", file=sys.stderr)

@@ -10,11 +10,18 @@ import time
 from typing import Any
 
 
-def probe(module: str, *args: str, env: dict[str, str] | None = None, cwd: str | None = None,
-          timeout_s: float = 600) -> dict[str, Any]:
+def probe(
+    module: str, *args: str, env: dict[str, str] | None = None, cwd: str | None = None, timeout_s: float = 600
+) -> dict[str, Any]:
     """Run `python -m wismo.bench.<module> ARGS` and return the JSON object on the last line it prints."""
-    done = subprocess.run([sys.executable, "-m", f"wismo.bench.{module}", *args], capture_output=True, text=True,
-                          timeout=timeout_s, env=env, cwd=cwd)
+    done = subprocess.run(
+        [sys.executable, "-m", f"wismo.bench.{module}", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=env,
+        cwd=cwd,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"the probe wismo.bench.{module} {' '.join(args)} failed: {done.stderr[-1500:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

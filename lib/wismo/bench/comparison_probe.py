@@ -18,8 +18,8 @@ async def comparison_passes(transport: str, later_passes: int, server_transport:
     """Both servers up, the comparison (tools/list of both, every case on both designs) timed pass by pass; the
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
     from wismo.analyses import comparison as compare
-    from wismo.domain.cases import load_cases
     from wismo.client.connection import connect
+    from wismo.domain.cases import load_cases
 
     env = dict(SDK_TRANSPORT_ENV) if server_transport == "sdk" else None
     cases = load_cases()

@@ -47,8 +47,9 @@ def http() -> None:
                 length = int(value)
             got = reader.readline()
         body = reader.read(length)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
-                     + body)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        )
 
 
 def main(argv: list[str]) -> int:

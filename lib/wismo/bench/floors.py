@@ -56,8 +56,9 @@ class PipeEcho(_Echo):
     """Echoes JSON lines over its stdin and stdout: the floor of a stdio round trip."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(echo_command("pipe"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            echo_command("pipe"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
 
     def round_trip(self, payload: bytes) -> float:
         """Write one line, read it back; the elapsed ms."""
@@ -78,8 +79,9 @@ class HttpEcho(_Echo):
     """Echoes HTTP/1.1 POST bodies on 127.0.0.1 over one kept-alive connection: the floor of an HTTP round trip."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(echo_command("http"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            echo_command("http"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.conn = HttpConnection(int(read_line(self.proc.stdout)))
 
     def round_trip(self, payload: bytes) -> float:
@@ -106,12 +108,22 @@ def echo_name(transport: str) -> str:
 
 
 EMPTY_NOTEBOOK = {
-    "cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# empty\n"]},
-              {"cell_type": "code", "execution_count": None, "metadata": {"tags": ["parameters"]}, "outputs": [],
-               "source": ["output_dir = ''\n"]}],
-    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                 "language_info": {"name": "python"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# empty\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {"tags": ["parameters"]},
+            "outputs": [],
+            "source": ["output_dir = ''\n"],
+        },
+    ],
+    "metadata": {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    },
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 
 

@@ -39,6 +39,7 @@ def import_profile(rows: list[Row], top: int = 8) -> dict[str, Any]:
 
 def median_profile(profiles: list[dict[str, Any]]) -> dict[str, Any]:
     """Per key, the median over several import profiles (keys missing from a run count as 0)."""
+
     def med(dicts: list[dict[str, float]]) -> dict[str, float]:
         keys = {k for d in dicts for k in d}
         merged = {k: round(median([d.get(k, 0.0) for d in dicts]), 1) for k in keys}

@@ -25,19 +25,33 @@ def bench_large_order(s: Settings, lines: int = LINES) -> dict[str, Any]:
     size_mb = runs[0]["bytes"] / 1e6
 
     def time_why() -> str:
-        return (f"focused result {focused['median']:.0f} ms and comparison {comparison['median']:.0f} ms, against "
-                f"{floor['median']:.0f} ms to parse the {size_mb:.1f} MB result once")
+        return (
+            f"focused result {focused['median']:.0f} ms and comparison {comparison['median']:.0f} ms, against "
+            f"{floor['median']:.0f} ms to parse the {size_mb:.1f} MB result once"
+        )
 
     def memory_why() -> str:
-        return (f"peak {peak:.0f} MB, {base:.0f} MB of it before the dataset was loaded; the whole dataset, the "
-                f"focused context and its {size_mb:.1f} MB of JSON text, and the granular records are held at once")
+        return (
+            f"peak {peak:.0f} MB, {base:.0f} MB of it before the dataset was loaded; the whole dataset, the "
+            f"focused context and its {size_mb:.1f} MB of JSON text, and the granular records are held at once"
+        )
 
-    figures = [figure("floor: parse the focused JSON text once", floor, None),
-               figure("focused result built and serialized", focused, floor["median"]),
-               figure("comparison with the granular records", comparison, floor["median"]),
-               figure("both together", both, floor["median"])]
-    return {"title": f"6. a {lines:,}-line order (in process)", "figures": figures, "lines": lines,
-            "resultBytes": runs[0]["bytes"], "differences": runs[0]["differences"],
-            "peakRssMb": round(peak, 1), "baseRssMb": round(base, 1),
-            "targets": [check("10,000-line order, focused result and comparison", both["median"], time_why),
-                        check_memory("10,000-line order, peak memory", peak, memory_why)]}
+    figures = [
+        figure("floor: parse the focused JSON text once", floor, None),
+        figure("focused result built and serialized", focused, floor["median"]),
+        figure("comparison with the granular records", comparison, floor["median"]),
+        figure("both together", both, floor["median"]),
+    ]
+    return {
+        "title": f"6. a {lines:,}-line order (in process)",
+        "figures": figures,
+        "lines": lines,
+        "resultBytes": runs[0]["bytes"],
+        "differences": runs[0]["differences"],
+        "peakRssMb": round(peak, 1),
+        "baseRssMb": round(base, 1),
+        "targets": [
+            check("10,000-line order, focused result and comparison", both["median"], time_why),
+            check_memory("10,000-line order, peak memory", peak, memory_why),
+        ],
+    }

@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 from wismo.analyses import comparison
-from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
 from wismo.core.jsonfmt import compact
+from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
 
 
 def _rss_mb() -> float:
@@ -34,16 +34,25 @@ def main(lines: int) -> dict[str, Any]:
     focused_text = compact(support_context(dataset, order_id))
     t1 = time.perf_counter()
     order = dataset.get(ORDER, order_id)
-    granular = {"order": _as_returned(order), "payment": _as_returned(linked(dataset, PAYMENT, order["paymentId"])),
-                "reservations": [_as_returned(linked(dataset, RESERVATION, r)) for r in order["reservationIds"]],
-                "tracking": [_as_returned(linked(dataset, TRACKING, t)) for t in order["trackingIds"]]}
+    granular = {
+        "order": _as_returned(order),
+        "payment": _as_returned(linked(dataset, PAYMENT, order["paymentId"])),
+        "reservations": [_as_returned(linked(dataset, RESERVATION, r)) for r in order["reservationIds"]],
+        "tracking": [_as_returned(linked(dataset, TRACKING, t)) for t in order["trackingIds"]],
+    }
     differences = comparison.differences(granular, json.loads(focused_text))
     t2 = time.perf_counter()
     json.loads(focused_text)
     t3 = time.perf_counter()
-    return {"focusedMs": (t1 - t0) * 1000, "comparisonMs": (t2 - t1) * 1000, "floorMs": (t3 - t2) * 1000,
-            "bytes": len(focused_text.encode()), "differences": len(differences),
-            "peakRssMb": _rss_mb(), "baseRssMb": base_rss}
+    return {
+        "focusedMs": (t1 - t0) * 1000,
+        "comparisonMs": (t2 - t1) * 1000,
+        "floorMs": (t3 - t2) * 1000,
+        "bytes": len(focused_text.encode()),
+        "differences": len(differences),
+        "peakRssMb": _rss_mb(),
+        "baseRssMb": base_rss,
+    }
 
 
 if __name__ == "__main__":

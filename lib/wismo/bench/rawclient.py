@@ -35,13 +35,26 @@ def line(message: dict[str, Any]) -> bytes:
 
 def initialize(revision: str = PINNED_REVISION, request_id: int = 1) -> dict[str, Any]:
     """The initialize request a client opens with."""
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": {
-        "protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "wismo-raw", "version": "0"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": "wismo-raw", "version": "0"},
+        },
+    }
 
 
 def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dict[str, Any]:
     """The tools/call request an SDK client sends."""
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
 
 
 # Bytes read from a pipe past the last line returned, per stream. The pipe is read with os.read, never through the
@@ -93,12 +106,23 @@ def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, Any]:
 class RawServer:
     """A server process over stdio, spoken to line by line."""
 
-    def __init__(self, design: str, env: dict[str, str] | None = None, cwd: str = "/",
-                 command: list[str] | None = None, keep_stderr: bool = True) -> None:
+    def __init__(
+        self,
+        design: str,
+        env: dict[str, str] | None = None,
+        cwd: str = "/",
+        command: list[str] | None = None,
+        keep_stderr: bool = True,
+    ) -> None:
         # keep_stderr=False for long runs: nobody reads the pipe, and a full pipe would block the server.
-        self.proc = subprocess.Popen(command or server_command(design), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
-                                     env=client_env() if env is None else env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            command or server_command(design),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+            env=client_env() if env is None else env,
+            cwd=cwd,
+        )
         self.design = design
         self.next_id = 1
 
@@ -163,13 +187,17 @@ class RawServer:
         self.close()
 
 
-def spawn_and_ask(command: list[str], message: dict[str, Any], env: dict[str, str] | None = None,
-                  ) -> tuple[float, bytes, str]:
+def spawn_and_ask(
+    command: list[str],
+    message: dict[str, Any],
+    env: dict[str, str] | None = None,
+) -> tuple[float, bytes, str]:
     """Spawn `command`, send one line, read one line back: elapsed ms (spawn included), the answer, its stderr."""
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                env=client_env() | (env or {}), cwd="/")
+        proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=client_env() | (env or {}), cwd="/"
+        )
         try:
             proc.stdin.write(line(message))
             proc.stdin.flush()
@@ -217,8 +245,10 @@ class HttpConnection:
     def post(self, body: bytes, headers: dict[str, str] | None = None) -> tuple[bytes, dict[str, str], bytes]:
         """POST one body and read the whole response: status line, headers, body."""
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-        head = (f"POST /mcp HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
-                f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: {len(body)}\r\n\r\n").encode()
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\n{extra}Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
         self.sock.sendall(head + body)
         return read_http_response(self.reader)
 
@@ -236,9 +266,15 @@ class RawHttp:
         self.conn: HttpConnection | None = None
         with listening_socket() as sock:  # handed down already listening: no other process can take the port
             port = sock.getsockname()[1]
-            self.proc = subprocess.Popen(server_command(design, http_fd=sock.fileno()), stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(sock.fileno(),),
-                                         env=client_env(), start_new_session=True)
+            self.proc = subprocess.Popen(
+                server_command(design, http_fd=sock.fileno()),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(sock.fileno(),),
+                env=client_env(),
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout_s
         while self.conn is None:
             try:

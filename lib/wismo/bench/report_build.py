@@ -50,12 +50,20 @@ def heaviest_cells(runs: list[dict[str, dict[str, Any]]], top: int = HEAVIEST_CE
     for run in runs:
         for name, notebook in run.items():
             for index, cell in notebook["cells"].items():
-                entry = seen.setdefault((name, index), {"notebook": name, "cell": index, "firstLine": cell["firstLine"],
-                                                        "samples": []})
+                entry = seen.setdefault(
+                    (name, index), {"notebook": name, "cell": index, "firstLine": cell["firstLine"], "samples": []}
+                )
                 entry["samples"].append(cell["seconds"])
     ranked = sorted(seen.values(), key=lambda e: -median(e["samples"]))[:top]
-    return [{"notebook": e["notebook"], "cell": e["cell"], "firstLine": e["firstLine"],
-             "medianSeconds": round(median(e["samples"]), 3)} for e in ranked]
+    return [
+        {
+            "notebook": e["notebook"],
+            "cell": e["cell"],
+            "firstLine": e["firstLine"],
+            "medianSeconds": round(median(e["samples"]), 3),
+        }
+        for e in ranked
+    ]
 
 
 def _explain_total(per_notebook: dict[str, list[float]], total_s: float) -> str:
@@ -63,16 +71,22 @@ def _explain_total(per_notebook: dict[str, list[float]], total_s: float) -> str:
     ranked = sorted(per_notebook.items(), key=lambda kv: -median(kv[1]))
     shares = ", ".join(f"{name} {median(v):.1f} s" for name, v in ranked)
     executing = sum(median(v) for v in per_notebook.values())
-    return (f"{total_s:.1f} s in all: {executing:.1f} s executing notebooks by papermill's record ({shares}), "
-            f"{total_s - executing:.1f} s outside it (process starts, rendering HTML, the index)")
+    return (
+        f"{total_s:.1f} s in all: {executing:.1f} s executing notebooks by papermill's record ({shares}), "
+        f"{total_s - executing:.1f} s outside it (process starts, rendering HTML, the index)"
+    )
 
 
 def _explain_ratio(notebooks: int, cells: list[dict[str, Any]], total_s: float, floor_s: float) -> str:
     """How much of the ratio to one empty notebook is fixed cost and how much is the notebooks' own cells."""
-    heavy = "; ".join(f"{c['notebook']} In [{c['cell']}] ({c['firstLine']!r}) {c['medianSeconds']:.1f} s" for c in cells)
-    return (f"{notebooks} notebooks at the empty notebook's fixed cost (kernel, execution, render) make "
-            f"{notebooks:.2f}x on their own; their cells add {(total_s - notebooks * floor_s) / floor_s:.2f}x. "
-            f"Heaviest cells: {heavy}")
+    heavy = "; ".join(
+        f"{c['notebook']} In [{c['cell']}] ({c['firstLine']!r}) {c['medianSeconds']:.1f} s" for c in cells
+    )
+    return (
+        f"{notebooks} notebooks at the empty notebook's fixed cost (kernel, execution, render) make "
+        f"{notebooks:.2f}x on their own; their cells add {(total_s - notebooks * floor_s) / floor_s:.2f}x. "
+        f"Heaviest cells: {heavy}"
+    )
 
 
 def bench_report(s: Settings) -> dict[str, Any]:
@@ -83,8 +97,11 @@ def bench_report(s: Settings) -> dict[str, Any]:
     timed(warm_command(), "the warm-up")
     for _ in range(s.reports):
         with tempfile.TemporaryDirectory(prefix="wismo-bench-report-") as out:
-            command = (notebooks_command(s.report_notebooks, out) if s.report_notebooks
-                       else [sys.executable, "-m", "wismo", "report", "--out", out])
+            command = (
+                notebooks_command(s.report_notebooks, out)
+                if s.report_notebooks
+                else [sys.executable, "-m", "wismo", "report", "--out", out]
+            )
             totals.append(timed(command, "wismo report"))
             runs.append(papermill_durations(Path(out)))
         for name, notebook in runs[-1].items():
@@ -95,14 +112,26 @@ def bench_report(s: Settings) -> dict[str, Any]:
     floor = summary(floors, unit="s", digits=3)
     total = summary(totals, unit="s", digits=3)
     what = "make report (wismo report)" if not s.report_notebooks else "report.build of the chosen notebooks"
-    figures = [figure("floor: one empty notebook, executed and rendered", floor, None),
-               figure(f"{what}, {len(per_notebook)} notebooks, total", total, floor["median"])]
+    figures = [
+        figure("floor: one empty notebook, executed and rendered", floor, None),
+        figure(f"{what}, {len(per_notebook)} notebooks, total", total, floor["median"]),
+    ]
     for name, samples in per_notebook.items():
         figures.append(figure(f"{name}: execution (papermill)", summary(samples, unit="s", digits=3), floor["median"]))
     cells = heaviest_cells(runs)
-    return {"title": "5. notebooks and make report (warm environment)", "figures": figures, "runs": s.reports,
-            "notebooks": list(per_notebook), "heaviestCells": cells,
-            "targets": [check("make report", total["median"] * 1000, lambda: _explain_total(per_notebook, total["median"])),
-                        check_ratio("make report, times one empty notebook", total["median"] * 1000,
-                                    floor["median"] * 1000,
-                                    lambda: _explain_ratio(len(per_notebook), cells, total["median"], floor["median"]))]}
+    return {
+        "title": "5. notebooks and make report (warm environment)",
+        "figures": figures,
+        "runs": s.reports,
+        "notebooks": list(per_notebook),
+        "heaviestCells": cells,
+        "targets": [
+            check("make report", total["median"] * 1000, lambda: _explain_total(per_notebook, total["median"])),
+            check_ratio(
+                "make report, times one empty notebook",
+                total["median"] * 1000,
+                floor["median"] * 1000,
+                lambda: _explain_ratio(len(per_notebook), cells, total["median"], floor["median"]),
+            ),
+        ],
+    }

@@ -92,8 +92,11 @@ def round_trip_variants(transport: str, s: Settings) -> list[Variant]:
     also both with the SDK's own threaded transport, the in-run 'before'."""
     variants = [Variant(d, t, c) for c in ("sdk", "raw") for d, t in PROBES]
     if transport == "stdio" and s.sdk_reference:
-        variants += [Variant(d, t, c, tuple(SDK_TRANSPORT_ENV.items()), ", SDK threaded stdio transport")
-                     for c in ("sdk", "raw") for d, t in PROBES]
+        variants += [
+            Variant(d, t, c, tuple(SDK_TRANSPORT_ENV.items()), ", SDK threaded stdio transport")
+            for c in ("sdk", "raw")
+            for d, t in PROBES
+        ]
     return variants
 
 
@@ -118,20 +121,47 @@ async def round_trips(transport: str, s: Settings) -> dict[str, Any]:
             samples[v] += got
             cpu[v].append(split)
     floor_median = median(floor)
-    figures = [figure(f"floor: {echo_name(transport)}", summary(floor), None, client="raw",
-                      cpuPerCallMs={"echo": round(median(floor_cpu), 4) if floor_cpu else None})]
+    figures = [
+        figure(
+            f"floor: {echo_name(transport)}",
+            summary(floor),
+            None,
+            client="raw",
+            cpuPerCallMs={"echo": round(median(floor_cpu), 4) if floor_cpu else None},
+        )
+    ]
     for v in variants:
-        figures.append(figure(v.name, summary(samples[v]), floor_median, client=v.client, design=v.design,
-                              tool=v.tool, serverTransport="sdk-threaded" if v.env else "wismo",
-                              cpuPerCallMs=_cpu_split(cpu[v])))
-    return {"figures": figures, "rounds": rounds, "warmupPerSession": s.warmup, "callsPerSession": s.calls,
-            "order": PROBE_ORDER}
+        figures.append(
+            figure(
+                v.name,
+                summary(samples[v]),
+                floor_median,
+                client=v.client,
+                design=v.design,
+                tool=v.tool,
+                serverTransport="sdk-threaded" if v.env else "wismo",
+                cpuPerCallMs=_cpu_split(cpu[v]),
+            )
+        )
+    return {
+        "figures": figures,
+        "rounds": rounds,
+        "warmupPerSession": s.warmup,
+        "callsPerSession": s.calls,
+        "order": PROBE_ORDER,
+    }
 
 
 def pick(result: dict[str, Any], tool: str, client: str, transport: str = "wismo") -> dict[str, Any] | None:
     """The figure of one tool, client and server transport, if measured."""
-    return next((f for f in result["figures"] if f.get("tool") == tool and f.get("client") == client
-                 and f.get("serverTransport") == transport), None)
+    return next(
+        (
+            f
+            for f in result["figures"]
+            if f.get("tool") == tool and f.get("client") == client and f.get("serverTransport") == transport
+        ),
+        None,
+    )
 
 
 def explain(result: dict[str, Any], worst: dict[str, Any]) -> str:
@@ -142,14 +172,17 @@ def explain(result: dict[str, Any], worst: dict[str, Any]) -> str:
     alone = pick(result, worst["tool"], "raw")
     if alone is not None:
         server = alone["stats"]["median"]
-        parts.append(f"the same server with a raw client {server:.3f} ms, so the SDK client adds "
-                     f"{total - server:.3f} ms")
+        parts.append(
+            f"the same server with a raw client {server:.3f} ms, so the SDK client adds {total - server:.3f} ms"
+        )
     split = worst["cpuPerCallMs"]
     if split.get("client") is not None and split.get("server") is not None:
         parts.append(f"CPU per call: SDK client {split['client']:.3f} ms, server {split['server']:.3f} ms")
     threaded = pick(result, worst["tool"], "sdk", "sdk-threaded")
     if threaded is not None:
-        parts.append(f"with the SDK's threaded stdio transport the same call takes {threaded['stats']['median']:.3f} ms")
+        parts.append(
+            f"with the SDK's threaded stdio transport the same call takes {threaded['stats']['median']:.3f} ms"
+        )
     return "; ".join(parts)
 
 

@@ -28,5 +28,15 @@ class Settings:
     @classmethod
     def quick(cls) -> Settings:
         """Tiny counts: every benchmark runs once or twice."""
-        return cls(rounds=1, warmup=2, calls=3, http_rounds=1, starts=1, importtime_runs=1, comparisons=1,
-                   later_passes=1, reports=1, sdk_reference=True)
+        return cls(
+            rounds=1,
+            warmup=2,
+            calls=3,
+            http_rounds=1,
+            starts=1,
+            importtime_runs=1,
+            comparisons=1,
+            later_passes=1,
+            reports=1,
+            sdk_reference=True,
+        )

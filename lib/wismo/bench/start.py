@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.client.connection import server_command
-from wismo.servers.protocol import PINNED_REVISION
 from wismo.bench.child import probe
 from wismo.bench.floors import echo_command
 from wismo.bench.importtime import profile_start
 from wismo.bench.rawclient import client_env, initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check, figure, median, summary
+from wismo.client.connection import server_command
+from wismo.servers.protocol import PINNED_REVISION
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
 
@@ -36,13 +36,15 @@ def _server_start(design: str) -> float:
 def _explain(worst: float, breakdown: dict[str, float], types_ms: float, imports: dict[str, Any]) -> str:
     """Why a start costs what it does, from this run's own figures."""
     packages = ", ".join(f"{k} {v:.0f} ms" for k, v in list(imports["selfMsByPackage"].items())[:6])
-    return (f"spawn to handshake {worst:.0f} ms = interpreter {breakdown['interpreterMs']:.0f} ms "
-            f"+ imports {breakdown['importsMs']:.0f} ms + dataset and server "
-            f"{breakdown['buildMs (dataset and server)']:.0f} ms + the rest "
-            f"{breakdown['restMs (event loop, transport, handshake)']:.0f} ms. An interpreter that imports only "
-            f"the SDK's protocol models ({SDK_TYPES}) and answers one line takes {types_ms:.0f} ms. Import self time "
-            f"by package (-X importtime, which inflates it): {packages}; wismo's own modules "
-            f"{imports['wismoSelfMs']:.0f} ms.")
+    return (
+        f"spawn to handshake {worst:.0f} ms = interpreter {breakdown['interpreterMs']:.0f} ms "
+        f"+ imports {breakdown['importsMs']:.0f} ms + dataset and server "
+        f"{breakdown['buildMs (dataset and server)']:.0f} ms + the rest "
+        f"{breakdown['restMs (event loop, transport, handshake)']:.0f} ms. An interpreter that imports only "
+        f"the SDK's protocol models ({SDK_TYPES}) and answers one line takes {types_ms:.0f} ms. Import self time "
+        f"by package (-X importtime, which inflates it): {packages}; wismo's own modules "
+        f"{imports['wismoSelfMs']:.0f} ms."
+    )
 
 
 def bench_server_start(s: Settings) -> dict[str, Any]:
@@ -66,14 +68,20 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
         probes.append(probe("start_probe", "granular", env=client_env(), cwd="/", timeout_s=120))
     imports = profile_start(server_command("granular"), s.importtime_runs)
     floor_median = median(floor)
-    figures = [figure("floor: interpreter starts and answers one line", summary(floor, digits=2), None),
-               figure(f"interpreter imports {SDK_TYPES} and answers one line", summary(types_only, digits=2),
-                      floor_median)]
+    figures = [
+        figure("floor: interpreter starts and answers one line", summary(floor, digits=2), None),
+        figure(f"interpreter imports {SDK_TYPES} and answers one line", summary(types_only, digits=2), floor_median),
+    ]
     for design, samples in raw.items():
-        figures.append(figure(f"stdio, {design}: spawn to initialize answered (raw client)", summary(samples, digits=2),
-                              floor_median))
-    names = {"stdio": "harness (SDK client), stdio: spawn to initialized",
-             "http": "harness (SDK client), HTTP: spawn, listen, initialized"}
+        figures.append(
+            figure(
+                f"stdio, {design}: spawn to initialize answered (raw client)", summary(samples, digits=2), floor_median
+            )
+        )
+    names = {
+        "stdio": "harness (SDK client), stdio: spawn to initialized",
+        "http": "harness (SDK client), HTTP: spawn, listen, initialized",
+    }
     for transport, samples in harness.items():
         figures.append(figure(names[transport], summary(samples, digits=2), floor_median))
     worst = max(median(v) for v in raw.values())
@@ -85,7 +93,13 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
         "buildMs (dataset and server)": round(build_ms, 1),
         "restMs (event loop, transport, handshake)": round(worst - floor_median - imports_ms - build_ms, 1),
     }
-    return {"title": "3. server start: spawn to a completed handshake", "figures": figures,
-            "startsPerFigure": s.starts, "breakdown": breakdown, "imports": imports,
-            "targets": [check("server start to handshake", worst,
-                              lambda: _explain(worst, breakdown, median(types_only), imports))]}
+    return {
+        "title": "3. server start: spawn to a completed handshake",
+        "figures": figures,
+        "startsPerFigure": s.starts,
+        "breakdown": breakdown,
+        "imports": imports,
+        "targets": [
+            check("server start to handshake", worst, lambda: _explain(worst, breakdown, median(types_only), imports))
+        ],
+    }

@@ -16,9 +16,11 @@ def main(design: str) -> dict[str, float]:
 
     import wismo.cli  # noqa: F401
     from wismo.domain import load
-    from wismo.servers import design_tools  # noqa: F401
-    from wismo.servers import app
-    from wismo.servers import stdio_fast
+    from wismo.servers import (
+        app,
+        design_tools,
+    )
+
     t1 = time.perf_counter()
     app.build_server(design, design_tools(design), load())
     t2 = time.perf_counter()

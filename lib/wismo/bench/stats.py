@@ -16,8 +16,10 @@ TARGETS_MS = {
 }
 TARGETS_MB = {"10,000-line order, peak memory": 300.0}
 # Held as a ratio to a floor measured in the same run, so a slower or busier machine moves both sides.
-TARGETS_X_FLOOR = {"make report, times one empty notebook": 6.0,
-                   "wismo tokens, 100-tool server, times its own start": 2.0}
+TARGETS_X_FLOOR = {
+    "make report, times one empty notebook": 6.0,
+    "wismo tokens, 100-tool server, times its own start": 2.0,
+}
 
 
 def quantile(samples: Sequence[float], q: float) -> float:
@@ -45,9 +47,12 @@ def p95(samples: Sequence[float]) -> float:
 def summary(samples: Sequence[float], unit: str = "ms", digits: int = 4) -> dict[str, Any]:
     """n, median, p95, min and max of the samples, rounded; what every figure in bench.json is."""
     return {
-        "unit": unit, "n": len(samples),
-        "median": round(median(samples), digits), "p95": round(p95(samples), digits),
-        "min": round(min(samples), digits), "max": round(max(samples), digits),
+        "unit": unit,
+        "n": len(samples),
+        "median": round(median(samples), digits),
+        "p95": round(p95(samples), digits),
+        "min": round(min(samples), digits),
+        "max": round(max(samples), digits),
     }
 
 
@@ -62,8 +67,9 @@ def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detai
     return {"name": name, "floor": floor_median is None, "stats": stats, "vsFloor": vs, **detail}
 
 
-def _verdict(name: str, unit: str, limit: float, field: str, measured: float, digits: int,
-             why: Callable[[], str]) -> dict[str, Any]:
+def _verdict(
+    name: str, unit: str, limit: float, field: str, measured: float, digits: int, why: Callable[[], str]
+) -> dict[str, Any]:
     """Whether `measured` is within `limit`; if not, by how much and why (asked only then)."""
     met = measured <= limit
     verdict: dict[str, Any] = {"target": name, f"target{unit}": limit, field: round(measured, digits), "met": met}

@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from wismo.bench.audit import bench_tokens
 from wismo.bench.comparison import bench_comparison
 from wismo.bench.large_order import bench_large_order
 from wismo.bench.report_build import bench_report
 from wismo.bench.roundtrip import bench_http_round_trip, bench_stdio_round_trip
 from wismo.bench.settings import Settings
 from wismo.bench.start import bench_server_start
-from wismo.bench.audit import bench_tokens
 
 # Each benchmark returns {"title", "figures": [stats.figure(...), ...], "targets": [stats.check...(...), ...]} plus
 # whatever details explain it; exactly the figures marked floor are floors. To add one, list it here.
@@ -35,8 +35,14 @@ def environment() -> dict[str, Any]:
     """What the figures were measured on."""
     from importlib.metadata import version
 
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "mcp": version("mcp"), "pydantic": version("pydantic"), "anyio": version("anyio")}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "mcp": version("mcp"),
+        "pydantic": version("pydantic"),
+        "anyio": version("anyio"),
+    }
 
 
 def load_average() -> list[float] | None:
@@ -59,10 +65,12 @@ def run(names: Sequence[str] | None = None, settings: Settings | None = None, pr
     targets = [t for r in results.values() for t in r.get("targets", [])]
     return {
         "about": "wismo benchmarks: every figure is a median and a p95 over repeated runs, measured in this run, "
-                 "beside its floor (a separate process that only moves the bytes) measured in the same run.",
+        "beside its floor (a separate process that only moves the bytes) measured in the same run.",
         "environment": environment(),
         "loadAverage": {"atStart": load_before, "atEnd": load_average()},
         "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(settings).items()},
-        "benchmarks": results, "targets": targets, "allTargetsMet": all(t["met"] for t in targets),
+        "benchmarks": results,
+        "targets": targets,
+        "allTargetsMet": all(t["met"] for t in targets),
         "seconds": round(time.perf_counter() - started, 1),
     }

@@ -17,8 +17,10 @@ def _benchmark(r: dict[str, Any]) -> list[str]:
     for f in r["figures"]:
         st = f["stats"]
         vs = "" if f["vsFloor"] is None else f"{f['vsFloor']:.2f}"
-        lines.append(f"  {f['name']:<{width}}  {number(st['median'], st['unit']):>11}  "
-                     f"{number(st['p95'], st['unit']):>11}  {st['n']:>5}  {vs:>8}")
+        lines.append(
+            f"  {f['name']:<{width}}  {number(st['median'], st['unit']):>11}  "
+            f"{number(st['p95'], st['unit']):>11}  {st['n']:>5}  {vs:>8}"
+        )
     if "breakdown" in r:
         lines.append("  " + ", ".join(f"{k}: {v}" for k, v in r["breakdown"].items()))
     return lines + [""]
@@ -49,8 +51,10 @@ def _target(t: dict[str, Any]) -> str:
 def table(result: dict[str, Any]) -> str:
     """The whole run as text."""
     lines = [line for r in result["benchmarks"].values() for line in _benchmark(r)]
-    lines.append(f"targets (medians; load average at start {result['loadAverage']['atStart']}, "
-                 f"at end {result['loadAverage']['atEnd']})")
+    lines.append(
+        f"targets (medians; load average at start {result['loadAverage']['atStart']}, "
+        f"at end {result['loadAverage']['atEnd']})"
+    )
     for t in result["targets"]:
         lines.append(_target(t))
         if not t["met"]:

@@ -96,7 +96,9 @@ def _tokens(args: argparse.Namespace) -> int:
     diff = tokentable.changes(baseline, measured) if baseline is not None else None
     try:
         if args.json:
-            print(stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end="")
+            print(
+                stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end=""
+            )
         else:
             print(tokentable.table(measured))
             if diff is not None:
@@ -116,13 +118,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     """Record agent runs: `wismo evaluate <granular|focused|both> <repetitions> [model] [provider]`."""
     import anyio
 
-    from wismo.runs import recording
     from wismo import runs
     from wismo.agent.backends import make
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
-    from wismo.domain.cases import load_cases
     from wismo.core.progress import bar
+    from wismo.domain.cases import load_cases
+    from wismo.runs import recording
 
     provider = args.provider or ("openai" if args.model else "scripted")
     chosen = list(designs.article()) if args.design == "both" else [args.design]
@@ -139,8 +141,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     total = len(orders) * args.repetitions * len(chosen)
     try:
         with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
-            folders = anyio.run(lambda: recording.evaluate(chosen, args.repetitions, backend, orders, Path(args.runs_dir),
-                                                      Budgets(args.max_turns, args.max_tool_calls), latency, progress))
+            folders = anyio.run(
+                lambda: recording.evaluate(
+                    chosen,
+                    args.repetitions,
+                    backend,
+                    orders,
+                    Path(args.runs_dir),
+                    Budgets(args.max_turns, args.max_tool_calls),
+                    latency,
+                    progress,
+                )
+            )
     except (BackendError, runs.RunInvalid, FileExistsError) as exc:
         print(f"wismo evaluate: {exc}; nothing was written to {args.runs_dir}", file=sys.stderr)
         return 1
@@ -178,12 +190,17 @@ def _contract(args: argparse.Namespace) -> int:
     now = anyio.run(contract.current)
     if args.update:
         contract.update(now)
-        print(f"pinned {sum(len(t) for t in now['designs'].values())} tools of {len(now['designs'])} designs at revision {now['protocolRevision']} in {contract.CONTRACT}")
+        print(
+            f"pinned {sum(len(t) for t in now['designs'].values())} tools of {len(now['designs'])} designs at revision {now['protocolRevision']} in {contract.CONTRACT}"
+        )
         return 0
     diff = contract.drift(contract.pinned(), now)
     if diff:
         print(diff)
-        print("the servers drifted from the pinned contract; if that is intended, run: wismo contract --update", file=sys.stderr)
+        print(
+            "the servers drifted from the pinned contract; if that is intended, run: wismo contract --update",
+            file=sys.stderr,
+        )
         return 1
     print(f"contract holds: {', '.join(now['designs'])} at revision {now['protocolRevision']}")
     return 0
@@ -196,52 +213,107 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wismo", description="Compare a granular and a focused MCP tool design.")
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
-    serve.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.core.designs)")
-    serve.add_argument("--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio")
+    serve.add_argument(
+        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.core.designs)"
+    )
+    serve.add_argument(
+        "--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    serve.add_argument("--http-fd", type=int, metavar="FD",
-                       help="serve Streamable HTTP on a socket the parent process already listens on (what the harness does)")
+    serve.add_argument(
+        "--http-fd",
+        type=int,
+        metavar="FD",
+        help="serve Streamable HTTP on a socket the parent process already listens on (what the harness does)",
+    )
     serve.set_defaults(func=_serve)
     comp = sub.add_parser("compare", help="drive both servers and check they return the same evidence")
     comp.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
     comp.add_argument("--transport", default="stdio", choices=["stdio"])
     comp.add_argument("--out", default="outputs/deterministic-comparison.json")
     comp.set_defaults(func=_compare)
-    tok = sub.add_parser("tokens", help="what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]",
-                         description="Count a server's tool definitions completely (per tool and per part), its "
-                                     "instructions, prompts and resources, and sampled results under every client profile.")
+    tok = sub.add_parser(
+        "tokens",
+        help="what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]",
+        description="Count a server's tool definitions completely (per tool and per part), its "
+        "instructions, prompts and resources, and sampled results under every client profile.",
+    )
     tok.add_argument("--url", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp (instead of a command)")
-    tok.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
-                     help="seconds to wait for the handshake and for each request (default 20)")
-    tok.add_argument("--call", nargs=2, action="append", metavar=("NAME", "JSON"),
-                     help="call tool NAME with these JSON arguments and count its result (repeatable)")
-    tok.add_argument("--max-tokens", type=int, metavar="N",
-                     help="exit 1 when the tool definitions take more than N tokens (harmony count), naming the heaviest")
+    tok.add_argument(
+        "--timeout",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="seconds to wait for the handshake and for each request (default 20)",
+    )
+    tok.add_argument(
+        "--call",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "JSON"),
+        help="call tool NAME with these JSON arguments and count its result (repeatable)",
+    )
+    tok.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="exit 1 when the tool definitions take more than N tokens (harmony count), naming the heaviest",
+    )
     tok.add_argument("--baseline", metavar="FILE", help="a saved --json output: print each tool's change since it")
-    tok.add_argument("--encoding", default="o200k_base", choices=["o200k_base", "cl100k_base"],
-                     help="encoding of every count except harmony's, which is o200k_base (default o200k_base)")
-    tok.add_argument("--json", action="store_true", help="print JSON (sorted keys; timings under 'timings') instead of a table")
+    tok.add_argument(
+        "--encoding",
+        default="o200k_base",
+        choices=["o200k_base", "cl100k_base"],
+        help="encoding of every count except harmony's, which is o200k_base (default o200k_base)",
+    )
+    tok.add_argument(
+        "--json", action="store_true", help="print JSON (sorted keys; timings under 'timings') instead of a table"
+    )
     tok.add_argument("command_line", nargs=argparse.REMAINDER, help="-- then the server command")
     tok.set_defaults(func=_tokens)
-    ev = sub.add_parser("evaluate", help="record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]")
+    ev = sub.add_parser(
+        "evaluate", help="record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]"
+    )
     ev.add_argument("design", choices=[*designs.names(), "both"], help="a registered design, or both of the article's")
     ev.add_argument("repetitions", type=int)
     ev.add_argument("model", nargs="?", default=None)
-    ev.add_argument("provider", nargs="?", default=None, choices=BACKENDS,
-                    help="default: openai when a model is given, else scripted")
+    ev.add_argument(
+        "provider",
+        nargs="?",
+        default=None,
+        choices=BACKENDS,
+        help="default: openai when a model is given, else scripted",
+    )
     ev.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
     ev.add_argument("--max-turns", type=int, default=8)
     ev.add_argument("--max-tool-calls", type=int, default=12)
-    ev.add_argument("--latency", type=float, nargs=3, metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
-                    help="add a modelled elapsed time per request (labelled modelled, kept in its own field)")
+    ev.add_argument(
+        "--latency",
+        type=float,
+        nargs=3,
+        metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
+        help="add a modelled elapsed time per request (labelled modelled, kept in its own field)",
+    )
     ev.add_argument("--runs-dir", default=str(RUNS))
-    ev.add_argument("--base-url", default=None,
-                    help="an OpenAI-compatible server for openai or openai-chat, e.g. http://127.0.0.1:11434/v1 (Ollama); "
-                         "no key needed unless the server wants one (then set OPENAI_API_KEY)")
-    ev.add_argument("--profile", default="python", choices=["python", "csharp-mcp", "csharp-mcp-relaxed"],
-                    help="scripted backend: how its token estimates frame tool results (wismo.tokens.framing; default python)")
-    ev.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                    help="seconds to wait for one model request (default 120); a local model on a CPU may need more")
+    ev.add_argument(
+        "--base-url",
+        default=None,
+        help="an OpenAI-compatible server for openai or openai-chat, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "no key needed unless the server wants one (then set OPENAI_API_KEY)",
+    )
+    ev.add_argument(
+        "--profile",
+        default="python",
+        choices=["python", "csharp-mcp", "csharp-mcp-relaxed"],
+        help="scripted backend: how its token estimates frame tool results (wismo.tokens.framing; default python)",
+    )
+    ev.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="seconds to wait for one model request (default 120); a local model on a CPU may need more",
+    )
     ev.set_defaults(func=_evaluate)
     ve = sub.add_parser("verify", help="recompute every counter of recorded runs from their traces")
     ve.add_argument("runs", nargs="+")
@@ -251,8 +323,12 @@ def parser() -> argparse.ArgumentParser:
     con.set_defaults(func=_contract)
     rep = sub.add_parser("report", help="execute every notebook with papermill and render HTML into outputs/")
     rep.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
-    rep.add_argument("--jobs", type=int, default=None,
-                     help="notebooks executed at once, each in its own process (default: WISMO_REPORT_JOBS, else one per core)")
+    rep.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="notebooks executed at once, each in its own process (default: WISMO_REPORT_JOBS, else one per core)",
+    )
     rep.set_defaults(func=_report)
     return p
 

@@ -88,7 +88,10 @@ class Connection:
         if self.process is not None and self.process.poll() is not None:
             detail += f"; the server process exited with code {self.process.returncode}"
         tail = _tail(self.errlog)
-        return HarnessError(f"{self.design} server over {self.transport}: {what} failed: {detail}" + (f"; its stderr ends with: {tail}" if tail else ""))
+        return HarnessError(
+            f"{self.design} server over {self.transport}: {what} failed: {detail}"
+            + (f"; its stderr ends with: {tail}" if tail else "")
+        )
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools/list, as the wire JSON objects (camelCase, unset fields left out)."""
@@ -115,7 +118,9 @@ class Connection:
         elapsed = (time.perf_counter() - started) * 1000
         texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
         if len(texts) != 1 or len(result.content) != 1:
-            raise HarnessError(f"{self.design} server over {self.transport}: {tool} returned {len(result.content)} content blocks, expected one text block")
+            raise HarnessError(
+                f"{self.design} server over {self.transport}: {tool} returned {len(result.content)} content blocks, expected one text block"
+            )
         outcome = ToolResult(texts[0], bool(result.is_error))
         self.interactions.append(Interaction("tools/call", tool, arguments, outcome.is_error, outcome.bytes, elapsed))
         return outcome
@@ -187,9 +192,16 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(5)
 
 
-async def _open_session(stack: AsyncExitStack, design: str, transport: str, env: dict[str, str] | None,
-                        timeout_s: float, command: list[str] | None, url: str | None, errlog: Any,
-                        ) -> tuple[ClientSession, subprocess.Popen | None, str]:
+async def _open_session(
+    stack: AsyncExitStack,
+    design: str,
+    transport: str,
+    env: dict[str, str] | None,
+    timeout_s: float,
+    command: list[str] | None,
+    url: str | None,
+    errlog: Any,
+) -> tuple[ClientSession, subprocess.Popen | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
     # A server started here sees the same design registry as this process (designs registered by file).
     env = {**designs.env(), **(env or {})} or None
@@ -197,7 +209,11 @@ async def _open_session(stack: AsyncExitStack, design: str, transport: str, env:
         command = command or server_command(design)
         params = StdioServerParameters(command=command[0], args=command[1:], env=env)
         read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
-        return await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)), None, " ".join(command)
+        return (
+            await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)),
+            None,
+            " ".join(command),
+        )
     from mcp.client.streamable_http import streamable_http_client
 
     process = None
@@ -206,14 +222,26 @@ async def _open_session(stack: AsyncExitStack, design: str, transport: str, env:
             # Our own server gets a socket already listening: no race for the port with any other process.
             with listening_socket() as sock:
                 port = sock.getsockname()[1]
-                process = subprocess.Popen(server_command(design, http_fd=sock.fileno()), stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=errlog, pass_fds=(sock.fileno(),),
-                                           env=get_default_environment() | (env or {}), start_new_session=True)
+                process = subprocess.Popen(
+                    server_command(design, http_fd=sock.fileno()),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errlog,
+                    pass_fds=(sock.fileno(),),
+                    env=get_default_environment() | (env or {}),
+                    start_new_session=True,
+                )
         else:
             port = free_port()
             # The same minimal environment an MCP client gives a stdio server.
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
-                                       env=get_default_environment() | (env or {}), start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errlog,
+                env=get_default_environment() | (env or {}),
+                start_new_session=True,
+            )
         stack.callback(_stop, process)
         url = f"http://127.0.0.1:{port}/mcp"
         await _wait_listening(process, port, timeout_s)
@@ -223,7 +251,9 @@ async def _open_session(stack: AsyncExitStack, design: str, transport: str, env:
     # Bounded HTTP timeouts (the SDK's default read timeout is 300 s, for long-lived streams we do not use).
     client = await stack.enter_async_context(create_mcp_http_client(timeout=httpx2.Timeout(timeout_s)))
     # Our own server process is stopped outright, so only an endpoint we do not own gets a session DELETE.
-    read, write = await stack.enter_async_context(streamable_http_client(url, http_client=client, terminate_on_close=process is None))
+    read, write = await stack.enter_async_context(
+        streamable_http_client(url, http_client=client, terminate_on_close=process is None)
+    )
     return await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)), process, url
 
 
@@ -240,7 +270,9 @@ async def connect(
     """Start `design`'s server over `transport` (or any `command`, or an HTTP `url`), complete the handshake,
     and stop the server on exit, also on error."""
     if transport not in TRANSPORTS:
-        raise HarnessError(f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}")
+        raise HarnessError(
+            f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}"
+        )
     # The server's stderr goes to a file so a failure can quote it (notebook kernels have no stderr fd).
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         started = time.perf_counter()
@@ -252,14 +284,25 @@ async def connect(
         try:
             # Plain nesting: the transports' task groups must exit in the task and order they were entered.
             async with AsyncExitStack() as stack:
-                session, process, target = await _open_session(stack, design, transport, env, timeout_s, command, url, errlog)
+                session, process, target = await _open_session(
+                    stack, design, transport, env, timeout_s, command, url, errlog
+                )
                 init = await session.initialize()  # bounded by the session's read timeout
                 if require_pinned and init.protocol_version != PINNED_REVISION:
-                    raise HarnessError(f"{design} server over {transport}: answered revision {init.protocol_version}, expected {PINNED_REVISION}")
+                    raise HarnessError(
+                        f"{design} server over {transport}: answered revision {init.protocol_version}, expected {PINNED_REVISION}"
+                    )
                 ready = True
                 try:
-                    yield Connection(design, transport, session, start_ms=(time.perf_counter() - started) * 1000,
-                                     call_timeout_s=timeout_s, process=process, errlog=errlog)
+                    yield Connection(
+                        design,
+                        transport,
+                        session,
+                        start_ms=(time.perf_counter() - started) * 1000,
+                        call_timeout_s=timeout_s,
+                        process=process,
+                        errlog=errlog,
+                    )
                 except Exception as exc:
                     body_error = exc  # the caller's own error, which the transports' task groups may wrap
                     raise
@@ -275,8 +318,9 @@ async def connect(
             raise failure
 
 
-def _as_failure(exc: Exception, ready: bool, design: str, transport: str, target: str,
-                process: subprocess.Popen | None, errlog: Any) -> BaseException:
+def _as_failure(
+    exc: Exception, ready: bool, design: str, transport: str, target: str, process: subprocess.Popen | None, errlog: Any
+) -> BaseException:
     """The error to raise for `exc`: our own HarnessError as is, the caller's own error untouched, else a
     HarnessError saying whether the server could not be reached or the connection broke mid-session."""
     inner = _single(exc)
@@ -288,8 +332,14 @@ def _as_failure(exc: Exception, ready: bool, design: str, transport: str, target
     tail = _tail(errlog)
     tail = f"; its stderr ends with: {tail}" if tail else ""
     if ready:
-        exited = f"; the server process exited with code {process.returncode}" if process is not None and process.poll() is not None else ""
-        return HarnessError(f"{design} server over {transport} ({target}): the connection failed mid-session: {_cause(exc)}{exited}{tail}")
+        exited = (
+            f"; the server process exited with code {process.returncode}"
+            if process is not None and process.poll() is not None
+            else ""
+        )
+        return HarnessError(
+            f"{design} server over {transport} ({target}): the connection failed mid-session: {_cause(exc)}{exited}{tail}"
+        )
     return HarnessError(f"{design} server over {transport} ({target}) could not be reached: {_cause(exc)}{tail}")
 
 

@@ -9,9 +9,9 @@ import re
 from typing import Any
 
 from wismo.client.connection import connect
+from wismo.core import designs
 from wismo.core.jsonfmt import stable, write_stable
 from wismo.core.paths import DATA
-from wismo.core import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 CONTRACT = DATA / "contracts" / "tools.json"
@@ -35,8 +35,13 @@ def pinned() -> dict[str, Any]:
 
 def drift(pinned_contract: dict[str, Any], now: dict[str, Any]) -> str:
     """A unified diff from the pinned contract to the current one; empty when nothing drifted."""
-    lines = difflib.unified_diff(stable(pinned_contract).splitlines(), stable(now).splitlines(),
-                                 fromfile="data/contracts/tools.json (pinned)", tofile="servers now", lineterm="")
+    lines = difflib.unified_diff(
+        stable(pinned_contract).splitlines(),
+        stable(now).splitlines(),
+        fromfile="data/contracts/tools.json (pinned)",
+        tofile="servers now",
+        lineterm="",
+    )
     return "\n".join(lines)
 
 

@@ -8,14 +8,13 @@ per page. Each design's registry entry (wismo.core.designs) says which.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
+from wismo.client.connection import Connection, connect
 from wismo.core import designs
 from wismo.core.designs import Design
-from wismo.client.connection import Connection, connect
 
 # A tool call the model made in one turn, and the text the server returned for it.
 Call = dict[str, Any]
@@ -64,7 +63,9 @@ async def investigate(conn: Connection, design: str | Design, order_id: Any) -> 
         wanted = how.linked_calls(record)
         if wanted:
             turns.append(await _concurrently(conn, wanted))
-    while how.cursor and isinstance(record, dict) and isinstance(record.get("page"), dict) and record["page"].get("next"):
+    while (
+        how.cursor and isinstance(record, dict) and isinstance(record.get("page"), dict) and record["page"].get("next")
+    ):
         arguments = {"orderId": order_id, "cursor": record["page"]["next"]}
         page = await _call(conn, how.entry, arguments)
         turns.append([page])
@@ -72,7 +73,9 @@ async def investigate(conn: Connection, design: str | Design, order_id: Any) -> 
     return turns
 
 
-async def record(orders: list[str], transport: str = "stdio", design_names: tuple[str, ...] | None = None) -> dict[str, Any]:
+async def record(
+    orders: list[str], transport: str = "stdio", design_names: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     """Run each design's investigation (default: the article's two) for every order over MCP; return each
     design's tools/list and tool turns."""
     out: dict[str, Any] = {"tools": {}, "turns": {}}

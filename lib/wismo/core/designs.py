@@ -94,11 +94,14 @@ GRANULAR = Design(
     name="granular",
     summary="four record tools; the model follows the order's links to the payment, reservations and tracking",
     color="#0072B2",  # Okabe-Ito blue
-    investigation=Investigation(entry="get_order", links=(
-        Link("paymentId", "get_payment", "paymentId", "payment"),
-        Link("reservationIds", "get_reservation", "reservationId", "reservations"),
-        Link("trackingIds", "get_tracking", "trackingId", "tracking"),
-    )),
+    investigation=Investigation(
+        entry="get_order",
+        links=(
+            Link("paymentId", "get_payment", "paymentId", "payment"),
+            Link("reservationIds", "get_reservation", "reservationId", "reservations"),
+            Link("trackingIds", "get_tracking", "trackingId", "tracking"),
+        ),
+    ),
     server="wismo.servers.granular",
     article=True,
 )

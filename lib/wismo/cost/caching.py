@@ -23,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-ASSUMPTION = ("every prefix the cache could hold is a hit (no eviction between the calls of one conversation; "
-              "each conversation starts cold)")
+ASSUMPTION = (
+    "every prefix the cache could hold is a hit (no eviction between the calls of one conversation; "
+    "each conversation starts cold)"
+)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,10 @@ class Policy:
 
     def __post_init__(self) -> None:
         if self.threshold < 1 or self.granularity < 1:
-            raise ValueError(f"a cache policy needs a threshold and a granularity of at least 1 token, "
-                             f"not {self.threshold} and {self.granularity}")
+            raise ValueError(
+                f"a cache policy needs a threshold and a granularity of at least 1 token, "
+                f"not {self.threshold} and {self.granularity}"
+            )
 
     def cacheable(self, tokens: int) -> int:
         """The longest prefix of `tokens` this policy caches: none under the threshold, else whole increments."""
@@ -52,14 +56,23 @@ class Policy:
     def with_limits(self, threshold: int | None = None, granularity: int | None = None) -> Policy:
         """The same policy with another threshold or granularity (None keeps the documented one)."""
         changed = threshold is not None or granularity is not None
-        return Policy(self.name, self.threshold if threshold is None else threshold,
-                      self.granularity if granularity is None else granularity, self.writes,
-                      "parameters" if changed else self.source)
+        return Policy(
+            self.name,
+            self.threshold if threshold is None else threshold,
+            self.granularity if granularity is None else granularity,
+            self.writes,
+            "parameters" if changed else self.source,
+        )
 
     def as_dict(self) -> dict[str, object]:
         """The policy as JSON."""
-        return {"name": self.name, "threshold": self.threshold, "granularity": self.granularity,
-                "writesBilled": self.writes, "source": self.source}
+        return {
+            "name": self.name,
+            "threshold": self.threshold,
+            "granularity": self.granularity,
+            "writesBilled": self.writes,
+            "source": self.source,
+        }
 
 
 def from_dict(d: dict[str, object]) -> Policy:
@@ -69,13 +82,28 @@ def from_dict(d: dict[str, object]) -> Policy:
 
 # The providers' documented rules (OpenAI's "Prompt Caching 201" cookbook and prompt-caching guide; Anthropic's
 # prompt-caching documentation), as defaults a notebook parameter can override.
-AUTOMATIC = Policy("automatic (OpenAI)", 1024, 128, writes=False,
-                   source="OpenAI prompt caching: prompts of 1,024 tokens or more, hits in increments of 128 tokens, no write charge")
-EXPLICIT = Policy("explicit breakpoints (Anthropic)", 1024, 1, writes=True,
-                  source="Anthropic prompt caching: a breakpoint at the end of each request, at least 1,024 tokens "
-                         "(Claude Sonnet 4.5), writes at a premium, reads at a tenth")
+AUTOMATIC = Policy(
+    "automatic (OpenAI)",
+    1024,
+    128,
+    writes=False,
+    source="OpenAI prompt caching: prompts of 1,024 tokens or more, hits in increments of 128 tokens, no write charge",
+)
+EXPLICIT = Policy(
+    "explicit breakpoints (Anthropic)",
+    1024,
+    1,
+    writes=True,
+    source="Anthropic prompt caching: a breakpoint at the end of each request, at least 1,024 tokens "
+    "(Claude Sonnet 4.5), writes at a premium, reads at a tenth",
+)
 # Anthropic models whose documented minimum cacheable prefix is not 1,024 tokens.
-EXPLICIT_THRESHOLDS = {"claude-haiku-4-5": 4096, "claude-opus-4-5": 4096, "claude-3-5-haiku": 2048, "claude-3-haiku": 2048}
+EXPLICIT_THRESHOLDS = {
+    "claude-haiku-4-5": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+    "claude-3-haiku": 2048,
+}
 BY_PROVIDER = {"openai": AUTOMATIC, "anthropic": EXPLICIT}
 
 
@@ -83,12 +111,24 @@ def for_model(provider: str, model: str) -> Policy:
     """The documented policy of a provider's model; automatic caching for a provider not listed (stated in the source)."""
     policy = BY_PROVIDER.get(provider)
     if policy is None:
-        return Policy("automatic (assumed)", AUTOMATIC.threshold, AUTOMATIC.granularity, writes=False,
-                      source=f"no documented rule for provider {provider!r} here: OpenAI's automatic rule assumed")
+        return Policy(
+            "automatic (assumed)",
+            AUTOMATIC.threshold,
+            AUTOMATIC.granularity,
+            writes=False,
+            source=f"no documented rule for provider {provider!r} here: OpenAI's automatic rule assumed",
+        )
     threshold = next((t for prefix, t in EXPLICIT_THRESHOLDS.items() if model.startswith(prefix)), None)
     if policy is EXPLICIT and threshold is not None:
-        return Policy(policy.name, threshold, policy.granularity, policy.writes,
-                      policy.source.replace("at least 1,024 tokens (Claude Sonnet 4.5)", f"at least {threshold:,} tokens ({model})"))
+        return Policy(
+            policy.name,
+            threshold,
+            policy.granularity,
+            policy.writes,
+            policy.source.replace(
+                "at least 1,024 tokens (Claude Sonnet 4.5)", f"at least {threshold:,} tokens ({model})"
+            ),
+        )
     return policy
 
 
@@ -125,8 +165,12 @@ def apply(inputs: Sequence[int], policy: Policy | None, hits: bool = True) -> tu
 
 def totals(calls: Sequence[CachedCall]) -> dict[str, int]:
     """Input, read, written and uncached tokens over a whole conversation."""
-    return {"input": sum(c.input for c in calls), "read": sum(c.read for c in calls),
-            "write": sum(c.write for c in calls), "uncached": sum(c.uncached for c in calls)}
+    return {
+        "input": sum(c.input for c in calls),
+        "read": sum(c.read for c in calls),
+        "write": sum(c.write for c in calls),
+        "uncached": sum(c.uncached for c in calls),
+    }
 
 
 def first_hit(calls: Sequence[CachedCall]) -> int | None:

@@ -86,16 +86,33 @@ class Price:
 
     def as_dict(self) -> dict[str, Any]:
         """The price as JSON, per million tokens."""
-        return {"model": self.model, "provider": self.provider, "inputPerMTok": self.input,
-                "cachedInputPerMTok": self.cached_input, "cacheWritePerMTok": self.cache_write,
-                "outputPerMTok": self.output, "source": self.source, "pricedOn": self.on, "tiered": self.tiered,
-                "tierStartsAt": self.tier_start}
+        return {
+            "model": self.model,
+            "provider": self.provider,
+            "inputPerMTok": self.input,
+            "cachedInputPerMTok": self.cached_input,
+            "cacheWritePerMTok": self.cache_write,
+            "outputPerMTok": self.output,
+            "source": self.source,
+            "pricedOn": self.on,
+            "tiered": self.tiered,
+            "tierStartsAt": self.tier_start,
+        }
 
 
 def from_dict(d: Mapping[str, Any]) -> Price:
     """A price back from its JSON (Price.as_dict)."""
-    return Price(d["model"], d["provider"], d["inputPerMTok"], d["cachedInputPerMTok"], d["cacheWritePerMTok"],
-                 d["outputPerMTok"], d["source"], d["pricedOn"], d["tierStartsAt"])
+    return Price(
+        d["model"],
+        d["provider"],
+        d["inputPerMTok"],
+        d["cachedInputPerMTok"],
+        d["cacheWritePerMTok"],
+        d["outputPerMTok"],
+        d["source"],
+        d["pricedOn"],
+        d["tierStartsAt"],
+    )
 
 
 def _base(value: Any) -> tuple[float | None, int | None]:
@@ -119,32 +136,56 @@ def lookup(model: str, provider: str | None = None, on: str | None = None) -> Pr
     try:
         found, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
     except LookupError:
-        raise UnknownModel(f"{LIBRARY} {version()} has no price for model {model!r}; give its prices as parameters "
-                           f"({', '.join(GIVEN_KEYS)} in USD per million tokens)") from None
+        raise UnknownModel(
+            f"{LIBRARY} {version()} has no price for model {model!r}; give its prices as parameters "
+            f"({', '.join(GIVEN_KEYS)} in USD per million tokens)"
+        ) from None
     p = info.get_prices(_moment(on))
-    values = {k: _base(getattr(p, k, None)) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")}
+    values = {
+        k: _base(getattr(p, k, None)) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
+    }
     if values["input_mtok"][0] is None or values["output_mtok"][0] is None:
         raise UnknownModel(f"{LIBRARY} {version()} prices model {model!r} without a per-token input and output price")
     base = values["input_mtok"][0]
     read, write = (base if values[k][0] is None else values[k][0] for k in ("cache_read_mtok", "cache_write_mtok"))
     starts = [t for _, t in values.values() if t is not None]
-    return Price(model, found.id, base, read, write, values["output_mtok"][0], source(), on or data_date(),
-                 min(starts, default=None))
+    return Price(
+        model,
+        found.id,
+        base,
+        read,
+        write,
+        values["output_mtok"][0],
+        source(),
+        on or data_date(),
+        min(starts, default=None),
+    )
 
 
 def given(model: str, values: Mapping[str, float], on: str | None = None) -> Price:
     """A price set by parameters: input and output required, cachedInput and cacheWrite default to input."""
     unknown = sorted(set(values) - set(GIVEN_KEYS))
     if unknown or "input" not in values or "output" not in values:
-        raise ValueError(f"the price given for {model!r} needs input and output (and may give cachedInput, cacheWrite), "
-                         f"in USD per million tokens; it has {', '.join(sorted(values)) or 'nothing'}")
+        raise ValueError(
+            f"the price given for {model!r} needs input and output (and may give cachedInput, cacheWrite), "
+            f"in USD per million tokens; it has {', '.join(sorted(values)) or 'nothing'}"
+        )
     i = float(values["input"])
-    return Price(model, GIVEN, i, float(values.get("cachedInput", i)), float(values.get("cacheWrite", i)),
-                 float(values["output"]), GIVEN, on or data_date())
+    return Price(
+        model,
+        GIVEN,
+        i,
+        float(values.get("cachedInput", i)),
+        float(values.get("cacheWrite", i)),
+        float(values["output"]),
+        GIVEN,
+        on or data_date(),
+    )
 
 
-def resolve(models: Iterable[str], given_prices: Mapping[str, Mapping[str, float]] | None = None,
-            on: str | None = None) -> list[Price]:
+def resolve(
+    models: Iterable[str], given_prices: Mapping[str, Mapping[str, float]] | None = None, on: str | None = None
+) -> list[Price]:
     """Each model's price: the given one if the parameters set it, else the library's."""
     given_prices = given_prices or {}
     return [given(m, given_prices[m], on) if m in given_prices else lookup(m, on=on) for m in models]
@@ -175,17 +216,29 @@ def _by_library(price: Price, usage: CallUsage) -> Decimal:
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an unsupported usage key must fail, not be priced as zero
-        result = calc_price(Usage(input_tokens=usage.input, cache_read_tokens=usage.read, cache_write_tokens=usage.write,
-                                  output_tokens=usage.output),
-                            price.model, provider_id=price.provider, genai_request_timestamp=_moment(price.on))
+        result = calc_price(
+            Usage(
+                input_tokens=usage.input,
+                cache_read_tokens=usage.read,
+                cache_write_tokens=usage.write,
+                output_tokens=usage.output,
+            ),
+            price.model,
+            provider_id=price.provider,
+            genai_request_timestamp=_moment(price.on),
+        )
     return result.total_price
 
 
 def flat(price: Price, usage: CallUsage) -> Decimal:
     """One call charged at flat per-million prices: uncached input, reads, writes and output each at its own price."""
     uncached = usage.input - usage.read - usage.write
-    dollars = (uncached * price.input + usage.read * price.cached_input + usage.write * price.cache_write
-               + usage.output * price.output) / PER
+    dollars = (
+        uncached * price.input
+        + usage.read * price.cached_input
+        + usage.write * price.cache_write
+        + usage.output * price.output
+    ) / PER
     return Decimal(str(dollars))
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-LABEL = "modelled"
+from wismo.core.kinds import MODELLED
+
+LABEL = MODELLED
 
 
 @dataclass(frozen=True)
@@ -88,5 +90,7 @@ def sweep(base: int, rs: Sequence[int], calls: Sequence[int], window: int) -> li
     for r in rs:
         for n in calls:
             s = uniform(base, r, n)
-            rows.append({"r": r, "calls": n, "total": s.total, "final": s.final, "overflows": s.first_over(window) is not None})
+            rows.append(
+                {"r": r, "calls": n, "total": s.total, "final": s.final, "overflows": s.first_over(window) is not None}
+            )
     return rows

@@ -34,14 +34,18 @@ def _expand(value: Any) -> Any:
     return value
 
 
-def load_cases(orders: list[str] | None = None, unfriendly: bool = True, folder: str | Path | None = None) -> list[Case]:
+def load_cases(
+    orders: list[str] | None = None, unfriendly: bool = True, folder: str | Path | None = None
+) -> list[Case]:
     """The comparison's cases: the named orders (default all six), then the unfriendly inputs if asked."""
     spec = json.loads((Path(folder) if folder else fixtures_dir()).joinpath("cases.json").read_text(encoding="utf-8"))
     known = {row["orderId"]: row["case"] for row in spec["orders"]}
     wanted = orders if orders is not None else list(known)
     unknown = [o for o in wanted if o not in known]
     if unknown:
-        raise ValueError(f"not a case of the comparison: {', '.join(map(str, unknown))}; the cases are {', '.join(known)}")
+        raise ValueError(
+            f"not a case of the comparison: {', '.join(map(str, unknown))}; the cases are {', '.join(known)}"
+        )
     cases = [Case(known[o], o, False) for o in wanted]
     if unfriendly:
         cases += [Case(row["label"], _expand(row["orderId"]), True) for row in spec["unfriendly"]]

@@ -12,7 +12,13 @@ from wismo.domain.generate import generate
 from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind, RecordNotFound
 
 # One file per source, as if each were its own service.
-SOURCE_FILES = {ORDER: "orders.json", PAYMENT: "payments.json", RESERVATION: "reservations.json", TRACKING: "tracking.json"}
+SOURCE_FILES = {
+    ORDER: "orders.json",
+    PAYMENT: "payments.json",
+    RESERVATION: "reservations.json",
+    TRACKING: "tracking.json",
+}
+
 
 class DatasetError(Exception):
     """The fixtures are missing or inconsistent; the message names the file and the record."""
@@ -76,5 +82,7 @@ def _check_links(dataset: Dataset) -> None:
             for target in targets:
                 record = dataset.records[kind].get(target)
                 if record is not None and record["orderId"] != order_id:
-                    raise DatasetError(f"{kind.name} {target} is linked from {order_id} but belongs to {record['orderId']}.")
+                    raise DatasetError(
+                        f"{kind.name} {target} is linked from {order_id} but belongs to {record['orderId']}."
+                    )
     assert set(dataset.records) == set(KINDS)

@@ -41,28 +41,71 @@ def generate(lines: int, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
         status = "fulfilled" if shipped else rng.choice(["reserved", "reserved", "backordered"])
         restock = "2026-10-20" if status == "backordered" and rng.random() < 0.5 else None
         if rng.random() >= 0.01:  # about 1% of linked reservations have no record
-            reservations.append({"reservationId": rid, "orderId": oid, "sku": sku, "quantity": quantity, "status": status,
-                                 "expectedRestockDate": restock, "updatedAt": "2026-10-05T09:00:00+00:00"})
+            reservations.append(
+                {
+                    "reservationId": rid,
+                    "orderId": oid,
+                    "sku": sku,
+                    "quantity": quantity,
+                    "status": status,
+                    "expectedRestockDate": restock,
+                    "updatedAt": "2026-10-05T09:00:00+00:00",
+                }
+            )
         if shipped:
             tid = f"TRK-{number}-{i:05d}"
             tracking_ids.append(tid)
             if rng.random() < 0.01:
                 continue  # a shipment whose carrier record is missing altogether
             if rng.random() < 0.05:
-                tracking.append({"trackingId": tid, "orderId": oid, "sku": sku, "quantity": quantity, "availability": "unavailable",
-                                 "status": None, "latestEvent": None, "estimatedDeliveryDate": None, "updatedAt": None, "checkedAt": CLOCK})
+                tracking.append(
+                    {
+                        "trackingId": tid,
+                        "orderId": oid,
+                        "sku": sku,
+                        "quantity": quantity,
+                        "availability": "unavailable",
+                        "status": None,
+                        "latestEvent": None,
+                        "estimatedDeliveryDate": None,
+                        "updatedAt": None,
+                        "checkedAt": CLOCK,
+                    }
+                )
             else:
                 delivered = rng.random() < 0.5
-                tracking.append({"trackingId": tid, "orderId": oid, "sku": sku, "quantity": quantity, "availability": "available",
-                                 "status": "delivered" if delivered else "in_transit",
-                                 "latestEvent": "Delivered" if delivered else "In transit to the destination hub",
-                                 "estimatedDeliveryDate": "2026-10-07" if delivered else "2026-10-11",
-                                 "updatedAt": "2026-10-07T10:00:00+00:00", "checkedAt": CLOCK})
-    order = {"orderId": oid, "status": "partially_shipped", "promisedDeliveryDate": "2026-10-10",
-             "updatedAt": "2026-10-06T12:00:00+00:00", "items": items, "paymentId": f"PAY-{number}",
-             "reservationIds": reservation_ids, "trackingIds": tracking_ids}
-    payment = {"paymentId": f"PAY-{number}", "orderId": oid, "status": "captured", "amount": f"{sum(q for q in (x['quantity'] for x in items)) * 25}.00",
-               "currency": "EUR", "updatedAt": "2026-10-01T09:00:00+00:00"}
+                tracking.append(
+                    {
+                        "trackingId": tid,
+                        "orderId": oid,
+                        "sku": sku,
+                        "quantity": quantity,
+                        "availability": "available",
+                        "status": "delivered" if delivered else "in_transit",
+                        "latestEvent": "Delivered" if delivered else "In transit to the destination hub",
+                        "estimatedDeliveryDate": "2026-10-07" if delivered else "2026-10-11",
+                        "updatedAt": "2026-10-07T10:00:00+00:00",
+                        "checkedAt": CLOCK,
+                    }
+                )
+    order = {
+        "orderId": oid,
+        "status": "partially_shipped",
+        "promisedDeliveryDate": "2026-10-10",
+        "updatedAt": "2026-10-06T12:00:00+00:00",
+        "items": items,
+        "paymentId": f"PAY-{number}",
+        "reservationIds": reservation_ids,
+        "trackingIds": tracking_ids,
+    }
+    payment = {
+        "paymentId": f"PAY-{number}",
+        "orderId": oid,
+        "status": "captured",
+        "amount": f"{sum(q for q in (x['quantity'] for x in items)) * 25}.00",
+        "currency": "EUR",
+        "updatedAt": "2026-10-01T09:00:00+00:00",
+    }
     return {"orders": [order], "payments": [payment], "reservations": reservations, "tracking": tracking}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 # Longer than any real identifier by a wide margin; anything past it is rejected before matching.
@@ -42,15 +42,12 @@ class Kind:
         if value is None:
             raise InvalidIdentifier(f"{self.id_key} is required; give {self.a_name} ID such as {self.example}.")
         if not isinstance(value, str):
-            raise InvalidIdentifier(
-                f"{self.id_key} must be a string such as {self.example}, not {json_type(value)}."
-            )
+            raise InvalidIdentifier(f"{self.id_key} must be a string such as {self.example}, not {json_type(value)}.")
         if value == "":
             raise InvalidIdentifier(f"{self.id_key} is empty; give {self.a_name} ID such as {self.example}.")
         if len(value) > MAX_ID_LENGTH:
             raise InvalidIdentifier(
-                f"{self.id_key} is {len(value)} characters long, too long for {self.a_name} ID "
-                f"such as {self.example}."
+                f"{self.id_key} is {len(value)} characters long, too long for {self.a_name} ID such as {self.example}."
             )
         if not _compiled(self.pattern).fullmatch(value):
             raise InvalidIdentifier(
@@ -71,7 +68,7 @@ TRACKING = Kind("tracking", "trackingId", r"TRK-[0-9]{4,10}-[A-Z0-9]{1,8}", "TRK
 KINDS = (ORDER, PAYMENT, RESERVATION, TRACKING)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     """The compiled identifier pattern (compiled once: lookups of big orders check tens of thousands of IDs)."""
     return re.compile(pattern)

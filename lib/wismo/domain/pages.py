@@ -9,7 +9,13 @@ from typing import Any
 DEFAULT_CAP = 2000  # tokens per result, the context-budget case study's default
 FORMATS = ("concise", "detailed")
 # The lists that are paged, in the order pages fill them: (top-level key, key inside it or None).
-LISTS = (("order", "items"), ("order", "reservationIds"), ("order", "trackingIds"), ("reservations", None), ("tracking", None))
+LISTS = (
+    ("order", "items"),
+    ("order", "reservationIds"),
+    ("order", "trackingIds"),
+    ("reservations", None),
+    ("tracking", None),
+)
 # Fields the concise format leaves out: they repeat what the page already says, or are free text.
 CONCISE_DROP = {"reservations": ("orderId",), "tracking": ("orderId", "checkedAt", "latestEvent")}
 
@@ -36,6 +42,9 @@ def merge(pages: list[dict[str, Any]]) -> dict[str, Any]:
 
 def concise_view(context: dict[str, Any]) -> dict[str, Any]:
     """The focused context as the concise format shows it (what merging concise pages must give)."""
-    return {"order": context["order"], "payment": concise("payment", context["payment"]),
-            "reservations": [concise("reservations", r) for r in context["reservations"]],
-            "tracking": [concise("tracking", t) for t in context["tracking"]]}
+    return {
+        "order": context["order"],
+        "payment": concise("payment", context["payment"]),
+        "reservations": [concise("reservations", r) for r in context["reservations"]],
+        "tracking": [concise("tracking", t) for t in context["tracking"]],
+    }

@@ -22,7 +22,7 @@ from wismo.client.connection import Connection, HarnessError, connect
 from wismo.core import designs
 
 REAL_IDS = {"orderId": "ORD-1004", "paymentId": "PAY-1004", "reservationId": "RSV-1004-B", "trackingId": "TRK-1004-A"}
-BATCH = 100            # examples between liveness and memory checks
+BATCH = 100  # examples between liveness and memory checks
 MEMORY_LIMIT_MB = 400  # a server above this (resident) has a leak or an unbounded buffer
 ERROR_KINDS = (
     ("missing", r" is required"),
@@ -50,25 +50,31 @@ def one_off(ident: str) -> st.SearchStrategy[str]:
     positions = st.integers(0, len(ident) - 1)
     chars = st.characters(min_codepoint=32, max_codepoint=0x2FF)
     return st.one_of(
-        st.builds(lambda i, c: ident[:i] + c + ident[i + 1:], positions, chars),
+        st.builds(lambda i, c: ident[:i] + c + ident[i + 1 :], positions, chars),
         st.builds(lambda i, c: ident[:i] + c + ident[i:], positions, chars),
-        st.builds(lambda i: ident[:i] + ident[i + 1:], positions),
+        st.builds(lambda i: ident[:i] + ident[i + 1 :], positions),
     )
 
 
 def values(key: str) -> st.SearchStrategy[Any]:
     """Hostile values for one identifier argument."""
     real = REAL_IDS.get(key, "ORD-1004")
-    json_like = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                             lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                             max_leaves=6).map(json.dumps)
+    json_like = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6,
+    ).map(json.dumps)
     return st.one_of(
         st.just(real),
         one_off(real),
-        st.text(max_size=40),                                                     # unicode, controls, surrogates excluded by JSON
-        st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=20),         # control characters only
-        st.builds(lambda c, n: c * n, st.sampled_from(["9", "é", "\u202e", "A"]), st.integers(65, 1_000_000)),  # very long
-        st.sampled_from(["", " ", "../../etc/passwd", "/dev/zero", "C:\\Windows\\system32", "~/.ssh/id_rsa", "%00", "ORD-1004\n"]),
+        st.text(max_size=40),  # unicode, controls, surrogates excluded by JSON
+        st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=20),  # control characters only
+        st.builds(
+            lambda c, n: c * n, st.sampled_from(["9", "é", "\u202e", "A"]), st.integers(65, 1_000_000)
+        ),  # very long
+        st.sampled_from(
+            ["", " ", "../../etc/passwd", "/dev/zero", "C:\\Windows\\system32", "~/.ssh/id_rsa", "%00", "ORD-1004\n"]
+        ),
         json_like,
         st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none(),
         st.lists(st.just(real), max_size=3),
@@ -80,7 +86,9 @@ def arguments(tool: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Argument objects for a tool: its own keys with hostile values, some missing, some extra."""
     keys = list(tool["inputSchema"].get("properties", {}))
     required = tool["inputSchema"].get("required", [])
-    base = st.fixed_dictionaries({k: values(k) for k in required}, optional={k: values(k) for k in keys if k not in required})
+    base = st.fixed_dictionaries(
+        {k: values(k) for k in required}, optional={k: values(k) for k in keys if k not in required}
+    )
     extra = st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=10), st.text(max_size=10), max_size=3)
     return st.one_of(base, st.builds(lambda a, b: {**b, **a}, base, extra), st.just({}), extra)
 
@@ -100,7 +108,14 @@ def _server_process(conn: Connection) -> psutil.Process | None:
 
 def fuzz_design(design: str, examples: int) -> dict[str, Any]:
     """Fuzz every tool of one design on one server process; return counts, errors by kind, failures, memory."""
-    report: dict[str, Any] = {"design": design, "tools": {}, "crashes": [], "hangs": [], "unclear": [], "peakServerRssMb": 0.0}
+    report: dict[str, Any] = {
+        "design": design,
+        "tools": {},
+        "crashes": [],
+        "hangs": [],
+        "unclear": [],
+        "peakServerRssMb": 0.0,
+    }
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(connect(design, timeout_s=10)) as conn:
         tools = portal.call(conn.list_tools)
         process = _server_process(conn)
@@ -116,9 +131,18 @@ def fuzz_design(design: str, examples: int) -> dict[str, Any]:
     return report
 
 
-def _fuzz_tool(portal: Any, conn: Connection, tool: dict[str, Any], stats: dict[str, Any], report: dict[str, Any],
-               process: psutil.Process | None, examples: int, design: str) -> None:
+def _fuzz_tool(
+    portal: Any,
+    conn: Connection,
+    tool: dict[str, Any],
+    stats: dict[str, Any],
+    report: dict[str, Any],
+    process: psutil.Process | None,
+    examples: int,
+    design: str,
+) -> None:
     """Run hypothesis over one tool's arguments, checking every answer and, per batch, liveness and memory."""
+
     def check(args: dict[str, Any]) -> None:
         stats["examples"] += 1
         try:
@@ -143,8 +167,9 @@ def _fuzz_tool(portal: Any, conn: Connection, tool: dict[str, Any], stats: dict[
                 if rss > MEMORY_LIMIT_MB:
                     raise AssertionError(f"{design} server uses {rss:.0f} MB, over {MEMORY_LIMIT_MB} MB")
 
-    run = settings(max_examples=examples, deadline=None, database=None, derandomize=True,
-                   suppress_health_check=list(HealthCheck))(given(args=arguments(tool))(check))
+    run = settings(
+        max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )(given(args=arguments(tool))(check))
     run()
 
 
@@ -177,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     result = fuzz_all(examples)
     path = write_stable(output_dir() / "fuzz.json", result)
     t = result["totals"]
-    print(f"{t['examples']:,} examples ({examples:,} per tool); crashes {t['crashes']}, hangs {t['hangs']}, "
-          f"unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB; wrote {path}")
+    print(
+        f"{t['examples']:,} examples ({examples:,} per tool); crashes {t['crashes']}, hangs {t['hangs']}, "
+        f"unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB; wrote {path}"
+    )
     return 0 if not (t["crashes"] or t["hangs"] or t["unclearErrors"]) else 1
 
 
@@ -191,7 +218,14 @@ def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for design in result["designs"]:
         for name, t in design["tools"].items():
-            rows.append({"design": design["design"], "tool": name, "examples": t["examples"], "valid results": t["results"],
-                         "tool errors": sum(t["errors"].values()),
-                         "errors by kind": ", ".join(f"{k} {v}" for k, v in sorted(t["errors"].items()))})
+            rows.append(
+                {
+                    "design": design["design"],
+                    "tool": name,
+                    "examples": t["examples"],
+                    "valid results": t["results"],
+                    "tool errors": sum(t["errors"].values()),
+                    "errors by kind": ", ".join(f"{k} {v}" for k, v in sorted(t["errors"].items())),
+                }
+            )
     return rows

@@ -15,11 +15,10 @@ from pathlib import Path
 
 from papermill.exceptions import PapermillExecutionError
 
-from wismo.render import figures
-from wismo.render import index_page
-from wismo.render.index_page import Rendered
 from wismo.core.paths import NOTEBOOKS, OUTPUTS, output_dir
 from wismo.core.progress import bar
+from wismo.render import figures, index_page
+from wismo.render.index_page import Rendered
 
 __all__ = ["NotebookFailed", "Rendered", "build", "execute", "jobs_wanted", "render", "to_html", "write_index"]
 
@@ -43,7 +42,10 @@ class NotebookFailed(PapermillExecutionError):
         self.args = (notebook, cell_index, exec_count, source, ename, evalue, traceback)
 
     def __str__(self) -> str:
-        return f"notebook {self.notebook} failed at In [{self.exec_count}]: {self.ename}: {self.evalue}" + super().__str__()
+        return (
+            f"notebook {self.notebook} failed at In [{self.exec_count}]: {self.ename}: {self.evalue}"
+            + super().__str__()
+        )
 
 
 def notebook_info(path: Path) -> tuple[str, str]:
@@ -65,10 +67,14 @@ def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
     target = out / "notebooks" / path.name
     target.parent.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(
-        str(path), str(target),
+        str(path),
+        str(target),
         parameters={"output_dir": str(out), **(parameters or {})},
-        kernel_name=KERNEL, cwd=str(path.parent), progress_bar=False,
-        execution_timeout=EXECUTION_TIMEOUT_S, start_timeout=START_TIMEOUT_S,
+        kernel_name=KERNEL,
+        cwd=str(path.parent),
+        progress_bar=False,
+        execution_timeout=EXECUTION_TIMEOUT_S,
+        start_timeout=START_TIMEOUT_S,
         extra_arguments=KERNEL_ARGUMENTS,
     )
     return target
@@ -96,11 +102,18 @@ def to_html(executed: Path, out: Path, reader: bool = False, title: str | None =
         _drop_stderr(nb)
     nb.metadata["title"] = (title or executed.stem) + (" (reader's version)" if reader else " (with code)")
     exporter = HTMLExporter(
-        template_name="wismo", extra_template_basedirs=[str(TEMPLATES)],
-        exclude_input=reader, exclude_input_prompt=reader, exclude_output_prompt=reader,
+        template_name="wismo",
+        extra_template_basedirs=[str(TEMPLATES)],
+        exclude_input=reader,
+        exclude_input_prompt=reader,
+        exclude_output_prompt=reader,
     )
-    links = {"index_href": "../index.html", "this_version": READER if reader else FULL,
-             "other_href": full_page if reader else reader_page, "other_version": FULL if reader else "Reader's version"}
+    links = {
+        "index_href": "../index.html",
+        "this_version": READER if reader else FULL,
+        "other_href": full_page if reader else reader_page,
+        "other_version": FULL if reader else "Reader's version",
+    }
     body, _ = exporter.from_notebook_node(nb, resources={"wismo": links})
     target = out / "html" / (reader_page if reader else full_page)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -120,8 +133,17 @@ def render(path: Path, executed: Path, out: Path) -> Rendered:
     nb = json.loads(path.read_text(encoding="utf-8"))
     found = figures.key_figures(nb, out, path.name)
     ran_at, duration = ran(executed)
-    return Rendered(path.stem, title, summary, executed, to_html(executed, out, title=title),
-                    to_html(executed, out, reader=True, title=title), ran_at, duration, found)
+    return Rendered(
+        path.stem,
+        title,
+        summary,
+        executed,
+        to_html(executed, out, title=title),
+        to_html(executed, out, reader=True, title=title),
+        ran_at,
+        duration,
+        found,
+    )
 
 
 def write_index(rendered: list[Rendered], out: Path) -> Path:
@@ -137,14 +159,20 @@ def write_index(rendered: list[Rendered], out: Path) -> Path:
 def jobs_wanted(jobs: int | str | None = None) -> int:
     """How many notebooks run at once: `jobs` if given, else WISMO_REPORT_JOBS, else the cores this process may use."""
     if jobs is None:
-        jobs = os.environ.get(JOBS_ENV) or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()) or 1
+        jobs = (
+            os.environ.get(JOBS_ENV)
+            or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+            or 1
+        )
     try:
         count = int(jobs)
     except (TypeError, ValueError):
         count = 0
     if count < 1:
-        raise ValueError(f"the number of notebooks run at once must be a whole number of at least 1, not {jobs!r} "
-                         f"(from --jobs or {JOBS_ENV}).")
+        raise ValueError(
+            f"the number of notebooks run at once must be a whole number of at least 1, not {jobs!r} "
+            f"(from --jobs or {JOBS_ENV})."
+        )
     return count
 
 
@@ -164,6 +192,7 @@ def _longest_first(paths: list[Path], out: Path) -> list[Path]:
     """The notebooks by their last run's duration, longest first (never run: first, in their order): a long
     notebook started last would end the build alone on one core. The last run is the one in `out`, else the one
     in the checkout's outputs/."""
+
     def last(path: Path) -> float:
         for folder in (out, OUTPUTS):
             try:
@@ -171,6 +200,7 @@ def _longest_first(paths: list[Path], out: Path) -> list[Path]:
             except (OSError, ValueError):
                 continue  # not run there, or left unreadable: only an ordering hint is lost
         return float("inf")
+
     return sorted(paths, key=lambda p: -last(p))
 
 
@@ -183,8 +213,10 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 def _report_done(progress, rendered: Rendered, out: Path) -> None:
     """Advance the bar and say where one notebook's pages went."""
     progress.update(1)
-    progress.write(f"{rendered.executed.name}: executed in {rendered.duration_s:.1f} s -> "
-                   f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}")
+    progress.write(
+        f"{rendered.executed.name}: executed in {rendered.duration_s:.1f} s -> "
+        f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}"
+    )
 
 
 def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rendered]:
@@ -211,7 +243,9 @@ def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rende
     return done
 
 
-def build(notebooks: list[Path] | None = None, out: str | Path | None = None, jobs: int | str | None = None) -> list[Rendered]:
+def build(
+    notebooks: list[Path] | None = None, out: str | Path | None = None, jobs: int | str | None = None
+) -> list[Rendered]:
     """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
     then write the index; a failing notebook raises before any index is written."""
     out_path = output_dir(out)

@@ -152,11 +152,19 @@ def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook") -> 
             if path not in cache:
                 cache[path] = json.loads(path.read_text(encoding="utf-8"))
             data = cache[path]
-            figures.append(Figure(render(spec["value"], data), render(spec["label"], data),
-                                  render(spec.get("kind", ""), data), spec["file"]))
+            figures.append(
+                Figure(
+                    render(spec["value"], data),
+                    render(spec["label"], data),
+                    render(spec.get("kind", ""), data),
+                    spec["file"],
+                )
+            )
         except FileNotFoundError:
             raise FigureError(f"{name}: key figure {label!r}: {spec['file']} was not written into {out}") from None
         except (KeyError, ValueError, TypeError) as exc:
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            raise FigureError(f"{name}: key figure {label!r} ({spec.get('file', 'no file')}: {spec.get('value', 'no value')}): {detail}") from None
+            raise FigureError(
+                f"{name}: key figure {label!r} ({spec.get('file', 'no file')}: {spec.get('value', 'no value')}): {detail}"
+            ) from None
     return figures

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Sequence
 
+from wismo.core.kinds import MEANINGS
 from wismo.render.figures import Figure
 
 
@@ -56,7 +57,7 @@ def when(iso: str) -> str:
         return "at an unknown time"
     if moment.tzinfo is None:
         return moment.isoformat(" ", "minutes")
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _link(target: Path, out: Path) -> str:
@@ -67,11 +68,15 @@ def _link(target: Path, out: Path) -> str:
 def entry(r: Rendered, out: Path) -> str:
     """One report's block: title, one line, key figures, when it ran, links to both versions and its data."""
     esc = html.escape
-    figures = "".join(
-        f'<li><span class="value">{esc(f.value)}</span><span class="label">{esc(f.label)}</span>'
-        + (f'<span class="kind">{esc(f.kind)}</span>' if f.kind else "") + "</li>"
-        for f in r.figures
-    ) or '<li class="none">This notebook declares no key figures.</li>'
+    figures = (
+        "".join(
+            f'<li><span class="value">{esc(f.value)}</span><span class="label">{esc(f.label)}</span>'
+            + (f'<span class="kind">{esc(f.kind)}</span>' if f.kind else "")
+            + "</li>"
+            for f in r.figures
+        )
+        or '<li class="none">This notebook declares no key figures.</li>'
+    )
     data = sorted({f.file for f in r.figures})
     data_links = "".join(f'<a href="{esc(name, quote=True)}">{esc(name)}</a>' for name in data)
     return (
@@ -89,16 +94,7 @@ def entry(r: Rendered, out: Path) -> str:
 
 
 # What each kind of number means, in one line under the title: a reader of the index alone must not mistake one for another.
-KINDS = (
-    ("measured", "timed or counted in this run"),
-    ("tiktoken-estimated", "counted locally on real text"),
-    ("provider-reported", "as a model provider's API reported it"),
-    ("server-reported", "as another OpenAI-compatible server reported it"),
-    ("modelled", "from the cumulative-context model or a stated latency model"),
-    ("scripted (no model)", "produced by the scripted stand-in, not by a model"),
-    ("derived from published", "a sum or difference of published figures"),
-    ("published", "as a source printed it"),
-)
+KINDS = tuple(MEANINGS.items())
 LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
 
 

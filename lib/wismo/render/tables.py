@@ -11,21 +11,46 @@ import pandas as pd
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
 HEADERS = {
-    "orderId": "order", "toolDefinitions": "tool definitions (tokens)", "base": "first request (tokens)",
-    "additions": "added by each turn (tokens)", "inputs": "input of each model call (tokens)",
-    "total": "input, all model calls (tokens)", "modelCalls": "model calls", "toolCalls": "tool calls",
-    "meanResultTokens": "mean tool result (tokens)", "granularTotal": "granular input (tokens)",
-    "focusedTotal": "focused input (tokens)", "ratio": "granular / focused", "focusedSavingPercent": "focused saving (%)",
-    "lines": "order lines", "modelTurns": "model turns", "resultBytes": "tool result bytes",
-    "resultTokens": "all tool results (tokens)", "largestResultTokens": "largest tool result (tokens)",
-    "finalInput": "last call's input (tokens)", "totalInput": "session input (tokens)", "inputTokens": "input (tokens)",
-    "failedFields": "fields that did not match", "summaryFlags": "summary claims flagged", "pass^k": "every repetition passed",
-    "k": "repetitions", "passed": "passed", "turns": "model turns", "answered": "answered", "note": "what the session said",
-    "bytes": "bytes", "examples": "examples", "figure": "figure", "published": "published", "computed": "computed",
+    "orderId": "order",
+    "toolDefinitions": "tool definitions (tokens)",
+    "base": "first request (tokens)",
+    "additions": "added by each turn (tokens)",
+    "inputs": "input of each model call (tokens)",
+    "total": "input, all model calls (tokens)",
+    "modelCalls": "model calls",
+    "toolCalls": "tool calls",
+    "meanResultTokens": "mean tool result (tokens)",
+    "granularTotal": "granular input (tokens)",
+    "focusedTotal": "focused input (tokens)",
+    "ratio": "granular / focused",
+    "focusedSavingPercent": "focused saving (%)",
+    "lines": "order lines",
+    "modelTurns": "model turns",
+    "resultBytes": "tool result bytes",
+    "resultTokens": "all tool results (tokens)",
+    "largestResultTokens": "largest tool result (tokens)",
+    "finalInput": "last call's input (tokens)",
+    "totalInput": "session input (tokens)",
+    "inputTokens": "input (tokens)",
+    "failedFields": "fields that did not match",
+    "summaryFlags": "summary claims flagged",
+    "pass^k": "every repetition passed",
+    "k": "repetitions",
+    "passed": "passed",
+    "turns": "model turns",
+    "answered": "answered",
+    "note": "what the session said",
+    "bytes": "bytes",
+    "examples": "examples",
+    "figure": "figure",
+    "published": "published",
+    "computed": "computed",
     "match": "matches",
     # Client profiles (wismo.tokens.framing), as columns of tokens.
-    "python": "python, bare text (tokens)", "csharp-mcp": "csharp-mcp (tokens)",
-    "csharp-mcp-relaxed": "csharp-mcp-relaxed (tokens)", "framing share %": "share from framing (%)",
+    "python": "python, bare text (tokens)",
+    "csharp-mcp": "csharp-mcp (tokens)",
+    "csharp-mcp-relaxed": "csharp-mcp-relaxed (tokens)",
+    "framing share %": "share from framing (%)",
 }
 
 
@@ -56,17 +81,24 @@ def cell(value: Any, decimals: int = 1) -> str:
     return str(value)
 
 
-def show(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1) -> Any:
+def show(
+    rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1
+) -> Any:
     """A table for the reader: the chosen columns, headers in words, every cell as text in full, no index."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
     if columns is not None:
         frame = frame[list(columns)]
     shown = pd.DataFrame({header(str(c)): [cell(v, decimals) for v in frame[c]] for c in frame.columns})
-    numeric = [header(str(c)) for c in frame.columns
-               if frame[c].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()]
-    return (shown.style.hide(axis="index")
-            .set_properties(**{"white-space": "pre-wrap", "text-align": "left", "vertical-align": "top"})
-            .set_properties(subset=numeric, **{"text-align": "right"}))
+    numeric = [
+        header(str(c))
+        for c in frame.columns
+        if frame[c].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()
+    ]
+    return (
+        shown.style.hide(axis="index")
+        .set_properties(**{"white-space": "pre-wrap", "text-align": "left", "vertical-align": "top"})
+        .set_properties(subset=numeric, **{"text-align": "right"})
+    )
 
 
 def tools_table(result: dict[str, Any]) -> Any:
@@ -75,14 +107,18 @@ def tools_table(result: dict[str, Any]) -> Any:
     for design, tools in result["tools"].items():
         for tool in tools:
             schema = tool["inputSchema"]
-            rows.append({
-                "design": design,
-                "tool": tool["name"],
-                "arguments": ", ".join(f"{k} ({v.get('type')})" for k, v in schema.get("properties", {}).items()),
-                "required": ", ".join(schema.get("required", [])),
-                "annotations": ", ".join(f"{k}: {str(v).lower()}" for k, v in sorted(tool.get("annotations", {}).items())),
-                "description": tool.get("description", ""),
-            })
+            rows.append(
+                {
+                    "design": design,
+                    "tool": tool["name"],
+                    "arguments": ", ".join(f"{k} ({v.get('type')})" for k, v in schema.get("properties", {}).items()),
+                    "required": ", ".join(schema.get("required", [])),
+                    "annotations": ", ".join(
+                        f"{k}: {str(v).lower()}" for k, v in sorted(tool.get("annotations", {}).items())
+                    ),
+                    "description": tool.get("description", ""),
+                }
+            )
     return show(rows)
 
 
@@ -93,7 +129,12 @@ def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
     for r in result["cases"]:
         if r["unfriendly"] != unfriendly:
             continue
-        row = {"case": r["label"], "input": r["input"], "outcome": r["outcome"], "verdict": "equal" if r["equal"] else "DIFFERENT"}
+        row = {
+            "case": r["label"],
+            "input": r["input"],
+            "outcome": r["outcome"],
+            "verdict": "equal" if r["equal"] else "DIFFERENT",
+        }
         row |= {f"{d} calls (measured)": r[d]["calls"] for d in names}
         row |= {f"{d} bytes (measured)": r[d]["bytes"] for d in names}
         if unfriendly:

@@ -3,23 +3,18 @@ servers' real tool definitions and results; its JSON is context-cost.json."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from collections.abc import Mapping
-
+from wismo import cost, tokens
 from wismo.analyses import calibration
-from wismo import cost
-from wismo.tokens import definitions
-from wismo.tokens import framing
-from wismo.core import reference
-from wismo import tokens
 from wismo.client import investigation
-from wismo.tokens import conversation
+from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import output_dir
-from wismo.reports import check, parameters as report_parameters
-from wismo.reports import context_price
+from wismo.reports import check, context_price
+from wismo.reports import parameters as report_parameters
+from wismo.tokens import conversation, definitions, framing
 
 
 class ReproductionFailed(AssertionError):
@@ -31,19 +26,38 @@ def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: in
     r_broad, r_scoped = rs
     broad, scoped = cost.uniform(base, r_broad, calls), cost.uniform(base, r_scoped, calls)
     return {
-        "base": base, "calls": calls, "contextWindow": window, "target": target, "rBroad": r_broad, "rScoped": r_scoped,
-        "broad": {"inputs": list(broad.inputs), "cumulative": broad.cumulative(), "total": broad.total,
-                  "final": broad.final, "nextCall": cost.next_call_input(broad, r_broad),
-                  "failsAtCall": cost.first_failing_calls(base, r_broad, window), "meetsTarget": broad.total <= target},
-        "scoped": {"inputs": list(scoped.inputs), "cumulative": scoped.cumulative(), "total": scoped.total,
-                   "final": scoped.final, "nextCall": cost.next_call_input(scoped, r_scoped),
-                   "failsAtCall": cost.first_failing_calls(base, r_scoped, window), "meetsTarget": scoped.total <= target},
+        "base": base,
+        "calls": calls,
+        "contextWindow": window,
+        "target": target,
+        "rBroad": r_broad,
+        "rScoped": r_scoped,
+        "broad": {
+            "inputs": list(broad.inputs),
+            "cumulative": broad.cumulative(),
+            "total": broad.total,
+            "final": broad.final,
+            "nextCall": cost.next_call_input(broad, r_broad),
+            "failsAtCall": cost.first_failing_calls(base, r_broad, window),
+            "meetsTarget": broad.total <= target,
+        },
+        "scoped": {
+            "inputs": list(scoped.inputs),
+            "cumulative": scoped.cumulative(),
+            "total": scoped.total,
+            "final": scoped.final,
+            "nextCall": cost.next_call_input(scoped, r_scoped),
+            "failsAtCall": cost.first_failing_calls(base, r_scoped, window),
+            "meetsTarget": scoped.total <= target,
+        },
         "ratio": cost.ratio(broad, scoped),
         "sumOfTurnIndices": sum(range(calls)),
     }
 
 
-def check_case_study(computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None) -> list[dict[str, Any]]:
+def check_case_study(
+    computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Compare each computed figure with the published one (marking those the source printed, not only implied);
     raise ReproductionFailed on any difference."""
     pairs = [
@@ -57,11 +71,23 @@ def check_case_study(computed: dict[str, Any], published: dict[str, Any], printe
         ("broadMeetsTarget", computed["broad"]["meetsTarget"]),
         ("sumOfTurnIndices", computed["sumOfTurnIndices"]),
     ]
-    rows = [{"figure": k, "published": published[k], "printed by the source": printed is None or k in printed,
-             "computed": v, "match": published[k] == v} for k, v in pairs]
+    rows = [
+        {
+            "figure": k,
+            "published": published[k],
+            "printed by the source": printed is None or k in printed,
+            "computed": v,
+            "match": published[k] == v,
+        }
+        for k, v in pairs
+    ]
     bad = [r for r in rows if not r["match"]]
     if bad:
-        raise ReproductionFailed("; ".join(f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad))
+        raise ReproductionFailed(
+            "; ".join(
+                f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad
+            )
+        )
     return rows
 
 
@@ -71,7 +97,9 @@ def case_study_from_reference(ref: dict[str, Any]) -> dict[str, Any]:
     return case_study(a["base"], (a["rBroad"], a["rScoped"]), a["calls"], a["contextWindow"], a["targetTokens"])
 
 
-def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> list[dict[str, Any]]:
+def our_servers(
+    recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+) -> list[dict[str, Any]]:
     """Per order and design: base, per-turn additions, per-call input counted directly and via the model, with
     definitions and results as the client profile sends them."""
     rows = []
@@ -82,15 +110,27 @@ def our_servers(recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_EN
             conv = conversation.conversation(order_id, tool_list, tool_turns, encoding_name, client)
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
-                raise ReproductionFailed(f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}")
+                raise ReproductionFailed(
+                    f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}"
+                )
             r = sum(conv.result_tokens) / len(conv.result_tokens)
-            rows.append({"resultTokens": list(conv.result_tokens), "profile": profile,
-                "design": design, "orderId": order_id, "modelCalls": modelled.calls,
-                "toolCalls": sum(len(t) for t in tool_turns),
-                "toolDefinitions": tokens.count_tools([client.function(t) for t in tool_list], encoding_name),
-                "base": conv.base, "additions": list(conv.additions), "inputs": list(modelled.inputs),
-                "total": modelled.total, "final": modelled.final, "meanResultTokens": round(r, 1),
-            })
+            rows.append(
+                {
+                    "resultTokens": list(conv.result_tokens),
+                    "profile": profile,
+                    "design": design,
+                    "orderId": order_id,
+                    "modelCalls": modelled.calls,
+                    "toolCalls": sum(len(t) for t in tool_turns),
+                    "toolDefinitions": tokens.count_tools([client.function(t) for t in tool_list], encoding_name),
+                    "base": conv.base,
+                    "additions": list(conv.additions),
+                    "inputs": list(modelled.inputs),
+                    "total": modelled.total,
+                    "final": modelled.final,
+                    "meanResultTokens": round(r, 1),
+                }
+            )
     return rows
 
 
@@ -100,28 +140,63 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for order_id in dict.fromkeys(r["orderId"] for r in rows):
         g, f = by[("granular", order_id)]["total"], by[("focused", order_id)]["total"]
-        out.append({"orderId": order_id, "granularTotal": g, "focusedTotal": f, "ratio": round(g / f, 3),
-                    "focusedSavingPercent": round((g - f) / g * 100, 1)})
+        out.append(
+            {
+                "orderId": order_id,
+                "granularTotal": g,
+                "focusedTotal": f,
+                "ratio": round(g / f, 3),
+                "focusedSavingPercent": round((g - f) / g * 100, 1),
+            }
+        )
     return out
 
 
-def against_article(rows: list[dict[str, Any]], article: dict[str, Any], order_id: str = "ORD-1004") -> list[dict[str, Any]]:
+def against_article(
+    rows: list[dict[str, Any]], article: dict[str, Any], order_id: str = "ORD-1004"
+) -> list[dict[str, Any]]:
     """Our ORD-1004 estimates beside the article's figures, each article figure labelled provider-reported (as
     printed) or derived from published (a sum or difference of printed ones), with the difference."""
     pub = calibration.published(article, order_id)
     g = next(r for r in rows if r["design"] == "granular" and r["orderId"] == order_id)
     f = next(r for r in rows if r["design"] == "focused" and r["orderId"] == order_id)
     requests = pub["granularRequests"]["value"]
-    figures = [(f"granular call {k} input", requests[k - 1], pub["granularRequests"]["kind"], g["inputs"][k - 1]) for k in (1, 2, 3)]
+    figures = [
+        (f"granular call {k} input", requests[k - 1], pub["granularRequests"]["kind"], g["inputs"][k - 1])
+        for k in (1, 2, 3)
+    ]
     figures += [
         ("granular input, all calls", pub["granularInput"]["value"], pub["granularInput"]["kind"], g["total"]),
-        ("focused first request smaller by", pub["focusedSmallerBy"]["value"], pub["focusedSmallerBy"]["kind"], g["inputs"][0] - f["inputs"][0]),
-        ("granular turn-2 addition (get_order call + result)", pub["granularAdditions"]["value"][0], pub["granularAdditions"]["kind"], g["additions"][0]),
-        ("granular turn-3 addition (4 calls + results)", pub["granularAdditions"]["value"][1], pub["granularAdditions"]["kind"], g["additions"][1]),
+        (
+            "focused first request smaller by",
+            pub["focusedSmallerBy"]["value"],
+            pub["focusedSmallerBy"]["kind"],
+            g["inputs"][0] - f["inputs"][0],
+        ),
+        (
+            "granular turn-2 addition (get_order call + result)",
+            pub["granularAdditions"]["value"][0],
+            pub["granularAdditions"]["kind"],
+            g["additions"][0],
+        ),
+        (
+            "granular turn-3 addition (4 calls + results)",
+            pub["granularAdditions"]["value"][1],
+            pub["granularAdditions"]["kind"],
+            g["additions"][1],
+        ),
     ]
-    return [{"figure": name, "article": value, "article figure is": kind, f"wismo ({tokens.LABEL}, {g['profile']} profile)": ours,
-             "difference": ours - value, "difference %": round((ours - value) / value * 100, 1)}
-            for name, value, kind, ours in figures]
+    return [
+        {
+            "figure": name,
+            "article": value,
+            "article figure is": kind,
+            f"wismo ({tokens.LABEL}, {g['profile']} profile)": ours,
+            "difference": ours - value,
+            "difference %": round((ours - value) / value * 100, 1),
+        }
+        for name, value, kind, ours in figures
+    ]
 
 
 def load_references() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -134,8 +209,14 @@ DEFAULT_SWEEP_RS = (250, 500, 1000, 1500, 2000, 3000, 5000, 8000, 12000, 18000, 
 DEFAULT_SWEEP_CALLS = tuple(range(1, 16))
 
 
-def parameters(ref: dict[str, Any], base: int | None, result_sizes: Sequence[int] | None, calls: int | None,
-               context_window: int | None, target: int | None) -> dict[str, Any]:
+def parameters(
+    ref: dict[str, Any],
+    base: int | None,
+    result_sizes: Sequence[int] | None,
+    calls: int | None,
+    context_window: int | None,
+    target: int | None,
+) -> dict[str, Any]:
     """The notebook's parameters with every None replaced by the case study's own assumption."""
     a = ref["assumptions"]
     return {
@@ -151,19 +232,29 @@ def reproduce(cs: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]] |
     """Check the computed case study against the published figures, when run on the published assumptions."""
     a = ref["assumptions"]
     same = (cs["base"], cs["rBroad"], cs["rScoped"], cs["calls"], cs["contextWindow"], cs["target"]) == (
-        a["base"], a["rBroad"], a["rScoped"], a["calls"], a["contextWindow"], a["targetTokens"])
+        a["base"],
+        a["rBroad"],
+        a["rScoped"],
+        a["calls"],
+        a["contextWindow"],
+        a["targetTokens"],
+    )
     return check_case_study(cs, ref["published"], ref["source"].get("printed")) if same else None
 
 
 OUTPUT = "context-cost.json"
 DEFAULTS: dict[str, Any] = {
-    "base": None, "result_sizes": None, "calls": None, "context_window": None, "target": None,  # None: the case study's
+    "base": None,
+    "result_sizes": None,
+    "calls": None,
+    "context_window": None,
+    "target": None,  # None: the case study's
     "encoding": tokens.DEFAULT_ENCODING,
-    "orders": None,        # our orders to estimate; None means all six cases
-    "sweep_rs": None,      # r values of the sweep; None means DEFAULT_SWEEP_RS
-    "sweep_calls": None,   # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
+    "orders": None,  # our orders to estimate; None means all six cases
+    "sweep_rs": None,  # r values of the sweep; None means DEFAULT_SWEEP_RS
+    "sweep_calls": None,  # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
     "focus_order": "ORD-1004",
-    "profile": "python",   # how the client frames definitions and results (wismo.tokens.framing): python, csharp-mcp, ...
+    "profile": "python",  # how the client frames definitions and results (wismo.tokens.framing): python, csharp-mcp, ...
     "output_dir": "outputs",
     **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
 }
@@ -182,19 +273,36 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     rows = our_servers(recorded, p["encoding"], p["profile"])
     client = framing.profile(p["profile"])
     result = {
-        "labels": {"caseStudy": "modelled",
-                   "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile {p['profile']}), then modelled",
-                   "article": "provider-reported (published)", "calibration": calibration.DERIVED + " and " + tokens.LABEL},
-        "method": {"name": tokens.COOKBOOK_GPT4O.name, "source": tokens.COOKBOOK_GPT4O.source, "encoding": p["encoding"],
-                   "profile": {"name": client.name, "description": client.description, "source": client.source}},
-        "definitions": {d: definitions.count_definitions([client.function(t) for t in recorded["tools"][d]], p["encoding"]).as_dict()
-                        for d in recorded["tools"]},
+        "labels": {
+            "caseStudy": "modelled",
+            "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile {p['profile']}), then modelled",
+            "article": "provider-reported (published)",
+            "calibration": calibration.DERIVED + " and " + tokens.LABEL,
+        },
+        "method": {
+            "name": tokens.COOKBOOK_GPT4O.name,
+            "source": tokens.COOKBOOK_GPT4O.source,
+            "encoding": p["encoding"],
+            "profile": {"name": client.name, "description": client.description, "source": client.source},
+        },
+        "definitions": {
+            d: definitions.count_definitions(
+                [client.function(t) for t in recorded["tools"][d]], p["encoding"]
+            ).as_dict()
+            for d in recorded["tools"]
+        },
         "sources": {"caseStudy": case_ref["source"], "article": article_ref["source"]},
-        "caseStudy": cs, "caseStudyChecks": (checks := reproduce(cs, case_ref)),
-        "caseStudyReproduced": {"printed": sum(r["printed by the source"] for r in checks or []),
-                                "matched": sum(r["printed by the source"] and r["match"] for r in checks or [])},
-        "sweep": cost.sweep(cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]),
-        "ourServers": rows, "ratios": ratios(rows),
+        "caseStudy": cs,
+        "caseStudyChecks": (checks := reproduce(cs, case_ref)),
+        "caseStudyReproduced": {
+            "printed": sum(r["printed by the source"] for r in checks or []),
+            "matched": sum(r["printed by the source"] and r["match"] for r in checks or []),
+        },
+        "sweep": cost.sweep(
+            cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]
+        ),
+        "ourServers": rows,
+        "ratios": ratios(rows),
         "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
         "againstArticle": against_article(rows, article_ref) if "ORD-1004" in order_ids else [],
     }
@@ -202,9 +310,13 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         cal = calibration.rebuild(recorded, article_ref, p["encoding"])
         best = calibration.row(cal, "csharp-mcp")
         result["calibration"] = cal
-        result["calibrationSummary"] = {"profile": "csharp-mcp", "additions": best["turnAdditions"],
-                                        "derived": best["derivedAdditions"], "errorPercent": best["additionErrorPercent"],
-                                        "instructionsTokensSolved": best["instructionsTokensSolved"]}
+        result["calibrationSummary"] = {
+            "profile": "csharp-mcp",
+            "additions": best["turnAdditions"],
+            "derived": best["derivedAdditions"],
+            "errorPercent": best["additionErrorPercent"],
+            "instructionsTokensSolved": best["instructionsTokensSolved"],
+        }
         result["recordTypes"] = calibration.record_types(recorded, p["encoding"])
         result["framingShare"] = calibration.framing_share(recorded, best["instructionsTokensSolved"], p["encoding"])
     result |= await context_price.build(p, cs, recorded, result["focusOrder"], article_ref, cp["window"])
@@ -218,72 +330,15 @@ def check_shape(result: dict[str, Any]) -> str:
     order = result["focusOrder"]
     g = next(r for r in result["ourServers"] if r["design"] == "granular" and r["orderId"] == order)
     f = next(r for r in result["ourServers"] if r["design"] == "focused" and r["orderId"] == order)
-    holds = f["base"] < g["base"] and f["resultTokens"][0] > max(g["resultTokens"]) and f["modelCalls"] == g["modelCalls"] - 1
-    return check(holds, f"for {order} the focused design starts lighter, returns one result bigger than any granular one, "
-                        "and makes one model call fewer",
-                 f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the largest "
-                 f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; tiktoken-estimated")
-
-
-CALIBRATION_TOLERANCE_PERCENT = 5.0
-
-
-def check_calibration(result: dict[str, Any]) -> str:
-    """The calibration claim: under the csharp-mcp profile our rebuilt turns add within 5% of what the article's
-    provider-reported requests imply (derived from published)."""
-    s = result["calibrationSummary"]
-    errors = s["errorPercent"]
-    return check(all(abs(e) <= CALIBRATION_TOLERANCE_PERCENT for e in errors),
-                 f"under {s['profile']} each rebuilt turn adds within {CALIBRATION_TOLERANCE_PERCENT:g}% of the article's",
-                 "; ".join(f"{a:,} vs {d:,} ({e:+.1f}%)" for a, d, e in zip(s["additions"], s["derived"], errors))
-                 + " tokens, tiktoken-estimated against derived from published")
-
-
-def check_requests(result: dict[str, Any]) -> str:
-    """The claim that one base explains all three requests: with the instructions' size solved from request 1,
-    the rebuilt requests 2 and 3 land within 5% of the published ones under csharp-mcp."""
-    row = calibration.row(result["calibration"], "csharp-mcp")
-    errors = row["requestErrorPercent"][1:]
-    return check(all(abs(e) <= CALIBRATION_TOLERANCE_PERCENT for e in errors),
-                 "one instructions size explains all three granular requests under csharp-mcp",
-                 f"instructions solved from request 1: {row['instructionsTokensSolved']:,} tokens; requests 2 and 3 rebuilt as "
-                 + ", ".join(f"{p:,} vs {r:,} ({e:+.1f}%)" for p, r, e in zip(row["predictedRequests"][1:], row["publishedRequests"][1:], errors)))
-
-
-def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The calibration rows as a reader's table: per profile and definition method, turns and requests."""
-    out = []
-    for r in result["calibration"]["rows"]:
-        out.append({"client profile": r["profile"], "definitions counted by": r["definitions"],
-                    "turn 2 adds (tokens)": r["turnAdditions"][0], "turn 3 adds (tokens)": r["turnAdditions"][1],
-                    "vs article (derived)": " / ".join(f"{e:+.1f}%" for e in r["additionErrorPercent"]),
-                    "instructions solved (tokens)": r["instructionsTokensSolved"],
-                    "requests 2, 3 rebuilt": ", ".join(f"{v:,}" for v in r["predictedRequests"][1:]),
-                    "vs article (provider-reported)": " / ".join(f"{e:+.1f}%" for e in r["requestErrorPercent"][1:])})
-    return out
-
-
-def focused_table(result: dict[str, Any], profile: str = "csharp-mcp") -> list[dict[str, Any]]:
-    """The focused conversation reconstructed under a profile, from our first request and from the published one."""
-    r = calibration.row(result["calibration"], profile)
-    pub = result["calibration"]["published"]
-    return [
-        {"starting from": "our rebuilt first request", "request 1 (tokens)": r["focusedFirstRequest"],
-         "request 2 (tokens)": r["focusedSecondRequest"], "output implied (tokens)": r["focusedOutputImplied"]},
-        {"starting from": f"the published first request ({pub['focusedFirstRequest']['kind']})",
-         "request 1 (tokens)": pub["focusedFirstRequest"]["value"], "request 2 (tokens)": r["focusedSecondFromPublishedFirst"],
-         "output implied (tokens)": r["focusedOutputImpliedFromPublishedFirst"]},
-    ]
-
-
-def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tool definitions of each design counted both ways, and the difference set beside the article's 141."""
-    defs = result["definitions"]
-    published_smaller = result["calibration"]["published"]["focusedSmallerBy"]["value"]
-    out = []
-    for method in ("cookbook", "harmony"):
-        g, f = defs["granular"][method]["total"], defs["focused"][method]["total"]
-        out.append({"counted by": defs["granular"][method]["method"], "granular definitions (tokens)": g,
-                    "focused definitions (tokens)": f, "difference (tokens)": g - f,
-                    "article's first-request difference (provider-reported)": published_smaller})
-    return out
+    holds = (
+        f["base"] < g["base"]
+        and f["resultTokens"][0] > max(g["resultTokens"])
+        and f["modelCalls"] == g["modelCalls"] - 1
+    )
+    return check(
+        holds,
+        f"for {order} the focused design starts lighter, returns one result bigger than any granular one, "
+        "and makes one model call fewer",
+        f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the largest "
+        f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; tiktoken-estimated",
+    )

@@ -7,28 +7,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from wismo.cost import caching
 from wismo import cost
-from wismo.tokens import framing
-from wismo.cost import prices
-from wismo.analyses import sweep
-from wismo.analyses import strategy
+from wismo.analyses import strategy, sweep
 from wismo.client import investigation
-from wismo.tokens import conversation
-from wismo.core.designs import names as design_names
-from wismo.domain.generate import order_id as generated_order
 from wismo.client.connection import connect
+from wismo.core.designs import names as design_names
+from wismo.cost import caching, prices
+from wismo.domain.generate import order_id as generated_order
+from wismo.tokens import conversation, framing
 
 DEFAULTS: dict[str, Any] = {
     "models": ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"],  # the first is the one charted
-    "prices": None,             # {model: {input, cachedInput, cacheWrite, output}} USD per million tokens, for a model
-                                # genai-prices lacks or to override it
-    "price_date": None,         # ISO date prices are looked up for; None: the price data's own date
-    "cache_threshold": None,    # minimum cacheable prefix (tokens); None: each provider's documented one
+    "prices": None,  # {model: {input, cachedInput, cacheWrite, output}} USD per million tokens, for a model
+    # genai-prices lacks or to override it
+    "price_date": None,  # ISO date prices are looked up for; None: the price data's own date
+    "cache_threshold": None,  # minimum cacheable prefix (tokens); None: each provider's documented one
     "cache_granularity": None,  # tokens a cached prefix grows by beyond the threshold; None: documented
     "strategy": strategy.PARALLEL,  # how the priced conversations call tools: parallel or sequential
     "scale_sizes": [1, 10, 100, 1000],  # generated order sizes (lines), notebook 04's up to 1,000
-    "conversations": 1000,      # prices are per this many conversations
+    "conversations": 1000,  # prices are per this many conversations
 }
 # What each caching mode assumes about the cache (wismo.cost.caching states the assumption).
 MODES = {"none": "no caching", "hit": "every prefix a hit", "miss": "every prefix a miss"}
@@ -42,21 +39,36 @@ def _models(p: Mapping[str, Any]) -> list[tuple[prices.Price, caching.Policy]]:
         raise ValueError("the price sections need at least one model in `models`")
     out = []
     for price in prices.resolve(p["models"], p["prices"], p["price_date"]):
-        policy = caching.for_model(price.provider, price.model).with_limits(p["cache_threshold"], p["cache_granularity"])
+        policy = caching.for_model(price.provider, price.model).with_limits(
+            p["cache_threshold"], p["cache_granularity"]
+        )
         out.append((price, policy))
     return out
 
 
-def priced(inputs: Sequence[int], outputs: Sequence[int], price: prices.Price, policy: caching.Policy, mode: str,
-           conversations: int = 1) -> dict[str, Any]:
+def priced(
+    inputs: Sequence[int],
+    outputs: Sequence[int],
+    price: prices.Price,
+    policy: caching.Policy,
+    mode: str,
+    conversations: int = 1,
+) -> dict[str, Any]:
     """One conversation's tokens split by the cache under `mode`, and what `conversations` of it cost in USD."""
     calls = caching.apply(inputs, None if mode == "none" else policy, hits=mode != "miss")
     dollars = prices.charge(price, prices.usages(calls, outputs))
-    return {**caching.totals(calls), "output": sum(outputs), "firstCachedCall": caching.first_hit(calls),
-            "caching": MODES[mode], "dollars": round(dollars * conversations, 6)}
+    return {
+        **caching.totals(calls),
+        "output": sum(outputs),
+        "firstCachedCall": caching.first_hit(calls),
+        "caching": MODES[mode],
+        "dollars": round(dollars * conversations, 6),
+    }
 
 
-def case_study_caching(cs: dict[str, Any], models: list[tuple[prices.Price, caching.Policy]], n: int) -> list[dict[str, Any]]:
+def case_study_caching(
+    cs: dict[str, Any], models: list[tuple[prices.Price, caching.Policy]], n: int
+) -> list[dict[str, Any]]:
     """Per model: the case study's two sessions priced without and with caching (output ignored, as in the case study),
     the quadratic term (the history resent, total minus the last call) priced both ways, and the broad/scoped ratio."""
     rows = []
@@ -67,12 +79,20 @@ def case_study_caching(cs: dict[str, Any], models: list[tuple[prices.Price, cach
             zero = [0] * len(inputs)
             none, hit, miss = (priced(inputs, zero, price, policy, m, n) for m in MODES)
             resent = cs[design]["total"] - cs[design]["final"]
-            row[design] = {"total": cs[design]["total"], "resent": resent, "read": hit["read"], "write": hit["write"],
-                           "firstCachedCall": hit["firstCachedCall"], "none": none["dollars"], "hit": hit["dollars"],
-                           "miss": miss["dollars"],
-                           "resentNone": round(resent * price.input / prices.PER * n, 6),
-                           "resentHit": round((hit["read"] * price.cached_input + (resent - hit["read"]) * price.input)
-                                              / prices.PER * n, 6)}
+            row[design] = {
+                "total": cs[design]["total"],
+                "resent": resent,
+                "read": hit["read"],
+                "write": hit["write"],
+                "firstCachedCall": hit["firstCachedCall"],
+                "none": none["dollars"],
+                "hit": hit["dollars"],
+                "miss": miss["dollars"],
+                "resentNone": round(resent * price.input / prices.PER * n, 6),
+                "resentHit": round(
+                    (hit["read"] * price.cached_input + (resent - hit["read"]) * price.input) / prices.PER * n, 6
+                ),
+            }
         row["ratioNone"] = round(row["broad"]["none"] / row["scoped"]["none"], 2)
         row["ratioHit"] = round(row["broad"]["hit"] / row["scoped"]["hit"], 2)
         row["readPriceShare"] = round(price.cached_input / price.input, 4)
@@ -87,8 +107,15 @@ def curve(cs: dict[str, Any], price: prices.Price, policy: caching.Policy, n: in
         r = cs["r" + design.capitalize()]
         for calls in CURVE_CALLS:
             inputs = cost.uniform(cs["base"], r, calls).inputs
-            out += [{"design": design, "calls": calls, "caching": MODES[m],
-                     "dollars": priced(inputs, [0] * calls, price, policy, m, n)["dollars"]} for m in ("none", "hit")]
+            out += [
+                {
+                    "design": design,
+                    "calls": calls,
+                    "caching": MODES[m],
+                    "dollars": priced(inputs, [0] * calls, price, policy, m, n)["dollars"],
+                }
+                for m in ("none", "hit")
+            ]
     return out
 
 
@@ -101,22 +128,42 @@ def conversations(recorded: dict[str, Any], order: str, encoding: str, profile: 
         for how in strategy.STRATEGIES:
             arranged = strategy.arrange(by_order[order], how)
             conv = conversation.conversation(order, recorded["tools"][design], arranged, encoding, client)
-            rows.append({"design": design, "strategy": how, "orderId": order, "requests": len(conv.requests),
-                         "toolCalls": sum(len(t) for t in arranged), "inputs": list(conv.requests),
-                         "outputs": strategy.outputs(order, arranged, encoding), "totalInput": sum(conv.requests)})
+            rows.append(
+                {
+                    "design": design,
+                    "strategy": how,
+                    "orderId": order,
+                    "requests": len(conv.requests),
+                    "toolCalls": sum(len(t) for t in arranged),
+                    "inputs": list(conv.requests),
+                    "outputs": strategy.outputs(order, arranged, encoding),
+                    "totalInput": sum(conv.requests),
+                }
+            )
     return rows
 
 
-def price_rows(convs: list[dict[str, Any]], models: list[tuple[prices.Price, caching.Policy]], n: int,
-               modes: Sequence[str] = ("none", "hit")) -> list[dict[str, Any]]:
+def price_rows(
+    convs: list[dict[str, Any]],
+    models: list[tuple[prices.Price, caching.Policy]],
+    n: int,
+    modes: Sequence[str] = ("none", "hit"),
+) -> list[dict[str, Any]]:
     """Every conversation priced on every model under each caching mode, per n conversations."""
     rows = []
     for c in convs:
         for price, policy in models:
             for mode in modes:
                 p = priced(c["inputs"], c["outputs"], price, policy, mode, n)
-                rows.append({"model": price.model, "design": c["design"], "strategy": c["strategy"],
-                             **{k: c[k] for k in ("orderId", "lines", "fitsWindow") if k in c}, **p})
+                rows.append(
+                    {
+                        "model": price.model,
+                        "design": c["design"],
+                        "strategy": c["strategy"],
+                        **{k: c[k] for k in ("orderId", "lines", "fitsWindow") if k in c},
+                        **p,
+                    }
+                )
     return rows
 
 
@@ -133,9 +180,21 @@ async def measure_scale(sizes: Sequence[int], encoding: str, progress: Any = Non
                 for how in strategy.STRATEGIES:
                     arranged = strategy.arrange(tool_turns, how)
                     row = sweep.account(design, n, tools, arranged, encoding)
-                    rows.append({"design": design, "strategy": how, "lines": n, "orderId": oid, "requests": len(row["inputs"]),
-                                 "toolCalls": row["toolCalls"], "inputs": row["inputs"], "totalInput": row["totalInput"],
-                                 "largestInput": max(row["inputs"]), "longestPrefix": caching.longest_prefix(row["inputs"]), "outputs": strategy.outputs(oid, arranged, encoding)})
+                    rows.append(
+                        {
+                            "design": design,
+                            "strategy": how,
+                            "lines": n,
+                            "orderId": oid,
+                            "requests": len(row["inputs"]),
+                            "toolCalls": row["toolCalls"],
+                            "inputs": row["inputs"],
+                            "totalInput": row["totalInput"],
+                            "largestInput": max(row["inputs"]),
+                            "longestPrefix": caching.longest_prefix(row["inputs"]),
+                            "outputs": strategy.outputs(oid, arranged, encoding),
+                        }
+                    )
                 if progress is not None:
                     progress.update(1)
     return rows
@@ -156,8 +215,15 @@ def savings(rows: list[dict[str, Any]], key: str, by: Sequence[str] = ()) -> lis
     out = []
     for group, totals in groups.items():
         par, seq = _saving(totals, strategy.PARALLEL), _saving(totals, strategy.SEQUENTIAL)
-        out.append({**dict(zip(by, group)), "measure": key, "parallel %": par, "sequential %": seq,
-                    "points added by one call per request": None if par is None or seq is None else round(seq - par, 1)})
+        out.append(
+            {
+                **dict(zip(by, group)),
+                "measure": key,
+                "parallel %": par,
+                "sequential %": seq,
+                "points added by one call per request": None if par is None or seq is None else round(seq - par, 1),
+            }
+        )
     return out
 
 
@@ -167,22 +233,36 @@ def _article_cache(article: dict[str, Any], models: list[tuple[prices.Price, cac
     requests = article["ORD-1004"]["granular"]["inputTokensPerRequest"]
     policy = next((pol for price, pol in models if price.provider == "openai"), caching.AUTOMATIC)
     calls = caching.apply(requests, policy)
-    return {"requests": requests, "policy": policy.as_dict(), "predictedRead": [c.read for c in calls],
-            "longestPrefix": caching.longest_prefix(requests),
-            "articleMedianCachedInput": article["medians"]["cachedInputTokens"],
-            "documentedPolicy": (policy.threshold, policy.granularity) == (caching.AUTOMATIC.threshold, caching.AUTOMATIC.granularity)}
+    return {
+        "requests": requests,
+        "policy": policy.as_dict(),
+        "predictedRead": [c.read for c in calls],
+        "longestPrefix": caching.longest_prefix(requests),
+        "articleMedianCachedInput": article["medians"]["cachedInputTokens"],
+        "documentedPolicy": (policy.threshold, policy.granularity)
+        == (caching.AUTOMATIC.threshold, caching.AUTOMATIC.granularity),
+    }
 
 
-async def build(p: Mapping[str, Any], cs: dict[str, Any], recorded: dict[str, Any], order: str, article: dict[str, Any],
-                window: int, progress: Any = None) -> dict[str, Any]:
+async def build(
+    p: Mapping[str, Any],
+    cs: dict[str, Any],
+    recorded: dict[str, Any],
+    order: str,
+    article: dict[str, Any],
+    window: int,
+    progress: Any = None,
+) -> dict[str, Any]:
     """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds)."""
     models = _models(p)
     strategy.check_name(p["strategy"])
     n = p["conversations"]
     extra = [d for d in design_names(scale=True) if d not in recorded["turns"]]
     more = await investigation.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}
-    everything = {"tools": {**recorded["tools"], **more["tools"]},
-                  "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()}}
+    everything = {
+        "tools": {**recorded["tools"], **more["tools"]},
+        "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()},
+    }
     convs = conversations(everything, order, p["encoding"], p["profile"])
     scale_rows = await measure_scale(p["scale_sizes"], p["encoding"], progress) if p["scale_sizes"] else []
     for r in scale_rows:
@@ -193,35 +273,64 @@ async def build(p: Mapping[str, Any], cs: dict[str, Any], recorded: dict[str, An
     by = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in per}
     policy_of = {price.model: policy for price, policy in models}
     return {
-        "priceLibrary": {"name": prices.LIBRARY, "version": prices.version(), "dataDate": prices.data_date(),
-                         "pricedOn": p["price_date"] or prices.data_date()},
+        "priceLibrary": {
+            "name": prices.LIBRARY,
+            "version": prices.version(),
+            "dataDate": prices.data_date(),
+            "pricedOn": p["price_date"] or prices.data_date(),
+        },
         "prices": [{**price.as_dict(), "cachePolicy": policy.as_dict()} for price, policy in models],
-        "pricing": {"conversations": n, "strategy": p["strategy"], "order": order, "profile": p["profile"], "label": LABEL,
-                    "assumption": caching.ASSUMPTION, "models": [price.model for price, _ in models]},
+        "pricing": {
+            "conversations": n,
+            "strategy": p["strategy"],
+            "order": order,
+            "profile": p["profile"],
+            "label": LABEL,
+            "assumption": caching.ASSUMPTION,
+            "models": [price.model for price, _ in models],
+        },
         "caching": {
             "caseStudy": case_study_caching(cs, models, n),
             "curve": curve(cs, first, first_policy, n),
-            "calls": [{"design": c["design"], "strategy": c["strategy"], "model": price.model, "policy": policy.name,
-                       "threshold": policy.threshold, "inputs": c["inputs"],
-                       "read": [x.read for x in caching.apply(c["inputs"], policy)],
-                       "write": [x.write for x in caching.apply(c["inputs"], policy)],
-                       "longestPrefix": caching.longest_prefix(c["inputs"])}
-                      for c in convs for price, policy in models],
+            "calls": [
+                {
+                    "design": c["design"],
+                    "strategy": c["strategy"],
+                    "model": price.model,
+                    "policy": policy.name,
+                    "threshold": policy.threshold,
+                    "inputs": c["inputs"],
+                    "read": [x.read for x in caching.apply(c["inputs"], policy)],
+                    "write": [x.write for x in caching.apply(c["inputs"], policy)],
+                    "longestPrefix": caching.longest_prefix(c["inputs"]),
+                }
+                for c in convs
+                for price, policy in models
+            ],
             "article": _article_cache(article, models),
             "scaleStarts": scale_starts(scale_rows, first_policy),
         },
         "pricePerConversations": per + price_rows(chosen, models, n, ("miss",)),
-        "priceHeadline": {"model": first.model, "order": order, "conversations": n, "strategy": p["strategy"],
-                          **{d: by.get((first.model, d, MODES["none"])) for d in ("granular", "focused", "scoped")},
-                          **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in ("granular", "focused", "scoped")},
-                          "policy": policy_of[first.model].name},
+        "priceHeadline": {
+            "model": first.model,
+            "order": order,
+            "conversations": n,
+            "strategy": p["strategy"],
+            **{d: by.get((first.model, d, MODES["none"])) for d in ("granular", "focused", "scoped")},
+            **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in ("granular", "focused", "scoped")},
+            "policy": policy_of[first.model].name,
+        },
         "strategyHeadline": strategy_headline(convs, order),
         "conversations": convs,
-        "scaleRows": [{k: v for k, v in r.items() if k not in ("inputs", "outputs")} | {"output": sum(r["outputs"])}
-                      for r in scale_rows],
+        "scaleRows": [
+            {k: v for k, v in r.items() if k not in ("inputs", "outputs")} | {"output": sum(r["outputs"])}
+            for r in scale_rows
+        ],
         "scalePrices": price_rows([r for r in scale_rows if r["strategy"] == p["strategy"]], models, n),
-        "callStrategy": {"order": savings(convs, "totalInput") + savings(price_rows(convs, models[:1], n, ("none",)), "dollars"),
-                         "scale": savings(scale_rows, "totalInput", ("lines",))},
+        "callStrategy": {
+            "order": savings(convs, "totalInput") + savings(price_rows(convs, models[:1], n, ("none",)), "dollars"),
+            "scale": savings(scale_rows, "totalInput", ("lines",)),
+        },
     }
 
 
@@ -229,9 +338,13 @@ def strategy_headline(convs: list[dict[str, Any]], order: str) -> dict[str, Any]
     """The focus order's granular requests both ways and the focused saving of input both ways (for the index)."""
     by = {(c["design"], c["strategy"]): c for c in convs}
     saving = savings(convs, "totalInput")[0]
-    return {"order": order, "granularParallel": by[("granular", strategy.PARALLEL)]["requests"],
-            "granularSequential": by[("granular", strategy.SEQUENTIAL)]["requests"],
-            "savingParallel": saving["parallel %"], "savingSequential": saving["sequential %"]}
+    return {
+        "order": order,
+        "granularParallel": by[("granular", strategy.PARALLEL)]["requests"],
+        "granularSequential": by[("granular", strategy.SEQUENTIAL)]["requests"],
+        "savingParallel": saving["parallel %"],
+        "savingSequential": saving["sequential %"],
+    }
 
 
 def scale_starts(rows: list[dict[str, Any]], policy: caching.Policy) -> list[dict[str, Any]]:
@@ -241,7 +354,13 @@ def scale_starts(rows: list[dict[str, Any]], policy: caching.Policy) -> list[dic
         for how in strategy.STRATEGIES:
             mine = sorted((r for r in rows if r["design"] == design and r["strategy"] == how), key=lambda r: r["lines"])
             first = next((r for r in mine if caching.first_hit(caching.apply(r["inputs"], policy))), None)
-            out.append({"design": design, "strategy": how, "policy": policy.name,
-                        "first order size cached (lines)": first and first["lines"],
-                        "at call": first and caching.first_hit(caching.apply(first["inputs"], policy))})
+            out.append(
+                {
+                    "design": design,
+                    "strategy": how,
+                    "policy": policy.name,
+                    "first order size cached (lines)": first and first["lines"],
+                    "at call": first and caching.first_hit(caching.apply(first["inputs"], policy)),
+                }
+            )
     return out

@@ -16,10 +16,10 @@ from wismo.reports import check, parameters
 
 OUTPUT = "deterministic-comparison.json"
 DEFAULTS: dict[str, Any] = {
-    "orders": None,                  # order IDs to compare; None means all six cases
+    "orders": None,  # order IDs to compare; None means all six cases
     "transports": ["stdio", "http"],  # the first is the one tabulated in full
     "include_unfriendly": True,
-    "focused_env": {},               # extra environment for the focused server only (a planted fault)
+    "focused_env": {},  # extra environment for the focused server only (a planted fault)
     "output_dir": "outputs",
 }
 
@@ -27,8 +27,12 @@ DEFAULTS: dict[str, Any] = {
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
     """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
     p = parameters(params, DEFAULTS, "the equivalence report")
-    results = {t: await comparison.run(p["orders"], t, p["include_unfriendly"], env={"focused": p["focused_env"]}, progress=progress)
-               for t in p["transports"]}
+    results = {
+        t: await comparison.run(
+            p["orders"], t, p["include_unfriendly"], env={"focused": p["focused_env"]}, progress=progress
+        )
+        for t in p["transports"]
+    }
     result = results[p["transports"][0]]
     result["transportParity"] = {"transports": list(p["transports"]), "cases": comparison.parity(results)}
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
@@ -54,13 +58,25 @@ def check_no_compression(result: dict[str, Any]) -> str:
     reference = designs.REFERENCE
     others = [d for d in result["summary"]["designs"] if d != reference]
     rows = [r for r in result["cases"] if not r["unfriendly"] and r["outcome"] == "evidence"]
-    bad = [f"{r['label']}: {d} {r[d]['bytes']:,} bytes in {r[d]['calls']} calls vs {reference} {r[reference]['bytes']:,} in {r[reference]['calls']}"
-           for r in rows for d in others if not (r[d]["bytes"] >= r[reference]["bytes"] and r[d]["calls"] < r[reference]["calls"])]
+    bad = [
+        f"{r['label']}: {d} {r[d]['bytes']:,} bytes in {r[d]['calls']} calls vs {reference} {r[reference]['bytes']:,} in {r[reference]['calls']}"
+        for r in rows
+        for d in others
+        if not (r[d]["bytes"] >= r[reference]["bytes"] and r[d]["calls"] < r[reference]["calls"])
+    ]
     extra = {d: sum(r[d]["bytes"] - r[reference]["bytes"] for r in rows) for d in others}
-    detail = "; ".join(bad) if bad else ", ".join(
-        f"{d}: {extra[d]:+,} bytes over {len(rows)} orders, {sum(r[d]['calls'] for r in rows)} calls against "
-        f"{sum(r[reference]['calls'] for r in rows)}" for d in others)
-    return check(not bad, "every design returns at least the reference's bytes, in fewer MCP calls, in every order case", detail)
+    detail = (
+        "; ".join(bad)
+        if bad
+        else ", ".join(
+            f"{d}: {extra[d]:+,} bytes over {len(rows)} orders, {sum(r[d]['calls'] for r in rows)} calls against "
+            f"{sum(r[reference]['calls'] for r in rows)}"
+            for d in others
+        )
+    )
+    return check(
+        not bad, "every design returns at least the reference's bytes, in fewer MCP calls, in every order case", detail
+    )
 
 
 def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
@@ -72,5 +88,8 @@ def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
         return "No fuzz run in this output folder yet: `make fuzz` writes one.", []
     fuzzed = json.loads(path.read_text(encoding="utf-8"))
     t = fuzzed["totals"]
-    return (f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} hangs, "
-            f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).", summary_rows(fuzzed))
+    return (
+        f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} hangs, "
+        f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).",
+        summary_rows(fuzzed),
+    )

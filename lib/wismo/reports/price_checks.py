@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.cost import caching
-from wismo.cost import prices
 from wismo.analyses import strategy
+from wismo.cost import caching, prices
 from wismo.reports import check
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
@@ -31,15 +30,29 @@ def check_quadratic(result: dict[str, Any]) -> str:
             if min(cs[design]["inputs"][:-1], default=0) < policy["threshold"]:
                 return f"Parameters put a case-study prefix under the {policy['threshold']:,}-token threshold; this check does not apply."
             low = d["resent"] * price["cachedInputPerMTok"] / prices.PER * n
-            slack = (calls - 1) * (policy["granularity"] - 1) * (price["inputPerMTok"] - price["cachedInputPerMTok"]) / prices.PER * n
+            slack = (
+                (calls - 1)
+                * (policy["granularity"] - 1)
+                * (price["inputPerMTok"] - price["cachedInputPerMTok"])
+                / prices.PER
+                * n
+            )
             if not low - TOLERANCE_USD <= d["resentHit"] <= low + slack + TOLERANCE_USD:
-                check(False, "caching prices the resent history at the cached-input price",
-                      f"{row['model']} {design}: ${d['resentHit']:,.4f} outside ${low:,.4f} to ${low + slack:,.4f}")
+                check(
+                    False,
+                    "caching prices the resent history at the cached-input price",
+                    f"{row['model']} {design}: ${d['resentHit']:,.4f} outside ${low:,.4f} to ${low + slack:,.4f}",
+                )
         b = row["broad"]
-        details.append(f"{row['model']} {prices.usd(b['resentNone'])} to {prices.usd(b['resentHit'])} ({row['readPriceShare']:.0%} price)")
-    return check(True, "caching does not remove the quadratic term: it prices the history each call resends at the "
-                       "cached-input price, within under one increment per call",
-                 f"the broad session's resent history per {n:,} sessions: " + "; ".join(details) + "; modelled")
+        details.append(
+            f"{row['model']} {prices.usd(b['resentNone'])} to {prices.usd(b['resentHit'])} ({row['readPriceShare']:.0%} price)"
+        )
+    return check(
+        True,
+        "caching does not remove the quadratic term: it prices the history each call resends at the "
+        "cached-input price, within under one increment per call",
+        f"the broad session's resent history per {n:,} sessions: " + "; ".join(details) + "; modelled",
+    )
 
 
 def check_article_cache(result: dict[str, Any]) -> str:
@@ -49,11 +62,13 @@ def check_article_cache(result: dict[str, Any]) -> str:
     if not a["documentedPolicy"]:
         return "The threshold or granularity differs from OpenAI's documented rule; the comparison with the article does not apply."
     predicted = sum(a["predictedRead"])
-    return check(predicted == a["articleMedianCachedInput"],
-                 "the cache model predicts the cached input the article reported for its granular ORD-1004 requests",
-                 f"requests {', '.join(f'{v:,}' for v in a['requests'])} (provider-reported, published): longest prefix "
-                 f"{a['longestPrefix']:,} tokens, under {a['policy']['threshold']:,}, so {predicted} tokens read (modelled); "
-                 f"the article's median cached input {a['articleMedianCachedInput']}")
+    return check(
+        predicted == a["articleMedianCachedInput"],
+        "the cache model predicts the cached input the article reported for its granular ORD-1004 requests",
+        f"requests {', '.join(f'{v:,}' for v in a['requests'])} (provider-reported, published): longest prefix "
+        f"{a['longestPrefix']:,} tokens, under {a['policy']['threshold']:,}, so {predicted} tokens read (modelled); "
+        f"the article's median cached input {a['articleMedianCachedInput']}",
+    )
 
 
 def check_prices(result: dict[str, Any]) -> str:
@@ -70,15 +85,21 @@ def check_prices(result: dict[str, Any]) -> str:
                 usage = prices.usages(caching.apply(c["inputs"], policy, hits), c["outputs"])
                 by_library, by_hand = prices.charge(price, usage), float(sum(prices.flat(price, u) for u in usage))
                 if abs(by_library - by_hand) > TOLERANCE_USD:
-                    check(False, "calc_price charges cache reads and writes at the per-million prices",
-                          f"{price.model} {c['design']} {c['strategy']}: ${by_library:.9f} by the library, ${by_hand:.9f} by hand")
+                    check(
+                        False,
+                        "calc_price charges cache reads and writes at the per-million prices",
+                        f"{price.model} {c['design']} {c['strategy']}: ${by_library:.9f} by the library, ${by_hand:.9f} by hand",
+                    )
                 compared += 1
     lib = result["priceLibrary"]
-    return check(compared > 0, "genai-prices' calc_price charges uncached input, cache reads, cache writes and output at "
-                               "the per-million prices it lists",
-                 f"{compared} pricings (conversations x models x cache bounds) agree both ways to {TOLERANCE_USD:g} USD; "
-                 f"{lib['name']} {lib['version']}, "
-                 f"price data of {lib['dataDate']}")
+    return check(
+        compared > 0,
+        "genai-prices' calc_price charges uncached input, cache reads, cache writes and output at "
+        "the per-million prices it lists",
+        f"{compared} pricings (conversations x models x cache bounds) agree both ways to {TOLERANCE_USD:g} USD; "
+        f"{lib['name']} {lib['version']}, "
+        f"price data of {lib['dataDate']}",
+    )
 
 
 def check_strategy(result: dict[str, Any]) -> str:
@@ -90,28 +111,45 @@ def check_strategy(result: dict[str, Any]) -> str:
         if r["strategy"] == strategy.SEQUENTIAL:
             par = by[(r["design"], r.get("lines"), strategy.PARALLEL)]
             if r["requests"] != r["toolCalls"] + 1 or r["totalInput"] < par["totalInput"]:
-                check(False, "one call per request makes a request per tool call and processes at least as much input",
-                      f"{r['design']} {r.get('lines') or r.get('orderId')}: {r['requests']} requests for {r['toolCalls']} calls, "
-                      f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel")
+                check(
+                    False,
+                    "one call per request makes a request per tool call and processes at least as much input",
+                    f"{r['design']} {r.get('lines') or r.get('orderId')}: {r['requests']} requests for {r['toolCalls']} calls, "
+                    f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel",
+                )
     g = {r["strategy"]: r for r in result["conversations"] if r["design"] == "granular"}
     f = {r["strategy"]: r for r in result["conversations"] if r["design"] == "focused"}
     order = result["pricing"]["order"]
-    return check(True, "a model calling one tool per request makes one request per tool call plus the answer, and never "
-                       "processes less input",
-                 f"{order} granular: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call per "
-                 f"request; focused {f['parallel']['requests']} either way; every design and size of {len(rows)} conversations")
+    return check(
+        True,
+        "a model calling one tool per request makes one request per tool call plus the answer, and never "
+        "processes less input",
+        f"{order} granular: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call per "
+        f"request; focused {f['parallel']['requests']} either way; every design and size of {len(rows)} conversations",
+    )
 
 
 def prices_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Each model's prices per million tokens, its cache rule, and where the price comes from."""
-    return [{"model": p["model"], "provider": p["provider"], "input (USD per million tokens)": p["inputPerMTok"],
-             "cached input (USD/M)": p["cachedInputPerMTok"], "cache write (USD/M)": p["cacheWritePerMTok"],
-             "output (USD/M)": p["outputPerMTok"],
-             "cache rule": f"{p['cachePolicy']['name']}: from {p['cachePolicy']['threshold']:,} tokens, "
-                           f"in steps of {p['cachePolicy']['granularity']:,}",
-             "price from": p["source"] + (f" (base prices shown; a request of {p['tierStartsAt']:,} tokens or more pays more)"
-                                         if p["tiered"] else "")}
-            for p in result["prices"]]
+    return [
+        {
+            "model": p["model"],
+            "provider": p["provider"],
+            "input (USD per million tokens)": p["inputPerMTok"],
+            "cached input (USD/M)": p["cachedInputPerMTok"],
+            "cache write (USD/M)": p["cacheWritePerMTok"],
+            "output (USD/M)": p["outputPerMTok"],
+            "cache rule": f"{p['cachePolicy']['name']}: from {p['cachePolicy']['threshold']:,} tokens, "
+            f"in steps of {p['cachePolicy']['granularity']:,}",
+            "price from": p["source"]
+            + (
+                f" (base prices shown; a request of {p['tierStartsAt']:,} tokens or more pays more)"
+                if p["tiered"]
+                else ""
+            ),
+        }
+        for p in result["prices"]
+    ]
 
 
 def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -121,10 +159,19 @@ def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for r in result["caching"]["caseStudy"]:
         for d in ("broad", "scoped"):
-            out.append({"model": r["model"], "case study design": d, f"no caching (USD per {n:,})": r[d]["none"],
-                        "every prefix a hit (USD)": r[d]["hit"], "every prefix a miss (USD)": r[d]["miss"],
-                        "resent history, no caching (USD)": r[d]["resentNone"], "resent history, cached (USD)": r[d]["resentHit"],
-                        "broad / scoped, no caching": r["ratioNone"], "broad / scoped, cached": r["ratioHit"]})
+            out.append(
+                {
+                    "model": r["model"],
+                    "case study design": d,
+                    f"no caching (USD per {n:,})": r[d]["none"],
+                    "every prefix a hit (USD)": r[d]["hit"],
+                    "every prefix a miss (USD)": r[d]["miss"],
+                    "resent history, no caching (USD)": r[d]["resentNone"],
+                    "resent history, cached (USD)": r[d]["resentHit"],
+                    "broad / scoped, no caching": r["ratioNone"],
+                    "broad / scoped, cached": r["ratioHit"],
+                }
+            )
     return out
 
 
@@ -132,9 +179,18 @@ def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Our servers' focus-order conversations under the first model's rule: each call's input, the longest prefix a
     later call could read, and what is read."""
     model = _first(result)["model"]
-    return [{"design": c["design"], "call strategy": c["strategy"], "input of each model call (tokens)": c["inputs"],
-             "longest prefix (tokens)": c["longestPrefix"], "threshold (tokens)": c["threshold"], "read from cache (tokens)": c["read"]}
-            for c in result["caching"]["calls"] if c["model"] == model]
+    return [
+        {
+            "design": c["design"],
+            "call strategy": c["strategy"],
+            "input of each model call (tokens)": c["inputs"],
+            "longest prefix (tokens)": c["longestPrefix"],
+            "threshold (tokens)": c["threshold"],
+            "read from cache (tokens)": c["read"],
+        }
+        for c in result["caching"]["calls"]
+        if c["model"] == model
+    ]
 
 
 def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -142,15 +198,33 @@ def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     n, how = result["pricing"]["conversations"], result["pricing"]["strategy"]
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
     designs = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
-    return [{"model": m, "call strategy": how,
-             **{f"{d}, {mode} (USD per {n:,})": cell.get((m, d, mode)) for d in designs for mode in ("no caching", "every prefix a hit")}}
-            for m in result["pricing"]["models"]]
+    return [
+        {
+            "model": m,
+            "call strategy": how,
+            **{
+                f"{d}, {mode} (USD per {n:,})": cell.get((m, d, mode))
+                for d in designs
+                for mode in ("no caching", "every prefix a hit")
+            },
+        }
+        for m in result["pricing"]["models"]
+    ]
 
 
 def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The focus order per design and call strategy: requests, tool calls, input, output."""
-    return [{"design": c["design"], "call strategy": c["strategy"], "model requests": c["requests"], "tool calls": c["toolCalls"],
-             "input, all requests (tokens)": c["totalInput"], "output (tokens)": sum(c["outputs"])} for c in result["conversations"]]
+    return [
+        {
+            "design": c["design"],
+            "call strategy": c["strategy"],
+            "model requests": c["requests"],
+            "tool calls": c["toolCalls"],
+            "input, all requests (tokens)": c["totalInput"],
+            "output (tokens)": sum(c["outputs"]),
+        }
+        for c in result["conversations"]
+    ]
 
 
 def answer_caching(result: dict[str, Any]) -> str:
@@ -159,49 +233,76 @@ def answer_caching(result: dict[str, Any]) -> str:
     calls = [c for c in result["caching"]["calls"] if c["model"] == first["model"]]
     longest, read = max(c["longestPrefix"] for c in calls), sum(sum(c["read"]) for c in calls)
     threshold = first["cachePolicy"]["threshold"]
-    ours = (f"Our {result['pricing']['order']} conversations never reach the {threshold:,}-token threshold (longest prefix "
-            f"{longest:,} tokens), so caching saves them nothing" if not read else
-            f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every design and "
-            f"call strategy (threshold {threshold:,} tokens)")
+    ours = (
+        f"Our {result['pricing']['order']} conversations never reach the {threshold:,}-token threshold (longest prefix "
+        f"{longest:,} tokens), so caching saves them nothing"
+        if not read
+        else f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every design and "
+        f"call strategy (threshold {threshold:,} tokens)"
+    )
     starts = [s for s in result["caching"]["scaleStarts"] if s["strategy"] == strategy.PARALLEL]
 
     def at(lines: int | None) -> str:
         return "never" if not lines else f"{lines:,} line" + ("s" if lines > 1 else "")
 
-    return (f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
-            f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its resent history at "
-            f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
-            f"{row['ratioHit']:.1f}. {ours}; on generated orders caching starts at "
-            + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts) + " (modelled, every prefix a hit).")
+    return (
+        f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
+        f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its resent history at "
+        f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
+        f"{row['ratioHit']:.1f}. {ours}; on generated orders caching starts at "
+        + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
+        + " (modelled, every prefix a hit)."
+    )
 
 
 def assumption_sentence(result: dict[str, Any]) -> str:
     """What the every-prefix-a-hit assumption is worth, per model, for the case study's broad session."""
     n = result["pricing"]["conversations"]
-    parts = [f"{r['model']} {prices.usd(r['broad']['hit'])} if every prefix is a hit, {prices.usd(r['broad']['miss'])} if every "
-             f"one is a miss, {prices.usd(r['broad']['none'])} without caching" for r in result["caching"]["caseStudy"]]
-    return (f"What the assumption is worth, for {n:,} of the case study's broad sessions: " + "; ".join(parts)
-            + ". The truth lies between the first two: automatic caching never costs more than none, explicit "
-              "breakpoints can, when their writes are evicted before they are read (modelled).")
+    parts = [
+        f"{r['model']} {prices.usd(r['broad']['hit'])} if every prefix is a hit, {prices.usd(r['broad']['miss'])} if every "
+        f"one is a miss, {prices.usd(r['broad']['none'])} without caching"
+        for r in result["caching"]["caseStudy"]
+    ]
+    return (
+        f"What the assumption is worth, for {n:,} of the case study's broad sessions: "
+        + "; ".join(parts)
+        + ". The truth lies between the first two: automatic caching never costs more than none, explicit "
+        "breakpoints can, when their writes are evicted before they are read (modelled)."
+    )
 
 
 def answer_price(result: dict[str, Any]) -> str:
     """Section 7's one-line answer, from the figures."""
     h = result["priceHeadline"]
-    cheap = min((r for r in result["pricePerConversations"] if r["design"] == "focused" and r["caching"] == "no caching"),
-                key=lambda r: r["dollars"])
-    dear = max((r for r in result["pricePerConversations"] if r["design"] == "granular" and r["caching"] == "no caching"),
-               key=lambda r: r["dollars"])
+    cheap = min(
+        (r for r in result["pricePerConversations"] if r["design"] == "focused" and r["caching"] == "no caching"),
+        key=lambda r: r["dollars"],
+    )
+    dear = max(
+        (r for r in result["pricePerConversations"] if r["design"] == "granular" and r["caching"] == "no caching"),
+        key=lambda r: r["dollars"],
+    )
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
-    dearer = [(m, d) for (m, d, mode) in cell if mode == "every prefix a hit" and cell[(m, d, mode)] > cell[(m, d, "no caching")]]
-    text = (f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost {prices.usd(h['granular'])} granular, "
-            f"{prices.usd(h['focused'])} focused and {prices.usd(h['scoped'])} scoped ({h['strategy']} calls, modelled); with every prefix "
-            f"a hit {prices.usd(h['granularCached'])}, {prices.usd(h['focusedCached'])} and {prices.usd(h['scopedCached'])}. Across models, from "
-            f"{prices.usd(cheap['dollars'])} (focused on {cheap['model']}) to {prices.usd(dear['dollars'])} (granular on {dear['model']})")
+    dearer = [
+        (m, d)
+        for (m, d, mode) in cell
+        if mode == "every prefix a hit" and cell[(m, d, mode)] > cell[(m, d, "no caching")]
+    ]
+    text = (
+        f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost {prices.usd(h['granular'])} granular, "
+        f"{prices.usd(h['focused'])} focused and {prices.usd(h['scoped'])} scoped ({h['strategy']} calls, modelled); with every prefix "
+        f"a hit {prices.usd(h['granularCached'])}, {prices.usd(h['focusedCached'])} and {prices.usd(h['scopedCached'])}. Across models, from "
+        f"{prices.usd(cheap['dollars'])} (focused on {cheap['model']}) to {prices.usd(dear['dollars'])} (granular on {dear['model']})"
+    )
     if dearer:
-        text += "; caching makes " + ", ".join(
-            f"{d} on {m} dearer ({prices.usd(cell[(m, d, 'no caching')])} to {prices.usd(cell[(m, d, 'every prefix a hit')])})" for m, d in dearer
-        ) + ": a breakpoint writes the last request at the write premium and no later call reads it"
+        text += (
+            "; caching makes "
+            + ", ".join(
+                f"{d} on {m} dearer ({prices.usd(cell[(m, d, 'no caching')])} to {prices.usd(cell[(m, d, 'every prefix a hit')])})"
+                for m, d in dearer
+            )
+            + ": a breakpoint writes the last request at the write premium and no later call reads it"
+        )
     return text + "."
 
 
@@ -215,25 +316,41 @@ def answer_scale(result: dict[str, Any]) -> str:
     at = {(r["design"], r["caching"]): r["dollars"] for r in rows if r["lines"] == largest}
     designs = list(dict.fromkeys(d for d, _ in at))
     over = [r["design"] for r in rows if r["lines"] == largest and r["caching"] == "no caching" and not r["fitsWindow"]]
-    return (f"At {largest:,} lines, {result['pricing']['conversations']:,} conversations on {model} cost "
-            + ", ".join(f"{prices.usd(at[(d, 'no caching')])} {d} ({prices.usd(at[(d, 'every prefix a hit')])} cached)" for d in designs)
-            + f" ({result['pricing']['strategy']} calls, modelled)"
-            + (f"; in the {' and '.join(over)} sessions some call exceeds the {result['caseStudy']['contextWindow']:,}-token window, so such a "
-               "session could not run as priced" if over else "") + ".")
+    return (
+        f"At {largest:,} lines, {result['pricing']['conversations']:,} conversations on {model} cost "
+        + ", ".join(
+            f"{prices.usd(at[(d, 'no caching')])} {d} ({prices.usd(at[(d, 'every prefix a hit')])} cached)"
+            for d in designs
+        )
+        + f" ({result['pricing']['strategy']} calls, modelled)"
+        + (
+            f"; in the {' and '.join(over)} sessions some call exceeds the {result['caseStudy']['contextWindow']:,}-token window, so such a "
+            "session could not run as priced"
+            if over
+            else ""
+        )
+        + "."
+    )
 
 
 def answer_strategy(result: dict[str, Any]) -> str:
     """Section 8's one-line answer, from the figures."""
     tokens_row, dollars_row = result["callStrategy"]["order"]
     largest = max(result["callStrategy"]["scale"], key=lambda r: r["lines"], default=None)
-    text = (f"The focused design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a granular "
-            f"model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that asks one "
-            f"call per request ({dollars_row['parallel %']:.1f}% and {dollars_row['sequential %']:.1f}% of the price on "
-            f"{_first(result)['model']}): "
-            + ("none of its saving depends on parallel calls, which only narrow it"
-               if tokens_row["sequential %"] >= tokens_row["parallel %"] else
-               f"parallel calls widen it by {tokens_row['parallel %'] - tokens_row['sequential %']:.1f} points"))
+    text = (
+        f"The focused design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a granular "
+        f"model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that asks one "
+        f"call per request ({dollars_row['parallel %']:.1f}% and {dollars_row['sequential %']:.1f}% of the price on "
+        f"{_first(result)['model']}): "
+        + (
+            "none of its saving depends on parallel calls, which only narrow it"
+            if tokens_row["sequential %"] >= tokens_row["parallel %"]
+            else f"parallel calls widen it by {tokens_row['parallel %'] - tokens_row['sequential %']:.1f} points"
+        )
+    )
     if largest:
-        text += (f"; at {largest['lines']:,} lines the saving is {largest['parallel %']:.1f}% against "
-                 f"{largest['sequential %']:.1f}%")
+        text += (
+            f"; at {largest['lines']:,} lines the saving is {largest['parallel %']:.1f}% against "
+            f"{largest['sequential %']:.1f}%"
+        )
     return text + " (modelled)."

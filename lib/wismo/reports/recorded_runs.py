@@ -6,34 +6,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from statistics import median
-
-from wismo.cost import prices
-from wismo.core import reference
 from wismo import runs
-from wismo.runs import summaries
+from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
+from wismo.core.kinds import SCRIPTED
 from wismo.core.paths import output_dir
 from wismo.reports import check, parameters
+from wismo.reports.run_costs import run_costs
+from wismo.runs import summaries
 
 OUTPUT = "recorded-runs.json"
 DEFAULTS: dict[str, Any] = {
-    "run_ids": None,           # run folder names; None means the newest run of each design, backend and model
-    "runs_dir": None,          # where the runs are; None means data/runs
+    "run_ids": None,  # run folder names; None means the newest run of each design, backend and model
+    "runs_dir": None,  # where the runs are; None means data/runs
     "focus_order": "ORD-1004",  # the case drawn turn by turn and shown as transcripts
     "output_dir": "outputs",
     "reference_model": "gpt-4.1-mini",  # the price scripted runs (which have no model) are shown under
-    "price_date": None,                 # ISO date prices are looked up for; None: the price data's own date
+    "price_date": None,  # ISO date prices are looked up for; None: the price data's own date
 }
-
-
-SCRIPTED = "scripted (no model)"
 
 
 def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number."""
     backends = sorted({m["backend"] for m in manifests})
-    counting = sorted({f" ({c['profile']} profile)" if (c := m["figures"].get("tokenCounting")) else "" for m in manifests})
+    counting = sorted(
+        {f" ({c['profile']} profile)" if (c := m["figures"].get("tokenCounting")) else "" for m in manifests}
+    )
     tokens_are = sorted({m["figures"]["tokens"] + c for m in manifests for c in counting})
     scripted = backends == ["scripted"]
     latency = any(m["latencyModel"] for m in manifests)
@@ -42,36 +40,68 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
         "turns": f"{SCRIPTED}: fixed by the script's rules" if scripted else "measured",
         "tokens": f"{SCRIPTED}, {', '.join(tokens_are)}" if scripted else ", ".join(tokens_are),
         "elapsed": "modelled (a stated latency model)" if latency else "measured",
-        "scores": f"{SCRIPTED}: scored against the expectations" if scripted else "measured: scored against the expectations",
+        "scores": f"{SCRIPTED}: scored against the expectations"
+        if scripted
+        else "measured: scored against the expectations",
     }
 
 
-def _group(loaded: list[Any], focus_order: str, article: dict[str, Any], reference_model: str,
-           price_date: str | None) -> dict[str, Any]:
+def _group(
+    loaded: list[Any], focus_order: str, article: dict[str, Any], reference_model: str, price_date: str | None
+) -> dict[str, Any]:
     """Every figure of one group of runs (one backend and model): never pooled with another group's."""
     rows = summaries.case_rows(loaded)
     kind = kinds([r.manifest for r in loaded])
     reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
     first = loaded[0].manifest
     return {
-        "backend": first["backend"], "model": first["model"],
+        "backend": first["backend"],
+        "model": first["model"],
         "label": f"{first['backend']} backend, model {first['model']}",
         "server": first.get("server"),
         "kinds": kind,
-        "runs": [{"run": r.manifest["runId"], "design": r.manifest["design"], "backend": r.manifest["backend"],
-                  "model": r.manifest["model"], "protocol": r.manifest["protocolRevision"], "cases": r.manifest["totals"]["cases"],
-                  "repetitions": r.manifest["repetitions"], "tokens are": r.manifest["figures"]["tokens"],
-                  "latency model": r.manifest["latencyModel"]} for r in loaded],
+        "runs": [
+            {
+                "run": r.manifest["runId"],
+                "design": r.manifest["design"],
+                "backend": r.manifest["backend"],
+                "model": r.manifest["model"],
+                "protocol": r.manifest["protocolRevision"],
+                "cases": r.manifest["totals"]["cases"],
+                "repetitions": r.manifest["repetitions"],
+                "tokens are": r.manifest["figures"]["tokens"],
+                "latency model": r.manifest["latencyModel"],
+            }
+            for r in loaded
+        ],
         "tokensAre": kind["tokens"],
-        "cases": rows, "medians": summaries.medians(rows), "passK": summaries.pass_k(rows),
-        "outcomes": summaries.outcomes(rows), "scoresByCase": scores_by_case(rows),
+        "cases": rows,
+        "medians": summaries.medians(rows),
+        "passK": summaries.pass_k(rows),
+        "outcomes": summaries.outcomes(rows),
+        "scoresByCase": scores_by_case(rows),
         "growth": summaries.growth(loaded, focus_order),
-        "transcripts": {d: [{(reply if k == "model replied" else k): v for k, v in step.items()}
-                            for step in summaries.transcript(loaded, d, focus_order)]
-                        for d in summaries.designs_in(rows)
-                        if any(t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d for r in loaded for t in r.traces)},
-        "answers": {d: summaries.answer_of(loaded, d, focus_order) for d in summaries.designs_in(rows)
-                    if any(t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d for r in loaded for t in r.traces)},
+        "transcripts": {
+            d: [
+                {(reply if k == "model replied" else k): v for k, v in step.items()}
+                for step in summaries.transcript(loaded, d, focus_order)
+            ]
+            for d in summaries.designs_in(rows)
+            if any(
+                t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d
+                for r in loaded
+                for t in r.traces
+            )
+        },
+        "answers": {
+            d: summaries.answer_of(loaded, d, focus_order)
+            for d in summaries.designs_in(rows)
+            if any(
+                t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d
+                for r in loaded
+                for t in r.traces
+            )
+        },
         "againstArticle": against_article(rows, article, kind, [r.manifest for r in loaded]),
         "costs": run_costs(loaded, reference_model, price_date),
     }
@@ -83,11 +113,21 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     p = parameters(params, DEFAULTS, "the recorded-runs report")
     loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"], p["runs_dir"])]
     if not loaded:
-        raise runs.RunInvalid(f"no recorded runs under {p['runs_dir'] or runs.RUNS}; `make runs` records the scripted ones")
+        raise runs.RunInvalid(
+            f"no recorded runs under {p['runs_dir'] or runs.RUNS}; `make runs` records the scripted ones"
+        )
     article = reference.load("where-is-my-order")
     keys = sorted({(r.manifest["backend"], r.manifest["model"]) for r in loaded}, key=lambda k: (k[0] != "scripted", k))
-    groups = [_group([r for r in loaded if (r.manifest["backend"], r.manifest["model"]) == key], p["focus_order"], article,
-                     p["reference_model"], p["price_date"]) for key in keys]
+    groups = [
+        _group(
+            [r for r in loaded if (r.manifest["backend"], r.manifest["model"]) == key],
+            p["focus_order"],
+            article,
+            p["reference_model"],
+            p["price_date"],
+        )
+        for key in keys
+    ]
     result = {"focusOrder": p["focus_order"], "articleSource": article["source"], "groups": groups}
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
@@ -102,10 +142,13 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         return "No granular and focused pair for this case in the selected runs; nothing to check."
     grows = all(b > a for rows in (g, f) for a, b in zip(rows["inputs"], rows["inputs"][1:]))
     holds = len(g["inputs"]) == len(f["inputs"]) + 1 and grows
-    return check(holds, f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
-                        "resends all earlier ones",
-                 f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused {', '.join(f'{v:,}' for v in f['inputs'])} "
-                 f"tokens ({group['tokensAre']})")
+    return check(
+        holds,
+        f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
+        "resends all earlier ones",
+        f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused {', '.join(f'{v:,}' for v in f['inputs'])} "
+        f"tokens ({group['tokensAre']})",
+    )
 
 
 def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,14 +160,21 @@ def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             mine = [r for r in rows if r["design"] == design and r["orderId"] == order_id]
             if not mine:
                 continue
-            failures = [f"repetition {r['repetition']}: {', '.join(r['failedFields'])}" for r in mine if r["failedFields"]]
+            failures = [
+                f"repetition {r['repetition']}: {', '.join(r['failedFields'])}" for r in mine if r["failedFields"]
+            ]
             flags = [f"repetition {r['repetition']}: {'; '.join(r['summaryFlags'])}" for r in mine if r["summaryFlags"]]
             outcomes = sorted({r["outcome"] for r in mine})
-            out.append({"design": design, "order": order_id,
-                        "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}",
-                        "ended": ", ".join(outcomes),
-                        "failures": "; ".join(failures) or "none",
-                        "summary claims flagged": "; ".join(flags) or "none"})
+            out.append(
+                {
+                    "design": design,
+                    "order": order_id,
+                    "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}",
+                    "ended": ", ".join(outcomes),
+                    "failures": "; ".join(failures) or "none",
+                    "summary claims flagged": "; ".join(flags) or "none",
+                }
+            )
     return out
 
 
@@ -133,13 +183,16 @@ def _elapsed_arithmetic(row: dict[str, Any], manifest: dict[str, Any]) -> str:
     m = manifest["latencyModel"]
     if not m or row["modelledElapsedMs"] is None:
         return "measured"
-    return (f"modelled: {row['turns']} requests x {m['overhead_ms']:g} ms + {row['inputTokens']:,} input tokens x "
-            f"{m['per_input_token_ms']:g} ms + {row['outputTokens']:,} output tokens x {m['per_output_token_ms']:g} ms "
-            f"= {row['modelledElapsedMs']:,.0f} ms")
+    return (
+        f"modelled: {row['turns']} requests x {m['overhead_ms']:g} ms + {row['inputTokens']:,} input tokens x "
+        f"{m['per_input_token_ms']:g} ms + {row['outputTokens']:,} output tokens x {m['per_output_token_ms']:g} ms "
+        f"= {row['modelledElapsedMs']:,.0f} ms"
+    )
 
 
-def against_article(rows: list[dict[str, Any]], article: dict[str, Any], kind: dict[str, str],
-                    manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def against_article(
+    rows: list[dict[str, Any]], article: dict[str, Any], kind: dict[str, str], manifests: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The article's published ORD-1004 conversations and medians beside ours, each side saying what its figure is;
     for scripted runs, which figures the script fixes and the arithmetic of the modelled elapsed time."""
     pub, source = article["ORD-1004"], article["source"]["figureSections"]
@@ -147,34 +200,77 @@ def against_article(rows: list[dict[str, Any]], article: dict[str, Any], kind: d
     out = []
 
     def add(figure: str, value: Any, section: str, ours: Any, ours_are: str) -> None:
-        out.append({"figure": figure, "article (provider-reported or measured, published)": value,
-                    "article section": source.get(section, ""), "wismo": ours, "wismo figure is": ours_are})
+        out.append(
+            {
+                "figure": figure,
+                "article (provider-reported or measured, published)": value,
+                "article section": source.get(section, ""),
+                "wismo": ours,
+                "wismo figure is": ours_are,
+            }
+        )
 
     for design in ("granular", "focused"):
-        mine = next((r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1), None)
-        add(f"{design} ORD-1004 model turns", pub[design]["modelTurns"], f"ORD-1004.{design}.modelTurns",
-            mine and mine["turns"], kind["turns"])
-        add(f"{design} ORD-1004 tool calls", pub[design]["toolCalls"], f"ORD-1004.{design}.toolCalls",
-            mine and mine["toolCalls"], kind["turns"])
-        add(f"{design} ORD-1004 tokens, whole conversation", pub[design]["conversationTokens"],
-            f"ORD-1004.{design}.conversationTokens", mine and mine["totalTokens"], kind["tokens"])
-        add(f"{design} ORD-1004 elapsed seconds", pub[design]["elapsedSeconds"], f"ORD-1004.{design}.elapsedSeconds",
+        mine = next(
+            (r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1), None
+        )
+        add(
+            f"{design} ORD-1004 model turns",
+            pub[design]["modelTurns"],
+            f"ORD-1004.{design}.modelTurns",
+            mine and mine["turns"],
+            kind["turns"],
+        )
+        add(
+            f"{design} ORD-1004 tool calls",
+            pub[design]["toolCalls"],
+            f"ORD-1004.{design}.toolCalls",
+            mine and mine["toolCalls"],
+            kind["turns"],
+        )
+        add(
+            f"{design} ORD-1004 tokens, whole conversation",
+            pub[design]["conversationTokens"],
+            f"ORD-1004.{design}.conversationTokens",
+            mine and mine["totalTokens"],
+            kind["tokens"],
+        )
+        add(
+            f"{design} ORD-1004 elapsed seconds",
+            pub[design]["elapsedSeconds"],
+            f"ORD-1004.{design}.elapsedSeconds",
             mine and mine["modelledElapsedMs"] and round(mine["modelledElapsedMs"] / 1000, 3),
-            _elapsed_arithmetic(mine, by_design[design]) if mine else "")
+            _elapsed_arithmetic(mine, by_design[design]) if mine else "",
+        )
     med = {m["measure"]: m for m in summaries.medians(rows)}
     tokens_change = med["totalTokens"]["focused vs granular %"]
-    add("focused: fewer median tokens, %", article["medians"]["focusedFewerTokensPercent"], "medians.focusedFewerTokensPercent",
-        None if tokens_change is None else -tokens_change, kind["tokens"])
+    add(
+        "focused: fewer median tokens, %",
+        article["medians"]["focusedFewerTokensPercent"],
+        "medians.focusedFewerTokensPercent",
+        None if tokens_change is None else -tokens_change,
+        kind["tokens"],
+    )
     change = med["modelledElapsedMs"]["focused vs granular %"]
-    add("focused: lower median elapsed time, %", article["medians"]["focusedLowerElapsedPercent"],
-        "medians.focusedLowerElapsedPercent", None if change is None else -change, kind["elapsed"])
+    add(
+        "focused: lower median elapsed time, %",
+        article["medians"]["focusedLowerElapsedPercent"],
+        "medians.focusedLowerElapsedPercent",
+        None if change is None else -change,
+        kind["elapsed"],
+    )
     return out
 
 
 MEASURES = {
-    "turns": "model turns (count)", "toolCalls": "tool calls (count)", "resultBytes": "tool result bytes (measured)",
-    "inputTokens": "input tokens", "outputTokens": "output tokens", "totalTokens": "tokens, input + output",
-    "wallMs": "wall time of the loop, ms (measured)", "modelledElapsedMs": "elapsed time, ms (modelled)",
+    "turns": "model turns (count)",
+    "toolCalls": "tool calls (count)",
+    "resultBytes": "tool result bytes (measured)",
+    "inputTokens": "input tokens",
+    "outputTokens": "output tokens",
+    "totalTokens": "tokens, input + output",
+    "wallMs": "wall time of the loop, ms (measured)",
+    "modelledElapsedMs": "elapsed time, ms (modelled)",
 }
 
 
@@ -188,89 +284,12 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         if "tokens" in m["measure"].lower():
             what += f" ({group['kinds']['tokens']})"
         whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
-        out.append({"median per conversation": what, "granular": whole(m["granular"]), "focused": whole(m["focused"]),
-                    "focused vs granular (%)": m["focused vs granular %"]})
+        out.append(
+            {
+                "median per conversation": what,
+                "granular": whole(m["granular"]),
+                "focused": whole(m["focused"]),
+                "focused vs granular (%)": m["focused vs granular %"],
+            }
+        )
     return out
-
-
-PER_CONVERSATIONS = 1000
-CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
-
-
-def _usage(request: dict[str, Any]) -> prices.CallUsage:
-    """One recorded request's tokens as a provider bills them (cached reads apart; writes not recorded)."""
-    u = request["usage"]
-    return prices.CallUsage(u["inputTokens"], u["cachedInputTokens"], 0, u["outputTokens"])
-
-
-def run_costs(loaded: list[runs.Run], reference_model: str, price_date: str | None = None) -> list[dict[str, Any]]:
-    """Each run priced from its own recorded tokens, request by request, under its model's price when genai-prices
-    knows the model; scripted runs (no model) under the reference model, and labelled so."""
-    out = []
-    for run in loaded:
-        m = run.manifest
-        scripted = m["backend"] == "scripted"
-        model = reference_model if scripted else m["model"]
-        tokens_are = f"{SCRIPTED}, {m['figures']['tokens']}" if scripted else m["figures"]["tokens"]
-        row: dict[str, Any] = {"run": m["runId"], "design": m["design"], "backend": m["backend"], "model": m["model"],
-                               "tokensAre": tokens_are, "conversations": len(run.traces)}
-        try:
-            price = prices.lookup(model, on=price_date)
-        except prices.UnknownModel as exc:
-            out.append(row | {"pricedAs": None, "label": f"not priced: {exc}", "priceSource": f"not priced: {exc}",
-                              f"usdPer{PER_CONVERSATIONS}": None})
-            continue
-        usages = [[_usage(q) for q in t["requests"]] for t in run.traces]
-        each = [prices.charge(price, u) for u in usages]
-        row |= {"pricedAs": model, "price": price.as_dict(), "priceSource": price.source,
-                "label": f"priced from {tokens_are} tokens as {model}"
-                         + (" (a reference model: scripted runs have no model)" if scripted else " (the run's model)"),
-                "cacheWrites": "none: the scripted backend has no cache" if scripted else CACHE_WRITES,
-                "inputTokens": sum(u.input for c in usages for u in c), "cachedInputTokens": sum(u.read for c in usages for u in c),
-                "outputTokens": sum(u.output for c in usages for u in c), "largestRequest": max((u.input for c in usages for u in c), default=0),
-                "totalUsd": round(sum(each), 9), "medianUsd": round(median(each), 9) if each else None,
-                f"usdPer{PER_CONVERSATIONS}": round(sum(each) / len(each) * PER_CONVERSATIONS, 6) if each else None}
-        out.append(row)
-    return out
-
-
-def check_costs(group: dict[str, Any]) -> str:
-    """The claim that each run is priced from its own tokens at its model's listed prices: the sum of its requests
-    priced one by one equals its token totals at the per-million prices (where no request reaches a size tier)."""
-    priced = [c for c in group["costs"] if c["pricedAs"]]
-    for c in priced:
-        price = prices.from_dict(c["price"])
-        if not price.flat_for(c["largestRequest"]):
-            continue  # a request in a size tier: its totals at base prices would not be its price
-        whole = float(prices.flat(price, prices.CallUsage(c["inputTokens"], c["cachedInputTokens"], 0, c["outputTokens"])))
-        if abs(whole - c["totalUsd"]) > 1e-6:
-            check(False, "each run's price is its tokens at its model's per-million prices",
-                  f"{c['run']}: ${c['totalUsd']:.6f} request by request, ${whole:.6f} from its totals")
-    if not priced:
-        return "No run's model has a price in genai-prices; nothing to check."
-    return check(True, "each run is priced from its own tokens at its model's per-million prices",
-                 "; ".join(f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, {c['label']}"
-                           for c in priced))
-
-
-def cost_answer(group: dict[str, Any]) -> str:
-    """The cost section's one-line answer, from the figures."""
-    priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
-    g, f = priced.get("granular"), priced.get("focused")
-    if not (g and f):
-        return "No granular and focused pair of priced runs; no comparison to make."
-    per = f"usdPer{PER_CONVERSATIONS}"
-    return (f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} focused conversations cost {prices.usd(f[per])} against "
-            f"{prices.usd(g[per])} granular ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
-            f"{f['priceSource']}).")
-
-
-def costs_table(group: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each run's price as a reader's table: what was priced, as which model, from which tokens."""
-    per = f"usdPer{PER_CONVERSATIONS}"
-    return [{"run": c["run"], "design": c["design"], "model": c["model"], "priced as": c["pricedAs"] or "not priced",
-             "tokens are": c["tokensAre"], "conversations": c["conversations"], "input (tokens)": c.get("inputTokens"),
-             "cached input (tokens)": c.get("cachedInputTokens"), "output (tokens)": c.get("outputTokens"),
-             f"USD per {PER_CONVERSATIONS:,} conversations": c.get(per), "median USD per conversation": c.get("medianUsd"),
-             "price from": c["priceSource"], "cache writes": c.get("cacheWrites", "–")}
-            for c in group["costs"]]

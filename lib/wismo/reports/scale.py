@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wismo.analyses import breaking
-from wismo.core import reference
-from wismo.analyses import sweep
 from wismo import tokens
 from wismo.agent.loop import Budgets
+from wismo.analyses import breaking, sweep
+from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
-from wismo.domain.pages import DEFAULT_CAP
 from wismo.core.paths import output_dir
+from wismo.domain.pages import DEFAULT_CAP
 from wismo.reports import check, parameters
 
 OUTPUT = "scale.json"
@@ -21,8 +20,8 @@ DEFAULTS: dict[str, Any] = {
     "sizes": [1, 10, 100, 1000, 10000],  # item lines of the generated orders
     "encoding": tokens.DEFAULT_ENCODING,
     "context_window": None,  # tokens; None: the case study's 128,000
-    "budget": None,          # session input-token budget; None: the case study's 75,000 goal
-    "cap": None,             # scoped result cap in tokens; None: the case study's 2,000
+    "budget": None,  # session input-token budget; None: the case study's 75,000 goal
+    "cap": None,  # scoped result cap in tokens; None: the case study's 2,000
     "budget_sizes": [10, 1000],  # orders the budgeted agent sessions are run on
     "output_dir": "outputs",
 }
@@ -37,12 +36,24 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
     cap = p["cap"] or DEFAULT_CAP
     rows, checks = await sweep.measure(p["sizes"], p["encoding"], cap, progress)
     breaks = await breaking.breaking_points(rows, window, budget, p["encoding"], p["cap"])
-    budgeted = await sweep.budgeted_sessions(p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap)
-    result = {"labels": {"tokens": "tiktoken-estimated", "inputs": "modelled (cumulative-context model on measured turns)",
-                         "bytes": "measured"},
-              "source": case_ref["source"], "window": window, "budget": budget, "cap": cap, "rows": rows,
-              "reconstruction": checks, "breakingPoints": breaks,
-              "budgetedSessions": budgeted}
+    budgeted = await sweep.budgeted_sessions(
+        p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap
+    )
+    result = {
+        "labels": {
+            "tokens": "tiktoken-estimated",
+            "inputs": "modelled (cumulative-context model on measured turns)",
+            "bytes": "measured",
+        },
+        "source": case_ref["source"],
+        "window": window,
+        "budget": budget,
+        "cap": cap,
+        "rows": rows,
+        "reconstruction": checks,
+        "breakingPoints": breaks,
+        "budgetedSessions": budgeted,
+    }
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
@@ -65,6 +76,8 @@ def check_session_unbounded(result: dict[str, Any]) -> str:
     whole order processes more input than reading it as one focused result."""
     largest = max(r["lines"] for r in result["rows"])
     total = {r["design"]: r["totalInput"] for r in result["rows"] if r["lines"] == largest}
-    return check(total["scoped"] > total["focused"],
-                 f"at {largest:,} lines the paged session processes more input than the single focused result",
-                 f"scoped {total['scoped']:,} vs focused {total['focused']:,} input tokens, modelled")
+    return check(
+        total["scoped"] > total["focused"],
+        f"at {largest:,} lines the paged session processes more input than the single focused result",
+        f"scoped {total['scoped']:,} vs focused {total['focused']:,} input tokens, modelled",
+    )

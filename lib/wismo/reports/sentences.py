@@ -9,10 +9,22 @@ from typing import Any
 
 def case_study_table(cs: dict[str, Any]) -> list[dict[str, Any]]:
     """The case study's sessions call by call: input and cumulative input of each design (modelled)."""
-    return [{"model call k": k, "broad: input (tokens, modelled)": b, "broad: cumulative (tokens, modelled)": bc,
-             "scoped: input (tokens, modelled)": s, "scoped: cumulative (tokens, modelled)": sc}
-            for k, b, bc, s, sc in zip(range(1, cs["calls"] + 1), cs["broad"]["inputs"], cs["broad"]["cumulative"],
-                                       cs["scoped"]["inputs"], cs["scoped"]["cumulative"])]
+    return [
+        {
+            "model call k": k,
+            "broad: input (tokens, modelled)": b,
+            "broad: cumulative (tokens, modelled)": bc,
+            "scoped: input (tokens, modelled)": s,
+            "scoped: cumulative (tokens, modelled)": sc,
+        }
+        for k, b, bc, s, sc in zip(
+            range(1, cs["calls"] + 1),
+            cs["broad"]["inputs"],
+            cs["broad"]["cumulative"],
+            cs["scoped"]["inputs"],
+            cs["scoped"]["cumulative"],
+        )
+    ]
 
 
 def case_study_sentence(cs: dict[str, Any]) -> str:
@@ -24,37 +36,52 @@ def case_study_sentence(cs: dict[str, Any]) -> str:
         f"next call, over the {cs['contextWindow']:,}-token window (broad sessions fail at call {cs['broad']['failsAtCall']}), "
         f"against {cs['scoped']['nextCall']:,} for scoped tools. Scoped tools "
         f"{'meet' if cs['scoped']['meetsTarget'] else 'miss'} the {cs['target']:,}-token goal; broad tools "
-        f"{'meet' if cs['broad']['meetsTarget'] else 'miss'} it.")
+        f"{'meet' if cs['broad']['meetsTarget'] else 'miss'} it."
+    )
 
 
 def saving_sentence(ratios: list[dict[str, Any]]) -> str:
     """The focused design's median input-token saving across the orders (tiktoken-estimated, modelled)."""
     saving = median(r["focusedSavingPercent"] for r in ratios)
-    return (f"Median saving of the focused design across these orders: **{saving:.1f}%** "
-            f"of input tokens (tiktoken-estimated, modelled conversation without the final answer's output).")
+    return (
+        f"Median saving of the focused design across these orders: **{saving:.1f}%** "
+        f"of input tokens (tiktoken-estimated, modelled conversation without the final answer's output)."
+    )
 
 
 def framing_sentence(shares: list[dict[str, Any]]) -> str:
     """The share of each rebuilt conversation's input that comes from the client's framing (modelled)."""
-    return ("Framing alone accounts for " + " and ".join(
-        f"**{r['share from framing %']:.1f}%** of the {r['design']} conversation's input" for r in shares)
-        + " (modelled from tiktoken estimates).")
+    return (
+        "Framing alone accounts for "
+        + " and ".join(
+            f"**{r['share from framing %']:.1f}%** of the {r['design']} conversation's input" for r in shares
+        )
+        + " (modelled from tiktoken estimates)."
+    )
 
 
 def medians_sentence(group: dict[str, Any]) -> str:
     """One group of runs' medians, focused against granular, each with the kind of its figure."""
     m = {r["measure"]: r for r in group["medians"]}
-    elapsed = (f"{m['modelledElapsedMs']['focused vs granular %']:+.1f}% elapsed time ({group['kinds']['elapsed']})."
-               if m["modelledElapsedMs"]["focused"] is not None
-               else f"{m['wallMs']['focused vs granular %']:+.1f}% elapsed time (measured).")
-    return (f"**{group['label']}**: the focused design needed a median of {m['turns']['focused']:g} model turns against "
-            f"{m['turns']['granular']:g} ({group['kinds']['turns']}), {m['totalTokens']['focused vs granular %']:+.1f}% tokens "
-            f"({group['kinds']['tokens']}) and " + elapsed)
+    elapsed = (
+        f"{m['modelledElapsedMs']['focused vs granular %']:+.1f}% elapsed time ({group['kinds']['elapsed']})."
+        if m["modelledElapsedMs"]["focused"] is not None
+        else f"{m['wallMs']['focused vs granular %']:+.1f}% elapsed time (measured)."
+    )
+    return (
+        f"**{group['label']}**: the focused design needed a median of {m['turns']['focused']:g} model turns against "
+        f"{m['turns']['granular']:g} ({group['kinds']['turns']}), {m['totalTokens']['focused vs granular %']:+.1f}% tokens "
+        f"({group['kinds']['tokens']}) and " + elapsed
+    )
 
 
 def pass_k_sentence(group: dict[str, Any]) -> str:
     """One group of runs' pass^k per design, and the summary claims flagged."""
-    per = {d: [p for p in group["passK"] if p["design"] == d] for d in dict.fromkeys(p["design"] for p in group["passK"])}
-    return (f"**{group['label']}**: pass^k, every repetition passed ({group['kinds']['scores']}): "
-            + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())
-            + f"; summary claims flagged: {sum(len(r['summaryFlags']) for r in group['cases'])}.")
+    per = {
+        d: [p for p in group["passK"] if p["design"] == d] for d in dict.fromkeys(p["design"] for p in group["passK"])
+    }
+    return (
+        f"**{group['label']}**: pass^k, every repetition passed ({group['kinds']['scores']}): "
+        + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())
+        + f"; summary claims flagged: {sum(len(r['summaryFlags']) for r in group['cases'])}."
+    )

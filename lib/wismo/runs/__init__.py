@@ -4,10 +4,33 @@ The run format's names (runs.store) are the package's API; recording, scoring an
 """
 
 from wismo.runs.store import (
-    RUNS, SCHEMAS, STAGING_PREFIX, Run, RunInvalid, find, load, schema, sha256, sum_totals, totals, verify, verify_trace,
+    RUNS,
+    SCHEMAS,
+    STAGING_PREFIX,
+    Run,
+    RunInvalid,
+    find,
+    load,
+    schema,
+    sha256,
+    sum_totals,
+    totals,
+    verify,
+    verify_trace,
 )
 
 __all__ = [
-    "RUNS", "SCHEMAS", "STAGING_PREFIX", "Run", "RunInvalid", "find", "load", "schema", "sha256", "sum_totals",
-    "totals", "verify", "verify_trace",
+    "RUNS",
+    "SCHEMAS",
+    "STAGING_PREFIX",
+    "Run",
+    "RunInvalid",
+    "find",
+    "load",
+    "schema",
+    "sha256",
+    "sum_totals",
+    "totals",
+    "verify",
+    "verify_trace",
 ]

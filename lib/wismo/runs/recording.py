@@ -6,16 +6,16 @@ from __future__ import annotations
 import shutil
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wismo.core import designs
-from wismo.domain import prompts
 from wismo.agent.base import Backend
 from wismo.agent.loop import Budgets, LatencyModel, run_case
 from wismo.client.connection import connect
+from wismo.core import designs
 from wismo.core.jsonfmt import stable
+from wismo.domain import prompts
 from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
 from wismo.servers.protocol import PINNED_REVISION
 
@@ -38,7 +38,9 @@ def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     path = rec.folder / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
-    rec.files.append({"path": relative, "sha256": sha256(data), "orderId": trace["orderId"], "repetition": trace["repetition"]})
+    rec.files.append(
+        {"path": relative, "sha256": sha256(data), "orderId": trace["orderId"], "repetition": trace["repetition"]}
+    )
     rec.traces.append(trace)
 
 
@@ -49,23 +51,38 @@ def check_request(design_names: list[str], repetitions: int, orders: list[str]) 
     known_designs = designs.names()
     unknown = [d for d in design_names if d not in known_designs]
     if unknown or not design_names or len(set(design_names)) < len(design_names):
-        raise ValueError(f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}")
+        raise ValueError(
+            f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}"
+        )
     if repetitions < 1:
         raise ValueError(f"repetitions must be at least 1, not {repetitions}")
     if not orders:
         raise ValueError("give at least one order id to record")
     twice = sorted({o for o in orders if orders.count(o) > 1})
     if twice:
-        raise ValueError(f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition")
+        raise ValueError(
+            f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition"
+        )
     known = load().ids(ORDER)
     missing = [o for o in orders if o not in known]
     if missing:
-        raise ValueError(f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
-                         f"{' and more' if len(known) > 8 else ''})")
+        raise ValueError(
+            f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
+            f"{' and more' if len(known) > 8 else ''})"
+        )
 
 
-def _manifest(rec: _Recording, run_id: str, backend: Backend, repetitions: int, orders: list[str], budgets: Budgets,
-              latency: LatencyModel | None, design_order: list[dict[str, Any]], created: datetime) -> dict[str, Any]:
+def _manifest(
+    rec: _Recording,
+    run_id: str,
+    backend: Backend,
+    repetitions: int,
+    orders: list[str],
+    budgets: Budgets,
+    latency: LatencyModel | None,
+    design_order: list[dict[str, Any]],
+    created: datetime,
+) -> dict[str, Any]:
     """What was run, how, what its figures are, and a checksum of every trace; never a key."""
     return {
         "schema": "wismo.run/1",
@@ -84,9 +101,12 @@ def _manifest(rec: _Recording, run_id: str, backend: Backend, repetitions: int, 
         "tools": rec.tools,
         "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
         "latencyModel": latency.as_dict() if latency else None,
-        "figures": {"tokens": backend.token_label, "elapsedMs": "measured",
-                    "modelledElapsedMs": "modelled" if latency else None,
-                    **({"tokenCounting": backend.token_counting} if getattr(backend, "token_counting", None) else {})},
+        "figures": {
+            "tokens": backend.token_label,
+            "elapsedMs": "measured",
+            "modelledElapsedMs": "modelled" if latency else None,
+            **({"tokenCounting": backend.token_counting} if getattr(backend, "token_counting", None) else {}),
+        },
         "designOrder": design_order,
         "files": rec.files,
         "totals": sum_totals(rec.traces),
@@ -112,7 +132,7 @@ async def evaluate(
     """
     check_request(design_names, repetitions, orders)
     runs_dir = Path(runs_dir)
-    created = now or datetime.now(timezone.utc)
+    created = now or datetime.now(UTC)
     stamp = created.strftime("%Y%m%dT%H%M%SZ")
     final = {d: runs_dir / f"{backend.name}-{d}-{stamp}" for d in design_names}
     for folder in final.values():
@@ -141,13 +161,24 @@ async def evaluate(
                         if progress is not None:
                             progress.update(1)
         for design, rec in recordings.items():
-            manifest = _manifest(rec, final[design].name, backend, repetitions, orders, budgets, latency,
-                                 design_order if len(design_names) > 1 else [], created)
+            manifest = _manifest(
+                rec,
+                final[design].name,
+                backend,
+                repetitions,
+                orders,
+                budgets,
+                latency,
+                design_order if len(design_names) > 1 else [],
+                created,
+            )
             (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
         for design, rec in recordings.items():
             problems = verify(rec.folder)
             if problems:
-                raise RunInvalid(f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10]))
+                raise RunInvalid(
+                    f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10])
+                )
         for design, rec in recordings.items():
             rec.folder.rename(final[design])
     finally:

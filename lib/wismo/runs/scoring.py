@@ -58,9 +58,11 @@ def summary_flags(summary: str | None, evidence: Evidence) -> list[str]:
     for sku in sorted(set(SKU.findall(summary))):
         if not sku.startswith(ID_PREFIXES) and sku not in texts:
             flags.append(f"SKU {sku} appears in no record")
-    established = (any(p.get("status") != "captured" for p in evidence.payments)
-                   or any(r.get("status") == "backordered" for r in evidence.reservations)
-                   or any(t.get("status") == "delayed" for t in evidence.tracking if t.get("availability") == "available"))
+    established = (
+        any(p.get("status") != "captured" for p in evidence.payments)
+        or any(r.get("status") == "backordered" for r in evidence.reservations)
+        or any(t.get("status") == "delayed" for t in evidence.tracking if t.get("availability") == "available")
+    )
     if DELAY.search(summary) and not established:
         flags.append("asserts a delay the evidence does not establish")
     return flags

@@ -10,18 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-from wismo.core import designs
 from wismo.agent.checks import outcome_problems
 from wismo.agent.counters import totals
 from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
+from wismo.core import designs
 from wismo.core.jsonfmt import utf8_len
-from wismo.core.paths import DATA, RUNS
+from wismo.core.paths import RUNS
 
 STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -31,7 +31,7 @@ class RunInvalid(Exception):
     """A run folder failed verification; the message lists every problem found."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema_file(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
 
@@ -57,7 +57,9 @@ def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
 def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
     """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
     validator = jsonschema.Draft202012Validator(schema(kind))
-    return [f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)]
+    return [
+        f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)
+    ]
 
 
 def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None = None) -> list[str]:
@@ -67,7 +69,9 @@ def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None
     expected = totals(trace["requests"], trace["toolCalls"])
     for key, value in expected.items():
         if trace["totals"].get(key) != value:
-            problems.append(f"{where}: totals.{key} is {trace['totals'].get(key)} but the requests and calls give {value}")
+            problems.append(
+                f"{where}: totals.{key} is {trace['totals'].get(key)} but the requests and calls give {value}"
+            )
     last = trace["requests"][-1]["index"] if trace["requests"] else 0
     # Results ready when the conversation ended count as sent with the request that never came.
     sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
@@ -107,7 +111,9 @@ def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None
             if (rec["name"], rec["arguments"], rec["request"]) != (item["name"], item["arguments"], index):
                 problems.append(f"{where}: toolCalls entry {call_id} does not match the call in request {index}")
             if call_id in outputs and rec["resultBytes"] != utf8_len(outputs[call_id][1]):
-                problems.append(f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}")
+                problems.append(
+                    f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}"
+                )
     for call_id in recorded.keys() - calls.keys():
         problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")
     return problems + [f"{where}: {p}" for p in outcome_problems(trace, tool_names)]
@@ -145,7 +151,11 @@ def verify(folder: str | Path) -> list[str]:
         if errors:
             problems += errors
             continue
-        if (trace["orderId"], trace["repetition"], trace["design"]) != (entry["orderId"], entry["repetition"], manifest["design"]):
+        if (trace["orderId"], trace["repetition"], trace["design"]) != (
+            entry["orderId"],
+            entry["repetition"],
+            manifest["design"],
+        ):
             problems.append(f"{path}: its case does not match the manifest entry")
         problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]])
         traces.append(trace)
@@ -153,7 +163,9 @@ def verify(folder: str | Path) -> list[str]:
         summed = sum_totals(traces)
         for key, value in summed.items():
             if manifest["totals"].get(key) != value:
-                problems.append(f"manifest.json: totals.{key} is {manifest['totals'].get(key)} but the traces give {value}")
+                problems.append(
+                    f"manifest.json: totals.{key} is {manifest['totals'].get(key)} but the traces give {value}"
+                )
     return problems
 
 

@@ -7,11 +7,9 @@ from collections import Counter
 from statistics import median
 from typing import Any
 
-from wismo.core import designs
-from wismo.runs import scoring
 from wismo.agent.evidence import from_items
-from wismo.runs import Run
-
+from wismo.core import designs
+from wismo.runs import Run, scoring
 
 
 def designs_in(rows: list[dict[str, Any]]) -> list[str]:
@@ -39,18 +37,31 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
             scored = scoring.score(t["answer"], expected) if expected else None
             summary = (t["answer"] or {}).get("customerSummary") if isinstance(t["answer"], dict) else None
             tot = t["totals"]
-            rows.append({
-                "run": m["runId"], "backend": m["backend"], "model": m["model"], "design": t["design"],
-                "orderId": t["orderId"], "repetition": t["repetition"], "outcome": t["outcome"], "reason": t.get("reason"),
-                "turns": tot["turns"], "toolCalls": tot["toolCalls"], "resultBytes": tot["resultBytes"],
-                "inputTokens": tot["inputTokens"], "outputTokens": tot["outputTokens"],
-                "totalTokens": tot["inputTokens"] + tot["outputTokens"], "cachedInputTokens": tot["cachedInputTokens"],
-                "wallMs": tot["wallMs"], "modelledElapsedMs": tot.get("modelledElapsedMs"),
-                "tokensAre": m["figures"]["tokens"],
-                "passed": scored["passed"] if scored else None,
-                "failedFields": [k for k, v in scored["fields"].items() if not v["match"]] if scored else [],
-                "summaryFlags": scoring.summary_flags(summary, from_items(transcript_items(t))),
-            })
+            rows.append(
+                {
+                    "run": m["runId"],
+                    "backend": m["backend"],
+                    "model": m["model"],
+                    "design": t["design"],
+                    "orderId": t["orderId"],
+                    "repetition": t["repetition"],
+                    "outcome": t["outcome"],
+                    "reason": t.get("reason"),
+                    "turns": tot["turns"],
+                    "toolCalls": tot["toolCalls"],
+                    "resultBytes": tot["resultBytes"],
+                    "inputTokens": tot["inputTokens"],
+                    "outputTokens": tot["outputTokens"],
+                    "totalTokens": tot["inputTokens"] + tot["outputTokens"],
+                    "cachedInputTokens": tot["cachedInputTokens"],
+                    "wallMs": tot["wallMs"],
+                    "modelledElapsedMs": tot.get("modelledElapsedMs"),
+                    "tokensAre": m["figures"]["tokens"],
+                    "passed": scored["passed"] if scored else None,
+                    "failedFields": [k for k, v in scored["fields"].items() if not v["match"]] if scored else [],
+                    "summaryFlags": scoring.summary_flags(summary, from_items(transcript_items(t))),
+                }
+            )
     return rows
 
 
@@ -70,7 +81,16 @@ def _median(rows: list[dict[str, Any]], key: str) -> float | None:
 
 def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Medians per design of turns, tool calls, tokens and elapsed time, and the focused design's difference in %."""
-    keys = ("turns", "toolCalls", "resultBytes", "inputTokens", "outputTokens", "totalTokens", "wallMs", "modelledElapsedMs")
+    keys = (
+        "turns",
+        "toolCalls",
+        "resultBytes",
+        "inputTokens",
+        "outputTokens",
+        "totalTokens",
+        "wallMs",
+        "modelledElapsedMs",
+    )
     per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in designs_in(rows)}
     out = []
     for k in keys:
@@ -85,10 +105,21 @@ def pass_k(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for design in designs_in(rows):
         for order_id in dict.fromkeys(r["orderId"] for r in rows):
-            reps = [r["passed"] for r in rows if r["design"] == design and r["orderId"] == order_id and r["passed"] is not None]
+            reps = [
+                r["passed"]
+                for r in rows
+                if r["design"] == design and r["orderId"] == order_id and r["passed"] is not None
+            ]
             if reps:
-                out.append({"design": design, "orderId": order_id, "k": len(reps), "passed": sum(reps),
-                            "pass^k": scoring.pass_hat_k(reps)})
+                out.append(
+                    {
+                        "design": design,
+                        "orderId": order_id,
+                        "k": len(reps),
+                        "passed": sum(reps),
+                        "pass^k": scoring.pass_hat_k(reps),
+                    }
+                )
     return out
 
 
@@ -99,8 +130,15 @@ def growth(runs: list[Run], order_id: str, repetition: int = 1) -> list[dict[str
         for t in run.traces:
             if t["orderId"] == order_id and t["repetition"] == repetition and t["requests"]:
                 inputs = [r["usage"]["inputTokens"] for r in t["requests"]]
-                out.append({"design": t["design"], "orderId": order_id, "inputs": inputs, "base": inputs[0],
-                            "additions": [b - a for a, b in zip(inputs, inputs[1:])]})
+                out.append(
+                    {
+                        "design": t["design"],
+                        "orderId": order_id,
+                        "inputs": inputs,
+                        "base": inputs[0],
+                        "additions": [b - a for a, b in zip(inputs, inputs[1:])],
+                    }
+                )
     return out
 
 
@@ -128,7 +166,12 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
 
 def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
     """One conversation as rows: per request, what it newly sent and what came back, with its input tokens."""
-    trace = next(t for run in runs for t in run.traces if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition))
+    trace = next(
+        t
+        for run in runs
+        for t in run.traces
+        if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition)
+    )
 
     def show(item: dict[str, Any]) -> str:
         kind = item.get("type", "message")
@@ -139,13 +182,24 @@ def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1)
         text = item["content"]
         return f"{item['role']}: {text}"
 
-    return [{"request": r["index"], "input tokens": r["usage"]["inputTokens"],
-             "newly sent": "\n".join(show(i) for i in r["newItems"]), "model replied": "\n".join(show(i) for i in r["output"])}
-            for r in trace["requests"]]
+    return [
+        {
+            "request": r["index"],
+            "input tokens": r["usage"]["inputTokens"],
+            "newly sent": "\n".join(show(i) for i in r["newItems"]),
+            "model replied": "\n".join(show(i) for i in r["output"]),
+        }
+        for r in trace["requests"]
+    ]
 
 
 def answer_of(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> str:
     """The customer summary of one conversation (its final answer's prose)."""
-    trace = next(t for run in runs for t in run.traces if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition))
+    trace = next(
+        t
+        for run in runs
+        for t in run.traces
+        if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition)
+    )
     answer = trace["answer"] or {}
     return answer.get("customerSummary") or json.dumps(answer)

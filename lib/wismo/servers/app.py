@@ -11,8 +11,8 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from wismo import __version__
-from wismo.domain import Dataset, LookupFailure
 from wismo.core.jsonfmt import compact
+from wismo.domain import Dataset, LookupFailure
 from wismo.servers.protocol import pin_revision
 from wismo.servers.toolspec import ToolInputError, ToolSpec
 
@@ -90,9 +90,8 @@ async def serve_stdio(server: Server) -> None:
         from mcp.server.stdio import stdio_server
 
         transport = stdio_server()
-    async with transport as (read_stream, write_stream):
-        async with server.lifespan(server) as state:
-            await serve_handshake_loop(server, read_stream, write_stream, state)
+    async with transport as (read_stream, write_stream), server.lifespan(server) as state:
+        await serve_handshake_loop(server, read_stream, write_stream, state)
 
 
 def _reply_to_unreadable(write_stream: Any):
@@ -103,9 +102,14 @@ def _reply_to_unreadable(write_stream: Any):
 
     async def reply(exc: Exception) -> None:
         not_json = isinstance(exc, ValidationError) and any(e.get("type") == "json_invalid" for e in exc.errors())
-        code, message = ((PARSE_ERROR, "Parse error: the line is not valid JSON.") if not_json else
-                         (INVALID_REQUEST, "Invalid request: the line is JSON but not a JSON-RPC 2.0 message."))
-        await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message))))
+        code, message = (
+            (PARSE_ERROR, "Parse error: the line is not valid JSON.")
+            if not_json
+            else (INVALID_REQUEST, "Invalid request: the line is JSON but not a JSON-RPC 2.0 message.")
+        )
+        await write_stream.send(
+            SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message)))
+        )
 
     return reply
 
@@ -117,14 +121,25 @@ async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: A
     from mcp.server.runner import serve_connection
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
-    dispatcher = JSONRPCDispatcher(read_stream, write_stream, inline_methods=frozenset({"initialize"}),
-                                   on_stream_exception=_reply_to_unreadable(write_stream))
+    dispatcher = JSONRPCDispatcher(
+        read_stream,
+        write_stream,
+        inline_methods=frozenset({"initialize"}),
+        on_stream_exception=_reply_to_unreadable(write_stream),
+    )
     connection = Connection.for_loop(dispatcher)
-    await serve_connection(server, dispatcher, connection=connection, lifespan_state=state,
-                           init_options=server.create_initialization_options())
+    await serve_connection(
+        server,
+        dispatcher,
+        connection=connection,
+        lifespan_state=state,
+        init_options=server.create_initialization_options(),
+    )
 
 
-async def serve_http(server: Server, port: int | None, host: str = "127.0.0.1", listening_fd: int | None = None) -> None:
+async def serve_http(
+    server: Server, port: int | None, host: str = "127.0.0.1", listening_fd: int | None = None
+) -> None:
     """Serve Streamable HTTP at http://HOST:PORT/mcp (stateful sessions, JSON responses) until stopped; or on a
     socket the parent already bound and listens on (`listening_fd`), so no other process can take its port first."""
     import socket

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from wismo.domain.ids import quote
 from wismo.core.jsonfmt import compact
+from wismo.domain.ids import quote
 from wismo.domain.pages import DEFAULT_CAP, FORMATS, LISTS, concise
 from wismo.servers.toolspec import ToolInputError
 
@@ -35,7 +35,9 @@ def parse_cursor(cursor: Any, lengths: list[int]) -> list[int]:
     match = CURSOR.fullmatch(cursor) if isinstance(cursor, str) else None
     offsets = [int(x) for x in match.group(1)[1:].split(".")] if match else None
     if offsets is None or any(o > n for o, n in zip(offsets, lengths)):
-        raise CursorError("cursor is not one this server issued for this order; leave it out to start from the first page.")
+        raise CursorError(
+            "cursor is not one this server issued for this order; leave it out to start from the first page."
+        )
     return offsets
 
 
@@ -48,12 +50,19 @@ def _list(context: dict[str, Any], index: int) -> list[Any]:
     return context[top][inner] if inner else context[top]
 
 
-def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap: int = DEFAULT_CAP,
-         count: Callable[[str], int] | None = None) -> dict[str, Any]:
+def page(
+    context: dict[str, Any],
+    cursor: Any = None,
+    fmt: str = "concise",
+    cap: int = DEFAULT_CAP,
+    count: Callable[[str], int] | None = None,
+) -> dict[str, Any]:
     """One page of `context` starting at `cursor`, whose compact JSON text is at most `cap` tokens."""
     if fmt not in FORMATS:
         # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
-        raise CursorError(f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}.")
+        raise CursorError(
+            f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}."
+        )
     if count is None:
         from wismo.tokens import count_text as count
     lengths = [len(_list(context, i)) for i in range(len(LISTS))]
@@ -62,8 +71,11 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
     first = not any(start)
     paged = tuple(inner for _, inner in LISTS[:3])  # a tuple, not a set: key order must not vary between runs
     # The first page keeps the order's own key order, with the paged lists emptied for filling.
-    body: dict[str, Any] = {"order": {k: ([] if k in paged else v) for k, v in order.items()} if first
-                            else {"orderId": order["orderId"], **{k: [] for k in paged}}}
+    body: dict[str, Any] = {
+        "order": {k: ([] if k in paged else v) for k, v in order.items()}
+        if first
+        else {"orderId": order["orderId"], **{k: [] for k in paged}}
+    }
     if first:
         body["payment"] = context["payment"] if fmt == "detailed" else concise("payment", context["payment"])
     body["reservations"], body["tracking"] = [], []
@@ -72,13 +84,26 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
         done = all(o == n for o, n in zip(offsets, lengths))
         left = [f"{n - o:,} {name}" for o, n, name in zip(offsets, lengths, LIST_NAMES) if n > o]
         shown = {name: [s, o] for s, o, name in zip(start, offsets, LIST_NAMES)}
-        note = ("This is the last page: nothing was left out." if done else
-                f"Left out of this page: {', '.join(left)}. Call get_order_support_context with orderId "
-                f"\"{order['orderId']}\" and cursor \"{_cursor(offsets)}\" for the next page.")
+        note = (
+            "This is the last page: nothing was left out."
+            if done
+            else f"Left out of this page: {', '.join(left)}. Call get_order_support_context with orderId "
+            f'"{order["orderId"]}" and cursor "{_cursor(offsets)}" for the next page.'
+        )
         if fmt == "concise":
-            note += " The concise format leaves out orderId inside each record and the carrier's checkedAt and latestEvent; ask with format \"detailed\" for them."
-        return {**body, "page": {"cursor": cursor, "next": None if done else _cursor(offsets), "format": fmt, "cap": cap,
-                                 "shown": shown, "totals": dict(zip(LIST_NAMES, lengths)), "leftOut": note}}
+            note += ' The concise format leaves out orderId inside each record and the carrier\'s checkedAt and latestEvent; ask with format "detailed" for them.'
+        return {
+            **body,
+            "page": {
+                "cursor": cursor,
+                "next": None if done else _cursor(offsets),
+                "format": fmt,
+                "cap": cap,
+                "shown": shown,
+                "totals": dict(zip(LIST_NAMES, lengths)),
+                "leftOut": note,
+            },
+        }
 
     # Greedy fill in list order, then trim until the whole text fits: the cap holds exactly, not on average.
     offsets = list(start)
@@ -87,7 +112,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
     for i in range(len(LISTS)):
         top = LISTS[i][0]
         target = body["order"][LISTS[i][1]] if LISTS[i][1] else body[top]
-        for element in _list(context, i)[offsets[i]:]:
+        for element in _list(context, i)[offsets[i] :]:
             shown_element = element if fmt == "detailed" else concise(top, element)
             cost = count(compact(shown_element)) + 1
             if used + cost > cap and added:
@@ -108,5 +133,7 @@ def page(context: dict[str, Any], cursor: Any = None, fmt: str = "concise", cap:
         result = render(offsets)
         size = count(compact(result))
     if size > cap:
-        raise PagingError(f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be raised.")
+        raise PagingError(
+            f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be raised."
+        )
     return result

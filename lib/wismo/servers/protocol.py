@@ -35,11 +35,13 @@ async def pin_revision(ctx: Any, call_next: Any) -> Any:
         connection = getattr(ctx.session, "_connection", None)  # the SDK's per-connection state (pinned SDK)
         if connection is not None and not connection.initialize_accepted:
             # The SDK's own answer here is a bare "Invalid request parameters"; say what is actually wrong.
-            raise MCPError(code=INVALID_REQUEST, message=f"{ctx.method} before the handshake: send initialize (MCP revision {PINNED_REVISION}) first.")
+            raise MCPError(
+                code=INVALID_REQUEST,
+                message=f"{ctx.method} before the handshake: send initialize (MCP revision {PINNED_REVISION}) first.",
+            )
     result = await call_next(ctx)
     if ctx.method == "initialize" and isinstance(result, dict) and "protocolVersion" in result:
         # The spec lets a server answer a revision it does not speak with the one it does;
         # the client then decides whether to go on.
         result = {**result, "protocolVersion": PINNED_REVISION}
     return result
-

@@ -60,8 +60,15 @@ TOOLS = (
         argument_description="The order ID, for example ORD-1001.",
         run=scoped_context,
         options={
-            "cursor": {"description": "The 'next' cursor of the previous page; leave it out for the first page.", "type": "string"},
-            "format": {"description": "concise (default) or detailed (every field of every record).", "type": "string", "enum": list(FORMATS)},
+            "cursor": {
+                "description": "The 'next' cursor of the previous page; leave it out for the first page.",
+                "type": "string",
+            },
+            "format": {
+                "description": "concise (default) or detailed (every field of every record).",
+                "type": "string",
+                "enum": list(FORMATS),
+            },
         },
     ),
 )

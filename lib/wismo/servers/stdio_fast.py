@@ -277,9 +277,13 @@ async def stdio_server() -> AsyncIterator[tuple[ReadStream, WriteStream]]:
             claimed.append((fd, wire, os.get_blocking(wire)))
         wire_in, wire_out = claimed[0][1], claimed[1][1]
         reader = _LineReader()
-        read_transport, _ = await loop.connect_read_pipe(lambda: reader, os.fdopen(wire_in, "rb", buffering=0, closefd=False))
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: reader, os.fdopen(wire_in, "rb", buffering=0, closefd=False)
+        )
         flow = _FlowControl()
-        write_transport, _ = await loop.connect_write_pipe(lambda: flow, os.fdopen(wire_out, "wb", buffering=0, closefd=False))
+        write_transport, _ = await loop.connect_write_pipe(
+            lambda: flow, os.fdopen(wire_out, "wb", buffering=0, closefd=False)
+        )
         write_transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         yield ReadStream(reader), WriteStream(write_transport, flow)
     finally:

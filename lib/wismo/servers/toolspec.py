@@ -32,7 +32,10 @@ class ToolSpec:
         """The JSON Schema of the arguments, in the article's key order."""
         return {
             "type": "object",
-            "properties": {self.kind.id_key: {"description": self.argument_description, "type": "string"}, **self.options},
+            "properties": {
+                self.kind.id_key: {"description": self.argument_description, "type": "string"},
+                **self.options,
+            },
             "required": [self.kind.id_key],
         }
 

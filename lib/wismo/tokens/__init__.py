@@ -4,17 +4,46 @@ The names below are the package's public API; framing, definitions, stjson and c
 """
 
 from wismo.tokens.counting import (
-    COOKBOOK_GPT4O, Method, RequestCount, count_function, count_item, count_request, count_text, count_tools,
+    COOKBOOK_GPT4O,
+    Method,
+    RequestCount,
+    count_function,
+    count_item,
+    count_request,
+    count_text,
+    count_tools,
     mcp_tool_to_function,
 )
 from wismo.tokens.encodings import (
-    DEFAULT_ENCODING, LABEL, PACKAGE, PACKAGED_ENCODINGS, OfflineEncodingError, encoding, encoding_for_model,
+    DEFAULT_ENCODING,
+    LABEL,
+    PACKAGE,
+    PACKAGED_ENCODINGS,
+    OfflineEncodingError,
+    encoding,
+    encoding_for_model,
     packaged_encoding_file,
 )
 from wismo.tokens.items import function_call, function_call_output
 
 __all__ = [
-    "COOKBOOK_GPT4O", "DEFAULT_ENCODING", "LABEL", "PACKAGE", "PACKAGED_ENCODINGS", "Method", "OfflineEncodingError",
-    "RequestCount", "count_function", "count_item", "count_request", "count_text", "count_tools", "encoding",
-    "encoding_for_model", "function_call", "function_call_output", "mcp_tool_to_function", "packaged_encoding_file",
+    "COOKBOOK_GPT4O",
+    "DEFAULT_ENCODING",
+    "LABEL",
+    "PACKAGE",
+    "PACKAGED_ENCODINGS",
+    "Method",
+    "OfflineEncodingError",
+    "RequestCount",
+    "count_function",
+    "count_item",
+    "count_request",
+    "count_text",
+    "count_tools",
+    "encoding",
+    "encoding_for_model",
+    "function_call",
+    "function_call_output",
+    "mcp_tool_to_function",
+    "packaged_encoding_file",
 ]

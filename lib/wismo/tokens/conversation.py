@@ -10,13 +10,19 @@ from wismo.domain import prompts
 from wismo.tokens import framing
 
 
-def turn_items(turn: list[dict[str, Any]], turn_index: int, profile: framing.Profile = framing.PYTHON) -> list[dict[str, Any]]:
+def turn_items(
+    turn: list[dict[str, Any]], turn_index: int, profile: framing.Profile = framing.PYTHON
+) -> list[dict[str, Any]]:
     """The input items one tool turn appends: the model's function_call items, then their outputs as the client
     profile frames them (python: the text as the server returned it)."""
     ids = [f"call_{turn_index}_{i}" for i in range(len(turn))]
     calls = [tokens.function_call(c["name"], c["arguments"], call_id) for c, call_id in zip(turn, ids)]
-    outputs = [tokens.function_call_output(call_id, profile.output(framing.text_result(c["output"], True if c.get("isError") else None)))
-               for c, call_id in zip(turn, ids)]
+    outputs = [
+        tokens.function_call_output(
+            call_id, profile.output(framing.text_result(c["output"], True if c.get("isError") else None))
+        )
+        for c, call_id in zip(turn, ids)
+    ]
     return calls + outputs
 
 
@@ -30,8 +36,13 @@ class Conversation:
     result_tokens: tuple[int, ...]
 
 
-def conversation(order_id: str, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str = tokens.DEFAULT_ENCODING,
-                 profile: framing.Profile = framing.PYTHON) -> Conversation:
+def conversation(
+    order_id: str,
+    tools: list[dict[str, Any]],
+    turns: list[list[dict[str, Any]]],
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    profile: framing.Profile = framing.PYTHON,
+) -> Conversation:
     """Count every request of an investigation directly (definitions and results as the client profile sends them),
     and split it into a base and per-turn additions."""
     functions = [profile.function(t) for t in tools]

@@ -9,6 +9,7 @@ from typing import Any
 
 from wismo.tokens.encodings import DEFAULT_ENCODING, encoding
 
+
 class _Counts:
     """Token counts of texts seen lately, least recently used dropped first, bounded by the characters kept.
 
@@ -107,8 +108,11 @@ COOKBOOK_GPT4O = Method(
 )
 
 
-def count_function(function: dict[str, Any], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O) -> int:
+def count_function(
+    function: dict[str, Any], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O
+) -> int:
     """Tokens of one function definition, without the tools block's closing overhead."""
+
     def text(s: str) -> int:
         return count_text(s, encoding_name)
 
@@ -126,7 +130,9 @@ def count_function(function: dict[str, Any], encoding_name: str = DEFAULT_ENCODI
     return tokens
 
 
-def count_tools(functions: list[dict[str, Any]], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O) -> int:
+def count_tools(
+    functions: list[dict[str, Any]], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O
+) -> int:
     """Tokens of a whole tools block (every function plus the block's closing overhead); 0 for no tools."""
     if not functions:
         return 0

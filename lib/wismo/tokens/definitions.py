@@ -62,7 +62,9 @@ def harmony_encoding() -> Any:
             try:
                 return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
             except openai_harmony.HarmonyError as exc:
-                raise tokens.OfflineEncodingError(f"openai-harmony could not load {HARMONY_ENCODING} from {folder}: {exc}") from None
+                raise tokens.OfflineEncodingError(
+                    f"openai-harmony could not load {HARMONY_ENCODING} from {folder}: {exc}"
+                ) from None
             finally:
                 if previous is None:
                     os.environ.pop(_ENV, None)
@@ -76,7 +78,9 @@ def _message(functions: list[dict[str, Any]]) -> Any:
     """The harmony developer message that declares `functions` (no instructions)."""
     import openai_harmony as h
 
-    described = [h.ToolDescription.new(f["name"], f.get("description") or "", parameters=f.get("parameters")) for f in functions]
+    described = [
+        h.ToolDescription.new(f["name"], f.get("description") or "", parameters=f.get("parameters")) for f in functions
+    ]
     return h.Message.from_role_and_content(h.Role.DEVELOPER, h.DeveloperContent.new().with_function_tools(described))
 
 
@@ -118,22 +122,29 @@ class Parts:
 
     def as_dict(self) -> dict[str, Any]:
         """The figures with their labels."""
-        return {"method": self.method, "encoding": self.encoding, "label": tokens.LABEL, "total": self.total,
-                "name": self.name, "description": self.description, "parameters": self.parameters,
-                "overhead": self.overhead}
+        return {
+            "method": self.method,
+            "encoding": self.encoding,
+            "label": tokens.LABEL,
+            "total": self.total,
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "overhead": self.overhead,
+        }
 
 
 def harmony_block(function: dict[str, Any]) -> tuple[str, str, str]:
     """One function's block in the harmony rendering, split into its description comment, its 'type NAME = '
     line start and its parameters type; raises if the package renders it another way."""
-    content = render([function])[len(_MESSAGE_START):-len(_MESSAGE_END)]
+    content = render([function])[len(_MESSAGE_START) : -len(_MESSAGE_END)]
     name = function["name"]
     comment = "".join(f"// {line}\n" for line in _lines(function.get("description") or ""))
     opening, closing = f"type {name} = ", " => any;\n\n"
-    block = content[len(_HEADER):-len(_FOOTER)] if content.startswith(_HEADER) and content.endswith(_FOOTER) else ""
+    block = content[len(_HEADER) : -len(_FOOTER)] if content.startswith(_HEADER) and content.endswith(_FOOTER) else ""
     if not (block.startswith(comment + opening) and block.endswith(closing)):
         raise ValueError(f"{HARMONY_PACKAGE} rendered {name} in an unexpected form: {content!r}")
-    return comment, opening, block[len(comment) + len(opening):-len(closing)]
+    return comment, opening, block[len(comment) + len(opening) : -len(closing)]
 
 
 def _block_text(function: dict[str, Any]) -> str:
@@ -146,9 +157,11 @@ def block_totals(functions: list[dict[str, Any]]) -> list[int]:
     """Tokens of each function's block within the whole rendering; a token that straddles two blocks (';\n\n//')
     goes to the block its last character belongs to, so blocks, header and footer add up to the whole."""
     blocks = [_block_text(f) for f in functions]
-    content = render(functions)[len(_MESSAGE_START):-len(_MESSAGE_END)]
+    content = render(functions)[len(_MESSAGE_START) : -len(_MESSAGE_END)]
     if content != _HEADER + "".join(blocks) + _FOOTER:
-        raise ValueError(f"{HARMONY_PACKAGE} rendered {len(functions)} functions other than block by block: {content!r}")
+        raise ValueError(
+            f"{HARMONY_PACKAGE} rendered {len(functions)} functions other than block by block: {content!r}"
+        )
     encoding = tokens.encoding(HARMONY_ENCODING)
     ids = encoding.encode(content, disallowed_special=())
     _, starts = encoding.decode_with_offsets(ids)
@@ -168,15 +181,23 @@ def harmony_parts(function: dict[str, Any], total: int | None = None) -> Parts:
     comment, opening, params = harmony_block(function)
     text = lambda s: tokens.count_text(s, HARMONY_ENCODING)  # noqa: E731
     whole = total if total is not None else text(_block_text(function))
-    return Parts(HARMONY_METHOD, HARMONY_ENCODING, total=whole, name=text(function["name"]),
-                 description=text(comment), parameters=text(params))
+    return Parts(
+        HARMONY_METHOD,
+        HARMONY_ENCODING,
+        total=whole,
+        name=text(function["name"]),
+        description=text(comment),
+        parameters=text(params),
+    )
 
 
 def cookbook_parts(function: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING) -> Parts:
     """The cookbook's count of one function, split by what removing the description or the parameters saves."""
     whole = tokens.count_function(function, encoding_name)
     return Parts(
-        tokens.COOKBOOK_GPT4O.name, encoding_name, total=whole,
+        tokens.COOKBOOK_GPT4O.name,
+        encoding_name,
+        total=whole,
         name=tokens.count_text(function["name"], encoding_name),
         description=whole - tokens.count_function({**function, "description": ""}, encoding_name),
         parameters=whole - tokens.count_function({**function, "parameters": {}}, encoding_name),
@@ -207,6 +228,7 @@ class DefinitionsCount:
 
     def as_dict(self) -> dict[str, Any]:
         """Every figure labelled with its method and encoding; 'frame' is the whole minus the tools' sum."""
+
         def whole(method: str, encoding: str, total: int, key: str) -> dict[str, Any]:
             frame = total - sum(getattr(t, key).total for t in self.tools)
             return {"method": method, "encoding": encoding, "label": tokens.LABEL, "total": total, "frame": frame}
@@ -218,12 +240,16 @@ class DefinitionsCount:
         }
 
 
-def count_definitions(functions: list[dict[str, Any]], encoding_name: str = tokens.DEFAULT_ENCODING) -> DefinitionsCount:
+def count_definitions(
+    functions: list[dict[str, Any]], encoding_name: str = tokens.DEFAULT_ENCODING
+) -> DefinitionsCount:
     """Count function definitions (type/name/description/parameters dicts) the harmony way and the cookbook way."""
     in_context = block_totals(functions) if functions else []
     return DefinitionsCount(
-        tools=tuple(ToolCount(f["name"], harmony_parts(f, n), cookbook_parts(f, encoding_name))
-                    for f, n in zip(functions, in_context)),
+        tools=tuple(
+            ToolCount(f["name"], harmony_parts(f, n), cookbook_parts(f, encoding_name))
+            for f, n in zip(functions, in_context)
+        ),
         # The whole developer message: its four message tokens, the namespace text and every block.
         harmony_total=len(render_tokens(functions)) if functions else 0,
         cookbook_total=tokens.count_tools(functions, encoding_name),

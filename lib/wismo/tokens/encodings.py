@@ -7,18 +7,20 @@ import gzip
 import hashlib
 import importlib.util
 import threading
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import tiktoken
 import tiktoken_ext.openai_public as openai_public
 from tiktoken.model import encoding_name_for_model
 
+from wismo.core.kinds import TIKTOKEN
+
 # bpe-openai ships these two as .tiktoken.gz; their contents are byte for byte what tiktoken would download.
 PACKAGE = "bpe-openai"
 PACKAGED_ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING = "o200k_base"  # gpt-4.1, gpt-4.1-mini and gpt-4o use it
-LABEL = "tiktoken-estimated"
+LABEL = TIKTOKEN
 
 _load_lock = threading.Lock()
 
@@ -62,11 +64,13 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
     # parsing, so it is tiktoken's own file with exactly two fields a line. Twice as fast as line by line.
     fields = data.split()
     if len(fields) % 2:
-        raise OfflineEncodingError("the encoding file does not hold a token and a rank on every line; reinstall the pinned bpe-openai")
+        raise OfflineEncodingError(
+            "the encoding file does not hold a token and a rank on every line; reinstall the pinned bpe-openai"
+        )
     return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
 
 
-@lru_cache(maxsize=None)
+@cache
 def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """The tiktoken Encoding `name`, built by tiktoken's own constructor from the packaged file, never downloaded."""
     data = _packaged_bytes(name)

@@ -8,11 +8,12 @@ tool turn adds to the next request under a profile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from wismo.tokens import stjson
 from wismo import tokens
+from wismo.tokens import stjson
 
 
 class FramingError(ValueError):
@@ -85,8 +86,13 @@ def csharp_function(tool: dict[str, Any]) -> dict[str, Any]:
         "additionalProperties": schema.get("additionalProperties", False),
         **{k: v for k, v in schema.items() if k not in declared},  # [JsonExtensionData], written after
     }
-    return {"type": "function", "name": tool["name"], "description": tool.get("description") or "",
-            "parameters": parameters, "strict": False}
+    return {
+        "type": "function",
+        "name": tool["name"],
+        "description": tool.get("description") or "",
+        "parameters": parameters,
+        "strict": False,
+    }
 
 
 def csharp_output(result: dict[str, Any], newline: str = "\n") -> str:
@@ -127,42 +133,52 @@ class Profile:
 PYTHON = Profile(
     name="python",
     description="wismo's own agent loop: the definition as the article prints it, the single text block as it is.",
-    source=("wismo: lib/wismo/tokens.py mcp_tool_to_function (definitions); lib/wismo/agent/loop.py and "
-            "lib/wismo/harness.py Connection.call (one text block, sent as the function output unchanged)"),
+    source=(
+        "wismo: lib/wismo/tokens.py mcp_tool_to_function (definitions); lib/wismo/agent/loop.py and "
+        "lib/wismo/harness.py Connection.call (one text block, sent as the function output unchanged)"
+    ),
     function=tokens.mcp_tool_to_function,
     output=_only_text,
 )
 
 CSHARP_MCP_RELAXED = Profile(
     name="csharp-mcp-relaxed",
-    description=("The article's runner as the current sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
-                 "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 over the "
-                 "Responses API: the whole CallToolResult as indented JSON with relaxed escaping."),
-    source=("modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
-            "ToChatMessage (FunctionResultContent with JsonSerializer.SerializeToElement(result, "
-            "McpJsonUtilities.DefaultOptions)), Protocol/CallToolResult.cs, Protocol/ContentBlock.cs Converter.Write, "
-            "Client/McpClientTool.cs (JsonSchema = InputSchema); dotnet/extensions v10.8.3: "
-            "src/Libraries/Microsoft.Extensions.AI.OpenAI/OpenAIResponsesChatClient.cs (FunctionResultContent -> "
-            "JsonSerializer.Serialize(Result, AIJsonUtilities.DefaultOptions)), OpenAIClientExtensions.cs "
-            "ToOpenAIFunctionParameters and ToolJson, Microsoft.Extensions.AI.Abstractions/Utilities/"
-            "AIJsonUtilities.Defaults.cs (WriteIndented, UnsafeRelaxedJsonEscaping); dotnet/runtime: "
-            "JsonDocument.WriteString (unescape, then the writer's encoder)"),
+    description=(
+        "The article's runner as the current sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
+        "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 over the "
+        "Responses API: the whole CallToolResult as indented JSON with relaxed escaping."
+    ),
+    source=(
+        "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
+        "ToChatMessage (FunctionResultContent with JsonSerializer.SerializeToElement(result, "
+        "McpJsonUtilities.DefaultOptions)), Protocol/CallToolResult.cs, Protocol/ContentBlock.cs Converter.Write, "
+        "Client/McpClientTool.cs (JsonSchema = InputSchema); dotnet/extensions v10.8.3: "
+        "src/Libraries/Microsoft.Extensions.AI.OpenAI/OpenAIResponsesChatClient.cs (FunctionResultContent -> "
+        "JsonSerializer.Serialize(Result, AIJsonUtilities.DefaultOptions)), OpenAIClientExtensions.cs "
+        "ToOpenAIFunctionParameters and ToolJson, Microsoft.Extensions.AI.Abstractions/Utilities/"
+        "AIJsonUtilities.Defaults.cs (WriteIndented, UnsafeRelaxedJsonEscaping); dotnet/runtime: "
+        "JsonDocument.WriteString (unescape, then the writer's encoder)"
+    ),
     function=csharp_function,
     output=csharp_output,
 )
 
 CSHARP_MCP = Profile(
     name="csharp-mcp",
-    description=("The article's runner (MCP C# SDK CallToolResult.ToChatMessage(callId)): the whole CallToolResult "
-                 "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
-                 "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). This is the text MCP C# SDK users "
-                 "report reaching the model (csharp-sdk issue #962), and the framing that reproduces the article's "
-                 "provider-reported figures; the current Microsoft.Extensions.AI.OpenAI source re-serializes it "
-                 "relaxed and indented instead (profile csharp-mcp-relaxed)."),
-    source=("modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
-            "ToChatMessage and McpJsonUtilities.cs (no Encoder set: the writer's default escaping); "
-            "modelcontextprotocol/csharp-sdk issue #962 (a tool result reaching the model as this text); dotnet/runtime: "
-            "System.Text.Json JsonWriterHelper.Escaping.cs, System.Text.Encodings.Web DefaultJavaScriptEncoder.cs"),
+    description=(
+        "The article's runner (MCP C# SDK CallToolResult.ToChatMessage(callId)): the whole CallToolResult "
+        "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
+        "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). This is the text MCP C# SDK users "
+        "report reaching the model (csharp-sdk issue #962), and the framing that reproduces the article's "
+        "provider-reported figures; the current Microsoft.Extensions.AI.OpenAI source re-serializes it "
+        "relaxed and indented instead (profile csharp-mcp-relaxed)."
+    ),
+    source=(
+        "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
+        "ToChatMessage and McpJsonUtilities.cs (no Encoder set: the writer's default escaping); "
+        "modelcontextprotocol/csharp-sdk issue #962 (a tool result reaching the model as this text); dotnet/runtime: "
+        "System.Text.Json JsonWriterHelper.Escaping.cs, System.Text.Encodings.Web DefaultJavaScriptEncoder.cs"
+    ),
     function=csharp_function,
     output=element_raw_text,
 )
@@ -195,16 +211,29 @@ class TurnAddition:
 
     def as_dict(self) -> dict[str, Any]:
         """The figures with their labels, for a report."""
-        return {"profile": self.profile, "method": self.method, "encoding": self.encoding, "label": tokens.LABEL,
-                "calls": self.calls, "outputs": self.outputs, "total": self.total}
+        return {
+            "profile": self.profile,
+            "method": self.method,
+            "encoding": self.encoding,
+            "label": tokens.LABEL,
+            "calls": self.calls,
+            "outputs": self.outputs,
+            "total": self.total,
+        }
 
 
-def turn_addition(calls: list[dict[str, Any]], results: list[dict[str, Any]], client: Profile,
-                  encoding_name: str = tokens.DEFAULT_ENCODING) -> TurnAddition:
+def turn_addition(
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+    client: Profile,
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+) -> TurnAddition:
     """Tokens a turn adds: its function_call items and their outputs as `client` frames them, counted as items
     the cookbook way."""
     if len(calls) != len(results):
-        raise FramingError(f"a turn needs one result per function call, got {len(calls)} calls and {len(results)} results")
+        raise FramingError(
+            f"a turn needs one result per function call, got {len(calls)} calls and {len(results)} results"
+        )
     outputs = [tokens.function_call_output(c["call_id"], client.output(r)) for c, r in zip(calls, results)]
     return TurnAddition(
         profile=client.name,

@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+
 def function_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
     """A Responses API function_call item as the model emits it (arguments as compact JSON text)."""
-    return {"type": "function_call", "name": name, "arguments": json.dumps(arguments, separators=(",", ":")), "call_id": call_id}
+    return {
+        "type": "function_call",
+        "name": name,
+        "arguments": json.dumps(arguments, separators=(",", ":")),
+        "call_id": call_id,
+    }
 
 
 def function_call_output(call_id: str, output: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ ENCODERS = (DEFAULT, RELAXED)
 _SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", "\\": "\\\\"}
 # Default: ASCII 0x20-0x7E is allowed except the HTML-sensitive characters (ForbidHtmlCharacters: < > & ' " +)
 # and the two DefaultJavaScriptEncoder adds (backslash, and the grave accent, which ECMAScript treats specially).
-_DEFAULT_FORBIDDEN_ASCII = frozenset('<>&\'"+\\`')
+_DEFAULT_FORBIDDEN_ASCII = frozenset("<>&'\"+\\`")
 # Categories no built-in encoder lets through (ForbidUndefinedCharacters); Zs is forbidden except U+0020 SPACE.
 _ALWAYS_ESCAPED_CATEGORIES = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
 _REPLACEMENT = "\ufffd"
@@ -100,9 +100,12 @@ def dumps(value: Any, encoder: str = DEFAULT, indented: bool = False, newline: s
 
     `newline` is JsonSerializerOptions.NewLine, which defaults to Environment.NewLine ("\\r\\n" on Windows).
     """
+
     def write(node: Any, depth: int) -> str:
         if isinstance(node, dict):
-            items = [f'"{escape(str(k), encoder)}":{" " if indented else ""}{write(v, depth + 1)}' for k, v in node.items()]
+            items = [
+                f'"{escape(str(k), encoder)}":{" " if indented else ""}{write(v, depth + 1)}' for k, v in node.items()
+            ]
             return _container("{", "}", items, depth)
         if isinstance(node, (list, tuple)):
             return _container("[", "]", [write(v, depth + 1) for v in node], depth)

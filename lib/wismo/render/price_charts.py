@@ -1,0 +1,183 @@
+"""The price charts of notebook 02 (caching, prices per model and as orders grow, call strategy): a design keeps its
+colour, a line style says how it was priced or called."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, thousands
+
+# Line styles of the price charts: the same design, priced two ways or called two ways.
+_STYLES = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
+
+
+def _style_legend(
+    ax: Any, styles: Iterable[str], designs_shown: Iterable[str], title: str, extra: Iterable[Any] = ()
+) -> None:
+    """One legend: a coloured line per design, then a grey line per style, then any extra handles."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=DESIGN_COLORS[d], label=d) for d in designs_shown]
+    handles += [Line2D([], [], color="grey", linestyle=_STYLES[s], label=s) for s in styles] + list(extra)
+    ax.legend(handles=handles, title=title, frameon=False, fontsize=8)
+
+
+def caching_curve(curve: list[dict[str, Any]], model: str, conversations: int) -> Figure:
+    """The case study's sessions of 1 to 15 calls on one model: price without caching (solid) and with every
+    prefix a hit (dashed), for its broad and scoped designs."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    for design in ("broad", "scoped"):
+        for mode in ("no caching", "every prefix a hit"):
+            mine = [r for r in curve if r["design"] == design and r["caching"] == mode]
+            ax.plot(
+                [r["calls"] for r in mine],
+                [r["dollars"] for r in mine],
+                color=CASE_STUDY_COLORS[design],
+                linestyle=_STYLES[mode],
+                marker="o",
+                markersize=3,
+                label=f"{design} tools, {mode}",
+            )
+    ax.set(
+        title=f"The case study's sessions on {model}, input priced, with and without prompt caching (modelled)",
+        xlabel="model calls per session",
+        ylabel=f"USD per {conversations:,} sessions",
+    )
+    thousands(ax)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8)
+    return fig
+
+
+def _styled_lines(
+    rows: list[dict[str, Any]],
+    style_key: str,
+    styles: tuple[str, ...],
+    value: Callable[[dict[str, Any]], float],
+    title: str,
+    ylabel: str,
+    legend_title: str,
+    marker: str | None = "o",
+    extra: Iterable[Any] = (),
+) -> tuple[Figure, Any]:
+    """Log-log lines of a value against the order's lines: a colour per design, a line style per value of style_key."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    shown = designs_present(r["design"] for r in rows)
+    for design in shown:
+        for style in styles:
+            line = sorted(
+                (r for r in rows if r["design"] == design and r[style_key] == style), key=lambda r: r["lines"]
+            )
+            ax.plot(
+                [r["lines"] for r in line],
+                [value(r) for r in line],
+                color=DESIGN_COLORS[design],
+                linestyle=_STYLES[style],
+                marker=marker,
+                markersize=4,
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set(title=title, xlabel="order size (item lines, log scale)", ylabel=ylabel)
+    _style_legend(ax, styles, shown, legend_title, extra)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def prefix_by_size(rows: list[dict[str, Any]], threshold: int) -> Figure:
+    """Log-log: the longest prefix a later call could read, against the order's lines, per design and call
+    strategy, with the cache threshold: above the line, caching starts."""
+    fig, ax = _styled_lines(
+        rows,
+        "strategy",
+        ("parallel", "sequential"),
+        lambda r: max(r["longestPrefix"], 1),
+        "Longest prefix a later call could read from the cache (tiktoken-estimated, modelled)",
+        "tokens (log scale)",
+        "design, call strategy",
+    )
+    ax.axhline(threshold, color="black", linestyle=":", linewidth=1)
+    ax.text(
+        0.01, threshold * 1.15, f"cache threshold {threshold:,} tokens", fontsize=8, transform=ax.get_yaxis_transform()
+    )
+    return fig
+
+
+def price_per_conversations(rows: list[dict[str, Any]], models: list[str], conversations: int, order: str) -> Figure:
+    """Bars per model and design: USD per n conversations of one order without caching; a black diamond marks the
+    price with every prefix a hit."""
+    fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
+    cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in rows}
+    shown = designs_present(r["design"] for r in rows)
+    width = 0.76 / len(shown)
+    for i, design in enumerate(shown):
+        xs = [x + (i - (len(shown) - 1) / 2) * width for x in range(len(models))]
+        bars = ax.bar(
+            xs, [cell[(m, design, "no caching")] for m in models], width, color=DESIGN_COLORS[design], label=design
+        )
+        ax.bar_label(bars, fmt="${:,.2f}", fontsize=8, padding=2)
+        ax.scatter(
+            xs, [cell[(m, design, "every prefix a hit")] for m in models], marker="D", color="black", s=14, zorder=3
+        )
+    ax.scatter([], [], marker="D", color="black", s=14, label="every prefix a hit")
+    ax.set_xticks(range(len(models)), models, fontsize=9)
+    ax.set(
+        title=f"{conversations:,} {order} conversations per model and design, priced (modelled)",
+        ylabel=f"USD per {conversations:,} conversations",
+        xlabel="model (genai-prices prices)",
+    )
+    ax.margins(y=0.15)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(title="design (bars: no caching)", frameon=False, fontsize=8)
+    return fig
+
+
+def price_by_size(rows: list[dict[str, Any]], model: str, conversations: int) -> Figure:
+    """Log-log: USD per n conversations against the order's lines, per design, without caching (solid) and with
+    every prefix a hit (dashed); hollow markers where some call exceeds the context window."""
+    from matplotlib.lines import Line2D
+
+    mine = [r for r in rows if r["model"] == model]
+    hollow = Line2D(
+        [], [], color="grey", marker="o", markerfacecolor="white", linestyle="", label="a call exceeds the window"
+    )
+    fig, ax = _styled_lines(
+        mine,
+        "caching",
+        ("no caching", "every prefix a hit"),
+        lambda r: r["dollars"],
+        f"Price of {conversations:,} conversations on {model} as orders grow (modelled)",
+        f"USD per {conversations:,} conversations (log scale)",
+        "design, caching",
+        None,
+        [hollow],
+    )
+    for fits in (True, False):
+        points = [r for r in mine if r["fitsWindow"] == fits]
+        ax.scatter(
+            [r["lines"] for r in points],
+            [r["dollars"] for r in points],
+            s=18,
+            zorder=3,
+            facecolors=[DESIGN_COLORS[r["design"]] if fits else "white" for r in points],
+            edgecolors=[DESIGN_COLORS[r["design"]] for r in points],
+        )
+    return fig
+
+
+def strategy_by_size(rows: list[dict[str, Any]]) -> Figure:
+    """Log-log: input tokens of the whole session against the order's lines, per design, with every call of a turn
+    in one request (solid) and one call per request (dashed)."""
+    return _styled_lines(
+        rows,
+        "strategy",
+        ("parallel", "sequential"),
+        lambda r: r["totalInput"],
+        "Input tokens of the whole session by call strategy (tiktoken-estimated, modelled)",
+        "input tokens, all requests (log scale)",
+        "design, call strategy",
+    )[0]

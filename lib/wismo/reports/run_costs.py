@@ -1,0 +1,138 @@
+"""Recorded runs priced (notebook 03): each run from its own tokens, request by request, and the checks and table
+the notebook shows of it."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from wismo import runs
+from wismo.core.kinds import SCRIPTED
+from wismo.cost import prices
+from wismo.reports import check
+
+PER_CONVERSATIONS = 1000
+CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
+
+
+def _usage(request: dict[str, Any]) -> prices.CallUsage:
+    """One recorded request's tokens as a provider bills them (cached reads apart; writes not recorded)."""
+    u = request["usage"]
+    return prices.CallUsage(u["inputTokens"], u["cachedInputTokens"], 0, u["outputTokens"])
+
+
+def run_costs(loaded: list[runs.Run], reference_model: str, price_date: str | None = None) -> list[dict[str, Any]]:
+    """Each run priced from its own recorded tokens, request by request, under its model's price when genai-prices
+    knows the model; scripted runs (no model) under the reference model, and labelled so."""
+    out = []
+    for run in loaded:
+        m = run.manifest
+        scripted = m["backend"] == "scripted"
+        model = reference_model if scripted else m["model"]
+        tokens_are = f"{SCRIPTED}, {m['figures']['tokens']}" if scripted else m["figures"]["tokens"]
+        row: dict[str, Any] = {
+            "run": m["runId"],
+            "design": m["design"],
+            "backend": m["backend"],
+            "model": m["model"],
+            "tokensAre": tokens_are,
+            "conversations": len(run.traces),
+        }
+        try:
+            price = prices.lookup(model, on=price_date)
+        except prices.UnknownModel as exc:
+            out.append(
+                row
+                | {
+                    "pricedAs": None,
+                    "label": f"not priced: {exc}",
+                    "priceSource": f"not priced: {exc}",
+                    f"usdPer{PER_CONVERSATIONS}": None,
+                }
+            )
+            continue
+        usages = [[_usage(q) for q in t["requests"]] for t in run.traces]
+        each = [prices.charge(price, u) for u in usages]
+        row |= {
+            "pricedAs": model,
+            "price": price.as_dict(),
+            "priceSource": price.source,
+            "label": f"priced from {tokens_are} tokens as {model}"
+            + (" (a reference model: scripted runs have no model)" if scripted else " (the run's model)"),
+            "cacheWrites": "none: the scripted backend has no cache" if scripted else CACHE_WRITES,
+            "inputTokens": sum(u.input for c in usages for u in c),
+            "cachedInputTokens": sum(u.read for c in usages for u in c),
+            "outputTokens": sum(u.output for c in usages for u in c),
+            "largestRequest": max((u.input for c in usages for u in c), default=0),
+            "totalUsd": round(sum(each), 9),
+            "medianUsd": round(median(each), 9) if each else None,
+            f"usdPer{PER_CONVERSATIONS}": round(sum(each) / len(each) * PER_CONVERSATIONS, 6) if each else None,
+        }
+        out.append(row)
+    return out
+
+
+def check_costs(group: dict[str, Any]) -> str:
+    """The claim that each run is priced from its own tokens at its model's listed prices: the sum of its requests
+    priced one by one equals its token totals at the per-million prices (where no request reaches a size tier)."""
+    priced = [c for c in group["costs"] if c["pricedAs"]]
+    for c in priced:
+        price = prices.from_dict(c["price"])
+        if not price.flat_for(c["largestRequest"]):
+            continue  # a request in a size tier: its totals at base prices would not be its price
+        whole = float(
+            prices.flat(price, prices.CallUsage(c["inputTokens"], c["cachedInputTokens"], 0, c["outputTokens"]))
+        )
+        if abs(whole - c["totalUsd"]) > 1e-6:
+            check(
+                False,
+                "each run's price is its tokens at its model's per-million prices",
+                f"{c['run']}: ${c['totalUsd']:.6f} request by request, ${whole:.6f} from its totals",
+            )
+    if not priced:
+        return "No run's model has a price in genai-prices; nothing to check."
+    return check(
+        True,
+        "each run is priced from its own tokens at its model's per-million prices",
+        "; ".join(
+            f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, {c['label']}"
+            for c in priced
+        ),
+    )
+
+
+def cost_answer(group: dict[str, Any]) -> str:
+    """The cost section's one-line answer, from the figures."""
+    priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
+    g, f = priced.get("granular"), priced.get("focused")
+    if not (g and f):
+        return "No granular and focused pair of priced runs; no comparison to make."
+    per = f"usdPer{PER_CONVERSATIONS}"
+    return (
+        f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} focused conversations cost {prices.usd(f[per])} against "
+        f"{prices.usd(g[per])} granular ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
+        f"{f['priceSource']})."
+    )
+
+
+def costs_table(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each run's price as a reader's table: what was priced, as which model, from which tokens."""
+    per = f"usdPer{PER_CONVERSATIONS}"
+    return [
+        {
+            "run": c["run"],
+            "design": c["design"],
+            "model": c["model"],
+            "priced as": c["pricedAs"] or "not priced",
+            "tokens are": c["tokensAre"],
+            "conversations": c["conversations"],
+            "input (tokens)": c.get("inputTokens"),
+            "cached input (tokens)": c.get("cachedInputTokens"),
+            "output (tokens)": c.get("outputTokens"),
+            f"USD per {PER_CONVERSATIONS:,} conversations": c.get(per),
+            "median USD per conversation": c.get("medianUsd"),
+            "price from": c["priceSource"],
+            "cache writes": c.get("cacheWrites", "–"),
+        }
+        for c in group["costs"]
+    ]
