@@ -50,13 +50,13 @@ runs: $(STAMP)
 
 ## fuzz: property-based fuzzing, 2,000 examples per tool of every design, into outputs/fuzz.json
 fuzz: $(STAMP)
-	$(BIN)/python -m wismo.qa.fuzz 2000
+	$(BIN)/wismo fuzz 2000
 
 ## bench: time the MCP round trip (stdio, HTTP), server start, the whole comparison, `make report` and a 10,000-line
 ## order, each beside its floor measured in the same run (lib/wismo/bench/); prints a table and writes
-## outputs/bench.json (5 to 8 minutes on 2 cores; `.venv/bin/python -m wismo.bench --quick` proves it runs)
+## outputs/bench.json (5 to 8 minutes on 2 cores; `.venv/bin/wismo bench --quick` proves it runs)
 bench: $(STAMP)
-	$(BIN)/python -m wismo.bench
+	$(BIN)/wismo bench
 
 ## peers: `wismo tokens` on the MCP reference servers, pinned and installed into .peers/ (git-ignored): from npm
 ## server-everything, server-memory and server-filesystem (Node 20 or newer), from PyPI mcp-server-time in its own
@@ -81,7 +81,7 @@ peers: $(STAMP)
 	$(BIN)/wismo tokens --json -- $(PEER_BIN)/mcp-server-filesystem $(PEERS)/files > $(PEER_OUT)/filesystem.json
 	@# UTC: the time server names the local timezone in its descriptions, which would make the count machine-dependent.
 	$(BIN)/wismo tokens --json -- $(PEERS)/time/bin/mcp-server-time --local-timezone UTC > $(PEER_OUT)/time.json
-	$(BIN)/python -m wismo.audit.peers outputs/peers.json \
+	$(BIN)/wismo peers outputs/peers.json \
 	  "@modelcontextprotocol/server-everything $(PEER_NPM)=$(PEER_OUT)/everything.json" \
 	  "@modelcontextprotocol/server-memory $(PEER_NPM)=$(PEER_OUT)/memory.json" \
 	  "@modelcontextprotocol/server-filesystem $(PEER_NPM)=$(PEER_OUT)/filesystem.json" \

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from wismo.bench import cli, floors, importtime, rawclient, stats, suite
+from wismo import cli
+from wismo.bench import floors, importtime, rawclient, stats, suite
 from wismo.bench.rawclient import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
@@ -200,7 +201,7 @@ def test_main_runs_the_registry_writes_json_and_prints_a_table(monkeypatch, tmp_
         }
 
     monkeypatch.setattr(suite, "BENCHMARKS", {"fake": fake})
-    assert cli.main(["--quick", "--out", str(tmp_path / "b.json")]) == 0
+    assert cli.main(["bench", "--quick", "--out", str(tmp_path / "b.json")]) == 0
     written = json.loads((tmp_path / "b.json").read_text())
     assert written["benchmarks"]["fake"]["title"] == "0. a fake" and written["allTargetsMet"] is True
     assert "0. a fake" in capsys.readouterr().out

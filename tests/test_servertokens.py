@@ -1,4 +1,4 @@
-"""`wismo tokens` against a server of our own (tests/tokenserver.py): complete counts of nested schemas, pinned;
+"""`wismo tokens` against a server of our own (wismo.bench.toolserver): complete counts of nested schemas, pinned;
 stdio and Streamable HTTP alike; the budget's exit code; the change from a baseline; every bad target in one
 sentence with exit code 2 within a bounded time."""
 
@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,7 @@ from wismo.audit import table
 from wismo.client.connection import free_port
 
 pytestmark = pytest.mark.anyio
-SERVER = [sys.executable, str(Path(__file__).with_name("tokenserver.py"))]
+SERVER = [sys.executable, "-m", "wismo.bench.toolserver"]
 WISMO = [sys.executable, "-m", "wismo", "tokens"]
 CALLS = ["--call", "echo", '{"text": "Where is my order?"}', "--call", "split", '{"text": "abcdef"}']
 
@@ -93,7 +92,7 @@ def test_sampled_results_are_counted_bare_and_under_every_profile(measured):
 
 
 def test_nested_fields_count_where_the_cookbook_sees_nothing():
-    from tokenserver import TOOLS
+    from wismo.bench.toolserver import TOOLS
 
     def counted(tool):
         rows, _ = servertokens._definitions(
@@ -245,12 +244,12 @@ def test_a_server_without_tools_costs_nothing_in_definitions():
 
 
 def test_peers_gathers_measurements_into_one_file_and_a_table(measured, tmp_path, capsys):
-    from wismo.audit import peers
+    from wismo import cli
 
     (tmp_path / "ours.json").write_text(json.dumps(measured))
     out = tmp_path / "peers.json"
-    assert peers.main([str(out), f"tokenserver 1.0={tmp_path / 'ours.json'}"]) == 0
+    assert cli.main(["peers", str(out), f"tokenserver 1.0={tmp_path / 'ours.json'}"]) == 0
     assert json.loads(out.read_text())["servers"] == {"tokenserver 1.0": measured}
     row = out.with_suffix(".txt").read_text().splitlines()[1].split()
     assert row[:6] == ["tokenserver", "1.0", "4", "238", "187", "439"] and "plan_route" in row
-    assert peers.main([str(out), "no-equals-sign"]) == 2 and "expected LABEL=FILE" in capsys.readouterr().err
+    assert cli.main(["peers", str(out), "no-equals-sign"]) == 2 and "expected LABEL=FILE" in capsys.readouterr().err

@@ -105,8 +105,8 @@ LAYERS = (
     "qa",
     "reports",
     "render",
-    "cli",
     "bench",
+    "cli",
 )
 TOP_LEVEL = {"__init__.py", "__main__.py"}
 

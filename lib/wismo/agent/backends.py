@@ -7,10 +7,15 @@ import os
 from wismo.agent.base import Backend, BackendError
 
 BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
+DEFAULT_TIMEOUT_S = 120.0  # seconds for one model request; a local model on a CPU may need more
 
 
 def make(
-    name: str, model: str | None = None, base_url: str | None = None, timeout_s: float = 120.0, profile: str = "python"
+    name: str,
+    model: str | None = None,
+    base_url: str | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    profile: str = "python",
 ) -> Backend:
     """A backend by name: scripted (no network); openai (Responses API) or openai-chat (Chat Completions), at OpenAI
     or at any compatible server given by base_url; anthropic. OpenAI's and Anthropic's own APIs need a key. The

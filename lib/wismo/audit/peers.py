@@ -1,13 +1,10 @@
 """`make peers`: the `wismo tokens --json` outputs of several servers gathered into one file, and their table
-(printed, and written beside the file as .txt).
-
-Usage: python -m wismo.audit.peers OUT.json LABEL=MEASUREMENT.json ...
+(printed, and written beside the file as .txt); run as `wismo peers OUT.json LABEL=MEASUREMENT.json ...`.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +31,9 @@ def gather(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return measured
 
 
-def main(argv: list[str]) -> int:
-    """Write OUT.json (sorted keys) and print the table."""
-    if len(argv) < 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
-    try:
-        measured = gather(argv[1:])
-    except ValueError as exc:
-        print(f"wismo.audit.peers: {exc}", file=sys.stderr)
-        return 2
-    path = write_stable(argv[0], {"about": ABOUT, "servers": measured})
+def write(out: str | Path, measured: dict[str, dict[str, Any]]) -> tuple[Path, str]:
+    """Write OUT.json (sorted keys) and the table beside it as OUT.txt; the JSON's path and the table."""
+    path = write_stable(out, {"about": ABOUT, "servers": measured})
     text = peers_table(measured)
     path.with_suffix(".txt").write_text(text + "\n", encoding="utf-8")
-    print(text)
-    print(f"\nwrote {path} and {path.with_suffix('.txt')}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    return path, text

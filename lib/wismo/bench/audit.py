@@ -1,4 +1,4 @@
-"""Benchmark 7: `wismo tokens` on a server with 100 tools (tests/tokenserver.py --tools 100), command start to exit,
+"""Benchmark 7: `wismo tokens` on a server with 100 tools (toolserver.py --tools 100), command start to exit,
 beside that server's own start-up (spawn to an answered initialize, raw client) measured in the same run."""
 
 from __future__ import annotations
@@ -7,20 +7,21 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from wismo.bench.rawclient import initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
-from wismo.core.paths import REPO_ROOT
 
 TOOLS = 100
-SERVER = REPO_ROOT / "tests" / "tokenserver.py"  # the test server; its --tools mode generates realistic tools
+# Run by path, not with -m: its start is then a bare script's, importing no wismo package on the way.
+SERVER = Path(__file__).with_name("toolserver.py")  # its --tools mode generates realistic tools
 TARGET = "wismo tokens, 100-tool server, times its own start"
 
 
 def server_command(tools: int = TOOLS) -> list[str]:
-    """The test server offering `tools` generated tools over stdio."""
+    """The tool server offering `tools` generated tools over stdio."""
     return [sys.executable, str(SERVER), "--tools", str(tools)]
 
 
@@ -28,7 +29,7 @@ def _server_start(command: list[str]) -> float:
     """Spawn to initialize answered, raw client: the server's own start-up in ms."""
     elapsed, answer, err = spawn_and_ask(command, initialize())
     if b'"protocolVersion"' not in answer:
-        raise RuntimeError(f"the {TOOLS}-tool test server did not answer initialize: {answer[:200]!r} {err[-400:]}")
+        raise RuntimeError(f"the {TOOLS}-tool tool server did not answer initialize: {answer[:200]!r} {err[-400:]}")
     return elapsed
 
 
@@ -40,7 +41,7 @@ def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, Any]]:
     )
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
-        raise RuntimeError(f"wismo tokens on the {TOOLS}-tool test server failed: {done.stderr[-1500:]}")
+        raise RuntimeError(f"wismo tokens on the {TOOLS}-tool tool server failed: {done.stderr[-1500:]}")
     return elapsed, json.loads(done.stdout)
 
 

@@ -1,8 +1,8 @@
 """Property-based fuzzing of every tool of every design over a real stdio server (hypothesis).
 
 Every call must come back as a valid result (JSON text) or as a tool error whose text is one sentence; the
-server must still answer after every batch, and its memory must stay bounded. `make fuzz` runs the long pass
-and writes outputs/fuzz.json; the test suite runs a short one.
+server must still answer after every batch, and its memory must stay bounded. `make fuzz` (`wismo fuzz 2000`) runs
+the long pass and writes outputs/fuzz.json; the test suite runs a short one.
 """
 
 from __future__ import annotations
@@ -189,28 +189,6 @@ def fuzz_all(examples: int, design_names: tuple[str, ...] | None = None) -> dict
         },
         "timings": {"seconds": round(time.perf_counter() - started, 1)},
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m wismo.qa.fuzz [EXAMPLES]`: fuzz every tool and write outputs/fuzz.json."""
-    import sys
-
-    from wismo.core.jsonfmt import write_stable
-    from wismo.core.paths import output_dir
-
-    examples = int((argv or sys.argv[1:] or ["2000"])[0])
-    result = fuzz_all(examples)
-    path = write_stable(output_dir() / "fuzz.json", result)
-    t = result["totals"]
-    print(
-        f"{t['examples']:,} examples ({examples:,} per tool); crashes {t['crashes']}, hangs {t['hangs']}, "
-        f"unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB; wrote {path}"
-    )
-    return 0 if not (t["crashes"] or t["hangs"] or t["unclearErrors"]) else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
-"""A small MCP server for the `wismo tokens` tests: nested schemas (arrays of objects, enums, anyOf, $defs/$ref),
-server instructions, one prompt and one resource; `--tools N` offers N generated tools instead (the 100-tool
-benchmark); `--http PORT` serves Streamable HTTP on 127.0.0.1 instead of stdio.
+"""A small MCP server for `wismo tokens`, its tests and benchmark 7: nested schemas (arrays of objects, enums,
+anyOf, $defs/$ref), server instructions, one prompt and one resource; `--tools N` offers N generated tools instead
+(the 100-tool benchmark); `--http PORT` serves Streamable HTTP on 127.0.0.1 instead of stdio.
+Run as `python -m wismo.bench.toolserver [--tools N] [--http PORT]`, or by path.
 
 Built on the SDK's low-level server, so every schema is exactly the JSON written here.
 """
@@ -150,7 +151,7 @@ def build(tools: list[types.Tool]) -> Server:
         return types.ListResourcesResult(resources=[RESOURCE])
 
     return Server(
-        "wismo-tokenserver",
+        "wismo-toolserver",
         version="1.0",
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
@@ -176,12 +177,18 @@ async def serve(server: Server, http_port: int | None) -> None:
     await uvicorn.Server(config).serve()
 
 
-if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    """Serve the fixed tools, or `--tools N` generated ones, until stdin closes or the process is stopped."""
+    p = argparse.ArgumentParser(prog="python -m wismo.bench.toolserver", description=__doc__.splitlines()[0])
     p.add_argument("--tools", type=int, default=None, help="offer this many generated tools instead")
-    p.add_argument("--http", type=int, default=None, metavar="PORT")
-    args = p.parse_args()
+    p.add_argument("--http", type=int, default=None, metavar="PORT", help="serve Streamable HTTP on 127.0.0.1:PORT")
+    args = p.parse_args(argv)
     try:
         anyio.run(serve, build(TOOLS if args.tools is None else generated_tools(args.tools)), args.http)
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

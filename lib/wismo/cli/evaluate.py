@@ -1,0 +1,127 @@
+"""`wismo evaluate <design|both> <repetitions> [model] [provider]`: record agent runs into data/runs/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from wismo.cli.parsing import positive_seconds, subparser
+
+NAME = "evaluate"
+SUMMARY = "record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]"
+EXAMPLE = "wismo evaluate focused 3 qwen2.5:7b openai-chat --base-url http://127.0.0.1:11434/v1"
+BOTH = "both"  # the article's two designs
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo evaluate` and its options."""
+    from wismo.agent.backends import BACKENDS, DEFAULT_TIMEOUT_S
+    from wismo.agent.loop import Budgets
+    from wismo.core import designs
+    from wismo.core.paths import RUNS
+    from wismo.tokens import framing
+
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
+    p.add_argument(
+        "design",
+        choices=[*designs.names(), BOTH],
+        help=f"a registered design, or {BOTH} of the article's ({' and '.join(designs.article())})",
+    )
+    p.add_argument("repetitions", type=int, help="runs of every order per design")
+    p.add_argument("model", nargs="?", default=None, help="the model id (default: the backend's own)")
+    p.add_argument(
+        "provider",
+        nargs="?",
+        default=None,
+        choices=BACKENDS,
+        help="the backend (default: openai when a model is given, else scripted)",
+    )
+    p.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
+    p.add_argument(
+        "--max-turns", type=int, default=Budgets.max_turns, help="model turns per conversation (default %(default)s)"
+    )
+    p.add_argument(
+        "--max-tool-calls",
+        type=int,
+        default=Budgets.max_tool_calls,
+        help="tool calls per conversation (default %(default)s)",
+    )
+    p.add_argument(
+        "--latency",
+        type=float,
+        nargs=3,
+        metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
+        help="add a modelled elapsed time per request (labelled modelled, kept in its own field)",
+    )
+    p.add_argument("--runs-dir", default=str(RUNS), help="where the run folders go (default: data/runs/)")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="an OpenAI-compatible server for openai or openai-chat, e.g. http://127.0.0.1:11434/v1 (Ollama); "
+        "no key needed unless the server wants one (then set OPENAI_API_KEY)",
+    )
+    p.add_argument(
+        "--profile",
+        default=framing.PYTHON.name,
+        choices=list(framing.PROFILES),
+        help="scripted backend: how its token estimates frame tool results (wismo.tokens.framing; default %(default)s)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="seconds to wait for one model request (default %(default)g); a local model on a CPU may need more",
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record the runs, each verified before it is moved into place; exit 2 before writing anything on bad input."""
+    import anyio
+
+    from wismo import runs
+    from wismo.agent.backends import make
+    from wismo.agent.base import BackendError
+    from wismo.agent.loop import Budgets, LatencyModel
+    from wismo.core import designs
+    from wismo.core.progress import bar
+    from wismo.domain.cases import load_cases
+    from wismo.runs import recording
+
+    provider = args.provider or ("openai" if args.model else "scripted")
+    chosen = list(designs.article()) if args.design == BOTH else [args.design]
+    orders = args.orders if args.orders is not None else [c.order_id for c in load_cases(unfriendly=False)]
+    try:
+        recording.check_request(chosen, args.repetitions, orders)
+        positive_seconds("--timeout", args.timeout)
+        backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
+    except (ValueError, BackendError) as exc:
+        print(f"wismo evaluate: {exc}", file=sys.stderr)
+        return 2
+    latency = LatencyModel(*args.latency) if args.latency else None
+    total = len(orders) * args.repetitions * len(chosen)
+    try:
+        with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
+            folders = anyio.run(
+                lambda: recording.evaluate(
+                    chosen,
+                    args.repetitions,
+                    backend,
+                    orders,
+                    Path(args.runs_dir),
+                    Budgets(args.max_turns, args.max_tool_calls),
+                    latency,
+                    progress,
+                )
+            )
+    except (BackendError, runs.RunInvalid, FileExistsError) as exc:
+        print(f"wismo evaluate: {exc}; nothing was written to {args.runs_dir}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"wismo evaluate: interrupted; nothing was written to {args.runs_dir}", file=sys.stderr)
+        return 130
+    for folder in folders:
+        print(f"{folder}: verified")
+    return 0

@@ -1,0 +1,38 @@
+"""`wismo peers OUT NAME=FILE ...`: `wismo tokens --json` outputs of several servers gathered into one file and a
+table (what `make peers` runs after measuring the MCP reference servers)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from wismo.cli.parsing import subparser
+
+NAME = "peers"
+SUMMARY = "gather `wismo tokens --json` outputs of several servers into one JSON file and a table"
+EXAMPLE = 'wismo peers outputs/peers.json "mcp-server-time 2026.10.19=.peers/measured/time.json"'
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo peers` and its arguments."""
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
+    p.add_argument("out", metavar="OUT", help="the JSON file to write; the table goes beside it as .txt")
+    p.add_argument(
+        "measurements", nargs="+", metavar="NAME=FILE", help="a label and a saved `wismo tokens --json` output"
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write OUT (sorted keys) and OUT's .txt table, and print the table; exit 2 naming a bad NAME=FILE."""
+    from wismo.audit import peers
+
+    try:
+        measured = peers.gather(args.measurements)
+    except ValueError as exc:
+        print(f"wismo peers: {exc}", file=sys.stderr)
+        return 2
+    path, text = peers.write(args.out, measured)
+    print(text)
+    print(f"\nwrote {path} and {path.with_suffix('.txt')}")
+    return 0

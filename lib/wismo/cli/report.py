@@ -1,0 +1,41 @@
+"""`wismo report`: execute every notebook with papermill and render the HTML reports and their index."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from wismo.cli.parsing import subparser
+
+NAME = "report"
+SUMMARY = "execute every notebook with papermill and render HTML into outputs/"
+EXAMPLE = "wismo report --out /tmp/wismo-out --jobs 2"
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo report` and its options."""
+    from wismo.render.build import JOBS_ENV
+
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
+    p.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help=f"notebooks executed at once, each in its own process (default: {JOBS_ENV}, else one per core)",
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute every notebook and render the HTML reports."""
+    from wismo.render import build as report
+
+    try:
+        jobs = report.jobs_wanted(args.jobs)
+    except ValueError as exc:
+        print(f"wismo report: {exc}", file=sys.stderr)
+        return 2
+    rendered = report.build(out=args.out, jobs=jobs)
+    print(f"{len(rendered)} reports; open {report.output_dir(args.out) / 'index.html'}")
+    return 0

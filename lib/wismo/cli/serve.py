@@ -1,0 +1,62 @@
+"""`wismo serve DESIGN`: serve one design over stdio, or Streamable HTTP, until the client closes it."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from wismo.cli.parsing import subparser
+
+NAME = "serve"
+SUMMARY = "serve one design over stdio (any MCP client can start this)"
+EXAMPLE = "wismo serve focused --http 8000"
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo serve` and its options."""
+    from wismo.core import designs
+
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
+    # Not argparse choices: an unknown design gets the registry's own sentence, which the harness quotes.
+    p.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.core.designs)")
+    p.add_argument(
+        "--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default %(default)s)")
+    p.add_argument(
+        "--http-fd",
+        type=int,
+        metavar="FD",
+        help="serve Streamable HTTP on a socket the parent process already listens on (what the harness does)",
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
+    import anyio
+
+    from wismo.core.designs import UnknownDesign
+    from wismo.domain import DatasetError
+    from wismo.servers import design_tools
+    from wismo.servers.app import build_server, serve_stdio
+    from wismo.servers.settings import server_dataset
+
+    # stdout is the protocol channel: everything human-readable goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wismo %(levelname)s %(message)s")
+    try:
+        server = build_server(args.design, design_tools(args.design), server_dataset())
+    except (DatasetError, UnknownDesign, ValueError) as exc:
+        print(f"wismo serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if args.http is None and args.http_fd is None:
+            anyio.run(serve_stdio, server)
+        else:
+            from wismo.servers.app import serve_http
+
+            anyio.run(serve_http, server, args.http, args.host, args.http_fd)
+    except KeyboardInterrupt:
+        pass
+    return 0
