@@ -36,8 +36,9 @@ PAGE_TIMEOUT_MS = 30_000
 IMAGES_JS = """() => Array.from(document.images).map(i => ({
   src: i.currentSrc.slice(0, 40), complete: i.complete, naturalWidth: i.naturalWidth, naturalHeight: i.naturalHeight,
   shownWidth: i.getBoundingClientRect().width, alt: i.alt}))"""
-PAGE_JS = """() => ({title: document.title, scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
-  height: Math.ceil(document.documentElement.scrollHeight), text: document.body ? document.body.innerText.length : 0})"""
+PAGE_JS = """() => ({title: document.title, scrollWidth: document.documentElement.scrollWidth,
+  innerWidth: window.innerWidth, height: Math.ceil(document.documentElement.scrollHeight),
+  text: document.body ? document.body.innerText.length : 0})"""
 # Every table cell's text, for the check that no cell was cut short.
 CELLS_JS = """() => Array.from(document.querySelectorAll('td, th')).map(c => c.innerText.trim())"""
 

@@ -262,10 +262,12 @@ async def test_each_misbehaviour_ends_its_conversation_with_a_named_outcome_and_
     names = [t["name"] for t in run.manifest["tools"]]
     relabelled = {**traces[3], "outcome": outcomes.BAD_ARGUMENTS}
     assert runs.verify_trace(relabelled, "t", names) == [
-        "t: the outcome is 'tool-call arguments not a JSON object' but the last reply's calls give 'unknown tool requested'"
+        "t: the outcome is 'tool-call arguments not a JSON object' but the last reply's calls give 'unknown tool "
+        "requested'"
     ]
     assert runs.verify_trace({**traces[6], "outcome": outcomes.ANSWERED}, "t", names) == [
-        "t: the outcome is 'answered' but the final text fails the contract: the model's final reply holds no JSON object: "
+        "t: the outcome is 'answered' but the final text fails the contract: the model's final reply holds no JSON "
+        "object: "
         "'The laptop arrived; the monitor is on its way.'"
     ]
     assert store._schema_errors("trace", {k: v for k, v in traces[1].items() if k != "reason"}, "t") == [
@@ -286,7 +288,8 @@ async def test_a_server_that_wants_a_key_is_named_with_the_variable_to_set(monke
         backend = make("openai-chat", ASKED, server.url + "/v1")
         with pytest.raises(
             BackendError,
-            match=r"the server at 127\.0\.0\.1:\d+ wants an API key \(HTTP 401\); set OPENAI_API_KEY to a key it accepts",
+            match=r"the server at 127\.0\.0\.1:\d+ wants an API key \(HTTP 401\); "
+            r"set OPENAI_API_KEY to a key it accepts",
         ):
             await backend.respond("i", [], items)
         assert server.requests[0]["headers"]["authorization"] == "Bearer no-key-needed"

@@ -213,7 +213,8 @@ def test_harmony_loads_offline_and_leaves_no_variable_behind(tmp_path):
         import os
         from wismo.tokens import definitions
         definitions.harmony_encoding()
-        print(os.environ.get("TIKTOKEN_ENCODINGS_BASE"), len(definitions.render_tokens([{"name": "f", "description": "d"}])))
+        counted = len(definitions.render_tokens([{"name": "f", "description": "d"}]))
+        print(os.environ.get("TIKTOKEN_ENCODINGS_BASE"), counted)
     """)
     # An empty home, no cache and no proxy: the package can only read what wismo hands it.
     env = {

@@ -153,7 +153,8 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
             if proc.poll() is not None or time.monotonic() > deadline:
                 log.seek(0)
                 pytest.fail(
-                    f"jupyter lab did not answer within {DEADLINE_S:.0f} s: {log.read().decode(errors='replace')[-3000:]}"
+                    f"jupyter lab did not answer within {DEADLINE_S:.0f} s: "
+                    f"{log.read().decode(errors='replace')[-3000:]}"
                 )
             time.sleep(0.3)
         status, page = _get(f"{base}/lab?{auth}")
@@ -176,7 +177,8 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
         try:
             out = _run(
                 ws,
-                "import os, sys, wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)",
+                "import os, sys, "
+                "wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)",
             )
             executable, cwd, notebooks = out.split()
             assert Path(executable).parent == BIN

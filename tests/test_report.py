@@ -140,7 +140,8 @@ def _tiny_notebook(path, figures=None, then=""):
             new_markdown_cell(f"# Tiny {path.stem}"),
             new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
             new_code_cell(
-                f"import json, pathlib\npathlib.Path(output_dir, '{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"
+                "import json, pathlib\npathlib.Path(output_dir, "
+                f"'{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"
             ),
             *([new_code_cell(then)] if then else []),
         ]

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from wismo import runs
-from wismo.reports import recorded_runs, run_costs
+from wismo.reports import run_costs
 from wismo.runs import summaries
 
 

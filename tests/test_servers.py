@@ -15,7 +15,9 @@ from wismo.servers.protocol import PINNED_REVISION
 
 ARTICLE_GET_ORDER = {
     "name": "get_order",
-    "description": "Get one order's status, promised delivery date, item quantities and linked payment, reservation and tracking IDs. Follow those IDs with the other tools for payment, warehouse and carrier evidence. Order status may lag carrier updates.",
+    "description": "Get one order's status, promised delivery date, item quantities and linked payment, reservation "
+    "and tracking IDs. Follow those IDs with the other tools for payment, warehouse and carrier "
+    "evidence. Order status may lag carrier updates.",
     "inputSchema": {
         "type": "object",
         "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}},

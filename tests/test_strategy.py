@@ -1,4 +1,4 @@
-"""Call strategies on our servers' real results: ORD-1004 takes 3 granular requests in parallel and 6 one call at a time."""
+"""Call strategies on our servers' real results: ORD-1004: 3 granular requests in parallel, 6 one at a time."""
 
 import anyio
 import pytest

@@ -73,7 +73,9 @@ def test_models_map_to_o200k():
 
 MCP_GET_ORDER = {
     "name": "get_order",
-    "description": "Get one order's status, promised delivery date, item quantities and linked payment, reservation and tracking IDs. Follow those IDs with the other tools for payment, warehouse and carrier evidence. Order status may lag carrier updates.",
+    "description": "Get one order's status, promised delivery date, item quantities and linked payment, reservation "
+    "and tracking IDs. Follow those IDs with the other tools for payment, warehouse and carrier "
+    "evidence. Order status may lag carrier updates.",
     "inputSchema": {
         "type": "object",
         "properties": {"orderId": {"description": "The order ID, for example ORD-1001.", "type": "string"}},
@@ -93,7 +95,7 @@ def test_tool_conversion_is_the_articles_and_keeps_the_schema_byte_for_byte():
 
 def test_function_tokens_follow_the_cookbook_formula():
     fn = tokens.mcp_tool_to_function(MCP_GET_ORDER)
-    text = lambda s: tokens.count_text(s)
+    text = tokens.count_text
     expected = (
         7
         + text("get_order:" + MCP_GET_ORDER["description"][:-1])

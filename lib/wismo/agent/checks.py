@@ -98,7 +98,8 @@ def outcome_problems(trace: dict[str, Any], tool_names: Iterable[str] | None = N
         found = refused_call(calls, earlier, names)
         if not (outcome == UNKNOWN_TOOL and names is None) and (found is None or found[0] != outcome):
             problems.append(
-                f"the outcome is {outcome!r} but the last reply's calls give {found[0] if found else 'none to refuse'!r}"
+                f"the outcome is {outcome!r} but the last reply's calls give "
+                f"{found[0] if found else 'none to refuse'!r}"
             )
         if any(c["request"] == last["index"] for c in trace["toolCalls"]):
             problems.append(f"the outcome is {outcome!r} but calls of the last request were run")

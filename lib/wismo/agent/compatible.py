@@ -79,7 +79,7 @@ class Endpoint:
         return "provider-reported" if self.official else "server-reported"
 
     def record(self) -> dict[str, Any]:
-        """The manifest's server block: host, port, the model ids the answers named, the request timeout; never a key."""
+        """The manifest's server block: host, port, the model ids the answers named, the timeout; never a key."""
         return {
             "host": self.host,
             "port": self.port,

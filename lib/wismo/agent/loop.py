@@ -54,7 +54,8 @@ def budget_stop_note(reason: str, read_calls: list[dict[str, Any]], missing_call
 
     return (
         f"Stopped: {reason}. Read: {listed(read_calls) or 'nothing'}. Not read or not answered: "
-        f"{listed(missing_calls) or 'the model' + chr(39) + 's answer'}. Narrow the question (one item, one shipment) and ask again."
+        f"{listed(missing_calls) or 'the model' + chr(39) + 's answer'}. Narrow the question (one item, one shipment) "
+        "and ask again."
     )
 
 
@@ -162,14 +163,18 @@ async def run_case(
             break
         if len(tool_calls) + len(calls) > budgets.max_tool_calls:
             outcome = CALL_BUDGET
-            why = f"the model asked for {len(calls):,} more tool calls, over the session's limit of {budgets.max_tool_calls} ({len(tool_calls)} made)"
+            why = (
+                f"the model asked for {len(calls):,} more tool calls, over the session's limit of "
+                f"{budgets.max_tool_calls} ({len(tool_calls)} made)"
+            )
             asked = [{"name": c["name"], "arguments": c["arguments"]} for c in calls]
             answer_text, reason = budget_stop_note(why, tool_calls, asked), _sentence(why)
             break
         results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
-        async def run(i: int, call: dict[str, Any]) -> None:
-            results[i] = await _run_tool(wrapped, call)
+        # The task group below ends within this turn, so each task writes into this turn's list (bound, not late).
+        async def run(i: int, call: dict[str, Any], out: list[Any] = results) -> None:
+            out[i] = await _run_tool(wrapped, call)
 
         # Every call the model asked for in this turn runs concurrently, as in the article's runner.
         async with anyio.create_task_group() as group:

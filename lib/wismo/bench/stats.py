@@ -62,7 +62,7 @@ def ratio(value: float, floor: float) -> float | None:
 
 
 def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detail: Any) -> dict[str, Any]:
-    """One row of a benchmark: its summary and how many times its floor it is (a floor itself when no floor is given)."""
+    """One row of a benchmark: its summary and how many times its floor it is (a floor itself without one)."""
     vs = 1.0 if floor_median is None else ratio(stats["median"], floor_median)
     return {"name": name, "floor": floor_median is None, "stats": stats, "vsFloor": vs, **detail}
 

@@ -108,7 +108,7 @@ BY_PROVIDER = {"openai": AUTOMATIC, "anthropic": EXPLICIT}
 
 
 def for_model(provider: str, model: str) -> Policy:
-    """The documented policy of a provider's model; automatic caching for a provider not listed (stated in the source)."""
+    """The documented policy of a provider's model; automatic caching for a provider not listed (said in the source)."""
     policy = BY_PROVIDER.get(provider)
     if policy is None:
         return Policy(

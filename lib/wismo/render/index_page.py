@@ -35,7 +35,8 @@ a{color:#0550ae}
 .intro{color:#57606a;margin-top:0}
 .report{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.2rem;margin:1.2rem 0}
 .summary{margin:.2rem 0 .8rem}
-.figures{list-style:none;padding:0;margin:0 0 .8rem;display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.6rem}
+.figures{list-style:none;padding:0;margin:0 0 .8rem;display:grid;
+grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.6rem}
 .figures li{background:#f6f8fa;border-radius:6px;padding:.4rem .7rem}
 .value{display:block;font-size:1.35rem;font-weight:600;font-variant-numeric:tabular-nums}
 .label{display:block;font-size:.9rem}
@@ -93,7 +94,7 @@ def entry(r: Rendered, out: Path) -> str:
     )
 
 
-# What each kind of number means, in one line under the title: a reader of the index alone must not mistake one for another.
+# What each kind of number means, in one line under the title: a reader of the index alone must not mistake them.
 KINDS = tuple(MEANINGS.items())
 LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
 

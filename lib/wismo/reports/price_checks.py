@@ -28,7 +28,10 @@ def check_quadratic(result: dict[str, Any]) -> str:
         for design in ("broad", "scoped"):
             d, calls = row[design], cs["calls"]
             if min(cs[design]["inputs"][:-1], default=0) < policy["threshold"]:
-                return f"Parameters put a case-study prefix under the {policy['threshold']:,}-token threshold; this check does not apply."
+                return (
+                    f"Parameters put a case-study prefix under the {policy['threshold']:,}-token threshold; "
+                    "this check does not apply."
+                )
             low = d["resent"] * price["cachedInputPerMTok"] / prices.PER * n
             slack = (
                 (calls - 1)
@@ -45,7 +48,8 @@ def check_quadratic(result: dict[str, Any]) -> str:
                 )
         b = row["broad"]
         details.append(
-            f"{row['model']} {prices.usd(b['resentNone'])} to {prices.usd(b['resentHit'])} ({row['readPriceShare']:.0%} price)"
+            f"{row['model']} {prices.usd(b['resentNone'])} to {prices.usd(b['resentHit'])} "
+            f"({row['readPriceShare']:.0%} price)"
         )
     return check(
         True,
@@ -60,7 +64,10 @@ def check_article_cache(result: dict[str, Any]) -> str:
     published granular ORD-1004 requests reaches the threshold, and the article reported no cached input."""
     a = result["caching"]["article"]
     if not a["documentedPolicy"]:
-        return "The threshold or granularity differs from OpenAI's documented rule; the comparison with the article does not apply."
+        return (
+            "The threshold or granularity differs from OpenAI's documented rule; "
+            "the comparison with the article does not apply."
+        )
     predicted = sum(a["predictedRead"])
     return check(
         predicted == a["articleMedianCachedInput"],
@@ -88,7 +95,8 @@ def check_prices(result: dict[str, Any]) -> str:
                     check(
                         False,
                         "calc_price charges cache reads and writes at the per-million prices",
-                        f"{price.model} {c['design']} {c['strategy']}: ${by_library:.9f} by the library, ${by_hand:.9f} by hand",
+                        f"{price.model} {c['design']} {c['strategy']}: ${by_library:.9f} by the library, "
+                        f"${by_hand:.9f} by hand",
                     )
                 compared += 1
     lib = result["priceLibrary"]
@@ -114,7 +122,8 @@ def check_strategy(result: dict[str, Any]) -> str:
                 check(
                     False,
                     "one call per request makes a request per tool call and processes at least as much input",
-                    f"{r['design']} {r.get('lines') or r.get('orderId')}: {r['requests']} requests for {r['toolCalls']} calls, "
+                    f"{r['design']} {r.get('lines') or r.get('orderId')}: {r['requests']} requests for "
+                    f"{r['toolCalls']} calls, "
                     f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel",
                 )
     g = {r["strategy"]: r for r in result["conversations"] if r["design"] == "granular"}
@@ -124,7 +133,8 @@ def check_strategy(result: dict[str, Any]) -> str:
         True,
         "a model calling one tool per request makes one request per tool call plus the answer, and never "
         "processes less input",
-        f"{order} granular: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call per "
+        f"{order} granular: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call "
+        "per "
         f"request; focused {f['parallel']['requests']} either way; every design and size of {len(rows)} conversations",
     )
 
@@ -237,7 +247,8 @@ def answer_caching(result: dict[str, Any]) -> str:
         f"Our {result['pricing']['order']} conversations never reach the {threshold:,}-token threshold (longest prefix "
         f"{longest:,} tokens), so caching saves them nothing"
         if not read
-        else f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every design and "
+        else f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every "
+        "design and "
         f"call strategy (threshold {threshold:,} tokens)"
     )
     starts = [s for s in result["caching"]["scaleStarts"] if s["strategy"] == strategy.PARALLEL]
@@ -247,7 +258,8 @@ def answer_caching(result: dict[str, Any]) -> str:
 
     return (
         f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
-        f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its resent history at "
+        f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its "
+        "resent history at "
         f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
         f"{row['ratioHit']:.1f}. {ours}; on generated orders caching starts at "
         + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
@@ -259,7 +271,8 @@ def assumption_sentence(result: dict[str, Any]) -> str:
     """What the every-prefix-a-hit assumption is worth, per model, for the case study's broad session."""
     n = result["pricing"]["conversations"]
     parts = [
-        f"{r['model']} {prices.usd(r['broad']['hit'])} if every prefix is a hit, {prices.usd(r['broad']['miss'])} if every "
+        f"{r['model']} {prices.usd(r['broad']['hit'])} if every prefix is a hit, {prices.usd(r['broad']['miss'])} if "
+        "every "
         f"one is a miss, {prices.usd(r['broad']['none'])} without caching"
         for r in result["caching"]["caseStudy"]
     ]
@@ -290,15 +303,19 @@ def answer_price(result: dict[str, Any]) -> str:
     ]
     text = (
         f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost {prices.usd(h['granular'])} granular, "
-        f"{prices.usd(h['focused'])} focused and {prices.usd(h['scoped'])} scoped ({h['strategy']} calls, modelled); with every prefix "
-        f"a hit {prices.usd(h['granularCached'])}, {prices.usd(h['focusedCached'])} and {prices.usd(h['scopedCached'])}. Across models, from "
-        f"{prices.usd(cheap['dollars'])} (focused on {cheap['model']}) to {prices.usd(dear['dollars'])} (granular on {dear['model']})"
+        f"{prices.usd(h['focused'])} focused and {prices.usd(h['scoped'])} scoped ({h['strategy']} calls, modelled); "
+        "with every prefix "
+        f"a hit {prices.usd(h['granularCached'])}, {prices.usd(h['focusedCached'])} and "
+        f"{prices.usd(h['scopedCached'])}. Across models, from "
+        f"{prices.usd(cheap['dollars'])} (focused on {cheap['model']}) to {prices.usd(dear['dollars'])} (granular on "
+        f"{dear['model']})"
     )
     if dearer:
         text += (
             "; caching makes "
             + ", ".join(
-                f"{d} on {m} dearer ({prices.usd(cell[(m, d, 'no caching')])} to {prices.usd(cell[(m, d, 'every prefix a hit')])})"
+                f"{d} on {m} dearer ({prices.usd(cell[(m, d, 'no caching')])} to "
+                f"{prices.usd(cell[(m, d, 'every prefix a hit')])})"
                 for m, d in dearer
             )
             + ": a breakpoint writes the last request at the write premium and no later call reads it"
@@ -324,7 +341,8 @@ def answer_scale(result: dict[str, Any]) -> str:
         )
         + f" ({result['pricing']['strategy']} calls, modelled)"
         + (
-            f"; in the {' and '.join(over)} sessions some call exceeds the {result['caseStudy']['contextWindow']:,}-token window, so such a "
+            f"; in the {' and '.join(over)} sessions some call exceeds the "
+            f"{result['caseStudy']['contextWindow']:,}-token window, so such a "
             "session could not run as priced"
             if over
             else ""
@@ -338,8 +356,10 @@ def answer_strategy(result: dict[str, Any]) -> str:
     tokens_row, dollars_row = result["callStrategy"]["order"]
     largest = max(result["callStrategy"]["scale"], key=lambda r: r["lines"], default=None)
     text = (
-        f"The focused design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a granular "
-        f"model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that asks one "
+        f"The focused design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a "
+        "granular "
+        f"model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that asks "
+        "one "
         f"call per request ({dollars_row['parallel %']:.1f}% and {dollars_row['sequential %']:.1f}% of the price on "
         f"{_first(result)['model']}): "
         + (

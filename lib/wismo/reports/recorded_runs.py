@@ -146,7 +146,8 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         holds,
         f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
         "resends all earlier ones",
-        f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused {', '.join(f'{v:,}' for v in f['inputs'])} "
+        f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused "
+        f"{', '.join(f'{v:,}' for v in f['inputs'])} "
         f"tokens ({group['tokensAre']})",
     )
 

@@ -95,7 +95,8 @@ def check_costs(group: dict[str, Any]) -> str:
         True,
         "each run is priced from its own tokens at its model's per-million prices",
         "; ".join(
-            f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, {c['label']}"
+            f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, "
+            f"{c['label']}"
             for c in priced
         ),
     )

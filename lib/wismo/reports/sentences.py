@@ -33,7 +33,8 @@ def case_study_sentence(cs: dict[str, Any]) -> str:
         f"Broad tools process **{cs['broad']['total']:,}** input tokens in {cs['calls']} calls and scoped tools "
         f"**{cs['scoped']['total']:,}**, a ratio of **{cs['ratio']:.1f}** (modelled). The broad session's last call "
         f"carries {cs['broad']['final']:,} tokens; one more tool call would carry {cs['broad']['nextCall']:,} into the "
-        f"next call, over the {cs['contextWindow']:,}-token window (broad sessions fail at call {cs['broad']['failsAtCall']}), "
+        f"next call, over the {cs['contextWindow']:,}-token window (broad sessions fail at call "
+        f"{cs['broad']['failsAtCall']}), "
         f"against {cs['scoped']['nextCall']:,} for scoped tools. Scoped tools "
         f"{'meet' if cs['scoped']['meetsTarget'] else 'miss'} the {cs['target']:,}-token goal; broad tools "
         f"{'meet' if cs['broad']['meetsTarget'] else 'miss'} it."
@@ -70,7 +71,8 @@ def medians_sentence(group: dict[str, Any]) -> str:
     )
     return (
         f"**{group['label']}**: the focused design needed a median of {m['turns']['focused']:g} model turns against "
-        f"{m['turns']['granular']:g} ({group['kinds']['turns']}), {m['totalTokens']['focused vs granular %']:+.1f}% tokens "
+        f"{m['turns']['granular']:g} ({group['kinds']['turns']}), {m['totalTokens']['focused vs granular %']:+.1f}% "
+        "tokens "
         f"({group['kinds']['tokens']}) and " + elapsed
     )
 

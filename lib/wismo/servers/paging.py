@@ -61,7 +61,8 @@ def page(
     if fmt not in FORMATS:
         # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
         raise CursorError(
-            f"format must be one of {', '.join(FORMATS)}, not {quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}."
+            f"format must be one of {', '.join(FORMATS)}, not "
+            f"{quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}."
         )
     if count is None:
         from wismo.tokens import count_text as count
@@ -91,7 +92,10 @@ def page(
             f'"{order["orderId"]}" and cursor "{_cursor(offsets)}" for the next page.'
         )
         if fmt == "concise":
-            note += ' The concise format leaves out orderId inside each record and the carrier\'s checkedAt and latestEvent; ask with format "detailed" for them.'
+            note += (
+                " The concise format leaves out orderId inside each record and the carrier's checkedAt and "
+                'latestEvent; ask with format "detailed" for them.'
+            )
         return {
             **body,
             "page": {
@@ -107,7 +111,7 @@ def page(
 
     # Greedy fill in list order, then trim until the whole text fits: the cap holds exactly, not on average.
     offsets = list(start)
-    used = count(compact(render([n for n in lengths])))  # the envelope with the longest note it can carry
+    used = count(compact(render(list(lengths))))  # the envelope with the longest note it can carry
     added: list[int] = []
     for i in range(len(LISTS)):
         top = LISTS[i][0]
@@ -134,6 +138,7 @@ def page(
         size = count(compact(result))
     if size > cap:
         raise PagingError(
-            f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be raised."
+            f"the cap of {cap} tokens cannot hold one record with the page's framing ({size} tokens); the cap must be "
+            "raised."
         )
     return result

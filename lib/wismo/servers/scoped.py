@@ -1,5 +1,6 @@
 """The scoped design: the focused context under a token cap per result, a concise default format, a cursor to
-the next page, and a statement inside every page of what was left out and how to ask for it (the context-budget case study)."""
+the next page, and a statement inside every page of what was left out and how to ask for it (the context-budget
+case study)."""
 
 from __future__ import annotations
 
