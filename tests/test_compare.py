@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from wismo.analyses import comparison
+from wismo.core.errors import ClaimFailed
 from wismo.core.jsondiff import without_timings
 from wismo.core.jsonfmt import stable
 from wismo.core.paths import DEFAULT_FIXTURES
@@ -59,7 +60,7 @@ async def test_all_cases_equal_with_bytes_and_calls(baseline):
     assert rows["well formed, no record"]["granular"]["error"] == "Order ORD-9999 was not found."
     assert rows["very long"]["input"].endswith("(5004 characters)")
     assert rows["linked records missing"]["outcome"] == "evidence"
-    comparison.require_equal(baseline)
+    assert comparison.check_equal(baseline) == f"Checked: all {baseline['summary']['cases']} cases equal."
 
 
 async def test_a_planted_difference_fails_the_comparison(tmp_path):
@@ -78,10 +79,10 @@ async def test_a_planted_difference_fails_the_comparison(tmp_path):
     ]
     assert not result["summary"]["allEqual"]
     with pytest.raises(
-        comparison.ComparisonFailed,
+        ClaimFailed,
         match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'",
     ):
-        comparison.require_equal(result)
+        comparison.check_equal(result)
 
 
 async def test_differently_worded_rejections_count_as_differences(tmp_path):

@@ -120,7 +120,7 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
             {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False, "transports": ["stdio"]},
         )
     message = f"{err.value.ename}: {err.value.evalue}"
-    assert "ComparisonFailed" in message
+    assert "ClaimFailed" in message
     assert "delivered on time" in message and "payment.amount" in message
 
 

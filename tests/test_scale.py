@@ -11,6 +11,7 @@ from wismo.agent.scripted import ScriptedBackend
 from wismo.analyses import sweep
 from wismo.client import pool
 from wismo.client.connection import connect
+from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import compact
 from wismo.domain import load, support_context
 from wismo.domain import pages as page_format
@@ -246,11 +247,11 @@ async def test_the_number_of_tool_definitions_sent_is_capped():
 
 def test_the_notebook_checks_raise_with_the_numbers():
     rows = [{"design": "scoped", "largestResultTokens": 2001}, {"design": "focused", "largestResultTokens": 99999}]
-    with pytest.raises(AssertionError, match="2001 tokens, over the cap of 2000"):
-        sweep.require_cap(rows, 2000)
-    assert sweep.require_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
-    with pytest.raises(AssertionError, match=r"orders of \[100\] lines"):
-        sweep.require_reconstruction(
+    with pytest.raises(ClaimFailed, match="2001 tokens, over the cap of 2000"):
+        sweep.check_cap(rows, 2000)
+    assert sweep.check_cap(rows[1:] + [{"design": "scoped", "largestResultTokens": 1999}], 2000) == 1999
+    with pytest.raises(ClaimFailed, match=r"orders of \[100\] lines"):
+        sweep.check_reconstruction(
             [
                 {"lines": 10, "pages merge to the focused answer": True},
                 {"lines": 100, "pages merge to the focused answer": False},

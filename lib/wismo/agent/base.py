@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from wismo.core.errors import WismoError
 
-class BackendError(RuntimeError):
+
+class BackendError(WismoError, RuntimeError):
     """A backend cannot be used or failed; the message says which backend and why (never the key)."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from wismo.core.errors import WismoError
+
 ANSWERED = "answered"
 TURN_BUDGET = "turn budget exhausted"
 CALL_BUDGET = "tool-call budget exhausted"
@@ -22,7 +24,7 @@ FAILED_REQUESTS = (NO_USAGE, TIMEOUT, CONNECTION_FAILED, SERVER_ERROR)  # the la
 ALL = (ANSWERED, *BUDGETS, *REFUSED_CALLS, UNEXPECTED_ANSWER, *FAILED_REQUESTS)
 
 
-class ConversationEnded(Exception):
+class ConversationEnded(WismoError):
     """A backend's request failed in a way that ends this conversation only; the run goes on with the next."""
 
     def __init__(self, outcome: str, reason: str) -> None:

@@ -22,6 +22,7 @@ from wismo.analyses.sweep import account, server_env
 from wismo.client.connection import ToolResult, connect
 from wismo.client.investigation import investigate
 from wismo.core import designs
+from wismo.core.errors import ClaimFailed
 from wismo.domain import load
 from wismo.domain.generate import order_id
 
@@ -141,7 +142,7 @@ async def breaking_points(
 ) -> list[dict[str, Any]]:
     """Per design of the sweep `rows` (scale.measure): the first N over the window and over the budget, each found
     by bisection inside the bracket the sweep measured and confirmed over MCP (None when no size of the sweep breaks
-    it); raises AssertionError naming a boundary that MCP does not confirm."""
+    it); raises ClaimFailed naming a boundary that MCP does not confirm."""
     out = []
     for design in dict.fromkeys(r["design"] for r in rows):
         row: dict[str, Any] = {"design": design, "how": HOW}
@@ -156,10 +157,11 @@ async def breaking_points(
             if n is not None:
                 check = await confirm(design, n, criterion, encoding, cap)
                 if not check["confirmed over MCP"]:
-                    raise AssertionError(
+                    detail = (
                         f"{design}: bisection found {criterion.name} = {n}, but over MCP {n - 1} and {n} "
                         "do not straddle the limit"
                     )
+                    raise ClaimFailed(f"MCP confirms each boundary bisection finds ({criterion.name})", detail, detail)
         row["largest single result (tokens)"] = max(r["largestResultTokens"] for r in rows if r["design"] == design)
         out.append(row)
     return out

@@ -12,6 +12,7 @@ from wismo.client.connection import Connection, connect
 from wismo.client.investigation import Call, investigate
 from wismo.core import designs, jsondiff
 from wismo.core.clock import CLOCK
+from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
 from wismo.domain import KINDS, missing_record
 from wismo.domain.cases import Case, load_cases
@@ -19,10 +20,6 @@ from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
-
-
-class ComparisonFailed(AssertionError):
-    """At least one case differs between the designs; the message names each case and its first difference."""
 
 
 def _record(call: Call, kind: Any) -> dict[str, Any]:
@@ -196,8 +193,9 @@ async def run(
     }
 
 
-def require_equal(result: dict[str, Any]) -> None:
-    """Raise ComparisonFailed naming every case whose designs disagree, with its first difference."""
+def check_equal(result: dict[str, Any]) -> str:
+    """The equivalence claim checked: "Checked: ..." when every case is equal, else ClaimFailed naming every case
+    whose designs disagree, with its first difference."""
     bad = [r for r in result["cases"] if not r["equal"]]
     if bad:
         lines = []
@@ -205,16 +203,18 @@ def require_equal(result: dict[str, Any]) -> None:
             d = r["differences"][0]
             (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
             lines.append(f"{r['label']} ({r['input']}): {d['path']}: {ref} {ref_value!r} != {other} {value!r}")
-        raise ComparisonFailed(f"{len(bad)} case(s) differ between the designs: " + "; ".join(lines))
+        detail = "; ".join(lines)
+        raise ClaimFailed(
+            "every case gives the same evidence in every design",
+            detail,
+            f"{len(bad)} case(s) differ between the designs: {detail}",
+        )
+    return f"Checked: all {result['summary']['cases']} cases equal."
 
 
 def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
     """Write the comparison as stable JSON (sorted keys, timings under their own key)."""
     return write_stable(path, result)
-
-
-class TransportsDisagree(AssertionError):
-    """The comparison gave different verdicts or bytes over different transports; the message names the cases."""
 
 
 def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -236,11 +236,15 @@ def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def require_parity(rows: list[dict[str, Any]], transports: list[str]) -> None:
-    """Raise TransportsDisagree naming every case (parity rows) whose verdict, bytes, calls or errors differ by transport."""
+def check_parity(rows: list[dict[str, Any]], transports: list[str]) -> str:
+    """The parity claim checked over parity rows: "Checked: ..." when every case gives the same verdicts, bytes,
+    calls and errors on every transport, else ClaimFailed naming every case that does not."""
     bad = [r for r in rows if not r["same"]]
     if bad:
-        raise TransportsDisagree(
-            f"{len(bad)} case(s) differ between {', '.join(transports)}: "
-            + "; ".join(f"{r['case']} ({r['input']})" for r in bad)
+        detail = "; ".join(f"{r['case']} ({r['input']})" for r in bad)
+        raise ClaimFailed(
+            f"every case gives the same verdicts and bytes over {', '.join(transports)}",
+            detail,
+            f"{len(bad)} case(s) differ between {', '.join(transports)}: {detail}",
         )
+    return f"Checked: {len(rows)} cases give the same verdicts and bytes over {', '.join(transports)}."

@@ -13,6 +13,7 @@ from wismo import cost, tokens
 from wismo.client import pool
 from wismo.client.investigation import investigate
 from wismo.core import designs
+from wismo.core.errors import ClaimFailed, first_leaf
 from wismo.domain import prompts
 from wismo.domain.generate import order_id
 from wismo.tokens.conversation import turn_items
@@ -81,9 +82,7 @@ async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
             for design in scale_designs():
                 group.start_soon(one, design)
     except BaseExceptionGroup as exc:
-        while isinstance(exc, BaseExceptionGroup):
-            exc = exc.exceptions[0]
-        failure = exc
+        failure = first_leaf(exc)
     if failure is not None:
         # Raised outside the except block: no context chain back into the task group.
         raise failure
@@ -171,16 +170,18 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
     return [row for design in scale_designs() for row in by_design[design]]
 
 
-def require_cap(rows: list[dict[str, Any]], cap: int) -> int:
-    """The scoped design's largest single result; raises AssertionError if any result is over the cap."""
+def check_cap(rows: list[dict[str, Any]], cap: int) -> int:
+    """The scoped design's largest single result; raises ClaimFailed if any result is over the cap."""
     largest = max(r["largestResultTokens"] for r in rows if r["design"] == "scoped")
     if largest > cap:
-        raise AssertionError(f"a scoped result carried {largest} tokens, over the cap of {cap}")
+        detail = f"a scoped result carried {largest} tokens, over the cap of {cap}"
+        raise ClaimFailed(f"no scoped result exceeds the cap of {cap} tokens", detail, detail)
     return largest
 
 
-def require_reconstruction(checks: list[dict[str, Any]]) -> None:
-    """Raise AssertionError naming every size whose scoped pages did not merge back to the focused answer."""
+def check_reconstruction(checks: list[dict[str, Any]]) -> None:
+    """Raise ClaimFailed naming every size whose scoped pages did not merge back to the focused answer."""
     bad = [c["lines"] for c in checks if not c["pages merge to the focused answer"]]
     if bad:
-        raise AssertionError(f"scoped pages did not reconstruct the focused answer for orders of {bad} lines")
+        detail = f"scoped pages did not reconstruct the focused answer for orders of {bad} lines"
+        raise ClaimFailed("the scoped pages merge back to the focused answer at every size", detail, detail)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
+from wismo.client.failures import HarnessError
+from wismo.core.errors import WismoError, described
 from wismo.core.jsonfmt import compact, utf8_len
 from wismo.tokens import definitions, framing
 
@@ -39,7 +41,7 @@ HARMONY_RENDERS = frozenset(
 )
 
 
-class TargetError(Exception):
+class TargetError(WismoError):
     """A server that cannot be measured (not started, not reached, not MCP, too slow); the message is one sentence."""
 
 
@@ -124,25 +126,26 @@ class _UnreadableLines(logging.Handler):
             self.count += 1
 
 
-def _problem(message: str, where: Target, timeout_s: float, unreadable: int) -> str:
-    """One sentence for a harness failure to reach `where`, from the harness's own message."""
-    cause, _, stderr = message.partition("; its stderr ends with: ")
-    cause = cause.split("could not be reached: ", 1)[-1]
-    stderr = " ".join(stderr.split())[-200:]
+def _problem(failure: HarnessError, where: Target, timeout_s: float, unreadable: int) -> str:
+    """One sentence for a harness failure to reach `where`, from the failure's cause, error and stderr."""
+    stderr = " ".join(failure.stderr.split())[-200:]
     said = f" (its stderr ends with: {stderr})" if stderr else ""
     name = where.describe()
-    if "timed out" in cause or "TimeoutError" in cause:
+    error = described(failure.error) if failure.error is not None else str(failure)
+    if failure.cause == "timeout":
         return f"{name} did not answer the MCP handshake within {timeout_s:g} s{said}"
-    if where.url and "ConnectError" in cause:
-        return f"nothing answers at {where.url} ({cause.removeprefix('ConnectError: ')})"
-    if "FileNotFoundError" in cause or "PermissionError" in cause:
-        return f"cannot start {name}: {cause}"
-    if "Connection closed" in cause:
+    if failure.cause == "not-listening":
+        return f"nothing answers at {where.url} ({failure.error})"
+    if failure.cause == "missing-command":
+        return f"cannot start {name}: {error}"
+    if failure.cause == "exited-at-start" and where.transport == "stdio":
         wrote = f" after writing {unreadable} line(s) that are not JSON-RPC" if unreadable else ""
         return f"{name} is not an MCP server: it closed the connection without answering initialize{wrote}{said}"
-    if cause.startswith("MCPError: "):
-        return f"{name} is not an MCP server: it answered initialize with the error {cause.removeprefix('MCPError: ')!r}{said}"
-    return f"{name} could not be measured: {cause}{said}"
+    if failure.cause == "not-mcp":
+        return f"{name} is not an MCP server: it answered initialize with the error {str(failure.error)!r}{said}"
+    if failure.cause == "died-mid-session":
+        return f"{name} could not be measured: the connection failed mid-session: {error}{said}"
+    return f"{name} could not be measured: {error}{said}"
 
 
 async def _bounded(what: str, where: Target, timeout_s: float, request: Callable[[], Awaitable[Any]]) -> Any:
@@ -193,7 +196,7 @@ async def _gather(
 ) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
-    from wismo.client.connection import HarnessError, connect
+    from wismo.client.connection import connect
 
     unreadable = _UnreadableLines()
     sdk_log = logging.getLogger("mcp.client.stdio")
@@ -225,7 +228,7 @@ async def _gather(
             list_ms = (time.perf_counter() - listed) * 1000
             samples = [await _sample(session, c, where, timeout_s) for c in calls]
     except HarnessError as exc:
-        raise TargetError(_problem(str(exc), where, timeout_s, unreadable.count)) from None
+        raise TargetError(_problem(exc, where, timeout_s, unreadable.count)) from None
     finally:
         sdk_log.removeHandler(unreadable)
     declared = init.capabilities.model_dump(by_alias=True, exclude_none=True)

@@ -2,7 +2,7 @@
 
 Two transports: stdio (the server is our child process) and Streamable HTTP on 127.0.0.1 (the server is our
 child process listening on a free port, or any endpoint given by URL). Every failure becomes a HarnessError
-naming the server, the transport and the cause, within a bounded time.
+naming the server, the transport and the cause, within a bounded time, and carrying them as attributes.
 """
 
 from __future__ import annotations
@@ -22,16 +22,15 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
+from wismo.client import failures
+from wismo.client.failures import HarnessError
 from wismo.core import designs
+from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
 from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
 TRANSPORTS = ("stdio", "http")
-
-
-class HarnessError(Exception):
-    """A server could not be started, reached or used; the message names the server, the transport and the cause."""
 
 
 @dataclass
@@ -59,14 +58,6 @@ class ToolResult:
         return utf8_len(self.text)
 
 
-def _cause(exc: BaseException) -> str:
-    """The innermost exception of a group, as 'Type: message'."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 @dataclass
 class Connection:
     """A running server of one design and the SDK client session talking to it."""
@@ -79,19 +70,40 @@ class Connection:
     interactions: list[Interaction] = field(default_factory=list)
     process: subprocess.Popen | None = None
     errlog: Any = None
+    target: str | None = None
 
     def _broken(self, what: str, exc: BaseException) -> HarnessError:
         """A HarnessError for a failed request: what failed, why, and whether the server process is gone."""
-        detail = _cause(exc)
-        if isinstance(exc, TimeoutError) or "timed out" in detail.lower():
+        leaf, detail = first_leaf(exc), described(exc)
+        timed_out = failures.timed_out(leaf)
+        if timed_out:
             detail = f"no answer within {self.call_timeout_s:g} s ({detail})"
-        if self.process is not None and self.process.poll() is not None:
-            detail += f"; the server process exited with code {self.process.returncode}"
-        tail = _tail(self.errlog)
+        code = failures.exit_code(self.process)
+        if code is not None:
+            detail += f"; the server process exited with code {code}"
+        if timed_out:
+            cause = "timeout"
+        elif code is not None or failures.connection_closed(leaf):
+            cause = "died-mid-session"
+        else:
+            cause = "request-failed"
+        tail = failures.stderr_tail(self.errlog)
         return HarnessError(
-            f"{self.design} server over {self.transport}: {what} failed: {detail}"
-            + (f"; its stderr ends with: {tail}" if tail else "")
+            f"{self.design} server over {self.transport}: {what} failed: {detail}" + failures.stderr_said(tail),
+            **self._facts(cause, leaf, tail, code),
         )
+
+    def _facts(self, cause: str, error: BaseException | None, tail: str, code: int | None) -> dict[str, Any]:
+        """The attributes of a HarnessError about this connection."""
+        return {
+            "server": self.design,
+            "transport": self.transport,
+            "target": self.target,
+            "cause": cause,
+            "error": error,
+            "stderr": tail,
+            "exit_code": code,
+        }
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools/list, as the wire JSON objects (camelCase, unset fields left out)."""
@@ -119,7 +131,9 @@ class Connection:
         texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
         if len(texts) != 1 or len(result.content) != 1:
             raise HarnessError(
-                f"{self.design} server over {self.transport}: {tool} returned {len(result.content)} content blocks, expected one text block"
+                f"{self.design} server over {self.transport}: {tool} returned {len(result.content)} content blocks, "
+                "expected one text block",
+                **self._facts("unexpected-answer", None, "", None),
             )
         outcome = ToolResult(texts[0], bool(result.is_error))
         self.interactions.append(Interaction("tools/call", tool, arguments, outcome.is_error, outcome.bytes, elapsed))
@@ -147,17 +161,6 @@ def listening_socket() -> socket.socket:
     sock.listen(64)
     sock.set_inheritable(True)
     return sock
-
-
-def _tail(errlog: Any, limit: int = 600) -> str:
-    """The last characters a server wrote to stderr."""
-    if errlog is None:
-        return ""
-    with suppress(Exception):
-        errlog.flush()
-        errlog.seek(0)
-        return errlog.read()[-limit:].strip()
-    return ""
 
 
 def free_port() -> int:
@@ -271,7 +274,10 @@ async def connect(
     and stop the server on exit, also on error."""
     if transport not in TRANSPORTS:
         raise HarnessError(
-            f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}"
+            f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}",
+            server=design,
+            transport=transport,
+            cause="bad-transport",
         )
     # The server's stderr goes to a file so a failure can quote it (notebook kernels have no stderr fd).
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
@@ -290,7 +296,12 @@ async def connect(
                 init = await session.initialize()  # bounded by the session's read timeout
                 if require_pinned and init.protocol_version != PINNED_REVISION:
                     raise HarnessError(
-                        f"{design} server over {transport}: answered revision {init.protocol_version}, expected {PINNED_REVISION}"
+                        f"{design} server over {transport}: answered revision {init.protocol_version}, "
+                        f"expected {PINNED_REVISION}",
+                        server=design,
+                        transport=transport,
+                        cause="unexpected-answer",
+                        target=target,
                     )
                 ready = True
                 try:
@@ -302,59 +313,21 @@ async def connect(
                         call_timeout_s=timeout_s,
                         process=process,
                         errlog=errlog,
+                        target=target,
                     )
                 except Exception as exc:
                     body_error = exc  # the caller's own error, which the transports' task groups may wrap
                     raise
         except Exception as exc:
-            if body_error is not None and body_error in _leaves(exc):
+            if body_error is not None and body_error in leaves(exc):
                 body_error.__context__ = None
                 failure = body_error
             else:
-                failure = _as_failure(exc, ready, design, transport, target, process, errlog)
+                failure = failures.as_failure(exc, ready, design, transport, target, process, errlog)
         if failure is not None:
             # Raised outside the except block, so it carries no context chain back into the transports' groups
             # (a chain that loops through an exception group breaks some traceback renderers, IPython's among them).
             raise failure
-
-
-def _as_failure(
-    exc: Exception, ready: bool, design: str, transport: str, target: str, process: subprocess.Popen | None, errlog: Any
-) -> BaseException:
-    """The error to raise for `exc`: our own HarnessError as is, the caller's own error untouched, else a
-    HarnessError saying whether the server could not be reached or the connection broke mid-session."""
-    inner = _single(exc)
-    if isinstance(inner, HarnessError):
-        inner.__context__ = None
-        return inner
-    if ready and not isinstance(exc, BaseExceptionGroup):
-        return exc
-    tail = _tail(errlog)
-    tail = f"; its stderr ends with: {tail}" if tail else ""
-    if ready:
-        exited = (
-            f"; the server process exited with code {process.returncode}"
-            if process is not None and process.poll() is not None
-            else ""
-        )
-        return HarnessError(
-            f"{design} server over {transport} ({target}): the connection failed mid-session: {_cause(exc)}{exited}{tail}"
-        )
-    return HarnessError(f"{design} server over {transport} ({target}) could not be reached: {_cause(exc)}{tail}")
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """Every exception inside (possibly nested) exception groups, or the exception itself."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
-def _single(exc: BaseException) -> BaseException:
-    """The one exception inside (possibly nested) single-member exception groups, else `exc` itself."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
 
 
 def interactions_table(connection: Connection) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wismo.core.errors import WismoError
+
 ENV = "WISMO_DESIGNS"
 
 
@@ -125,7 +127,7 @@ BUILT_IN = (GRANULAR, FOCUSED, SCOPED)
 REFERENCE = GRANULAR.name  # the comparison rebuilds every other design's evidence from this one's records
 
 
-class UnknownDesign(ValueError):
+class UnknownDesign(WismoError, ValueError):
     """A design name that is not registered; the message lists the designs that are."""
 
 

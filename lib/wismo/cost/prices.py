@@ -16,6 +16,7 @@ from decimal import Decimal
 from functools import cache
 from typing import Any
 
+from wismo.core.errors import WismoError
 from wismo.cost.caching import CachedCall
 
 LIBRARY = "genai-prices"
@@ -25,7 +26,7 @@ GIVEN = "parameters"
 GIVEN_KEYS = ("input", "cachedInput", "cacheWrite", "output")
 
 
-class UnknownModel(LookupError):
+class UnknownModel(WismoError, LookupError):
     """A model neither the price library nor the parameters price; the message says how to price it."""
 
 

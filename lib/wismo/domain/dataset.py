@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wismo.core.errors import WismoError
 from wismo.core.paths import fixtures_dir
 from wismo.domain.generate import generate
-from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind, RecordNotFound
+from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind
 
 # One file per source, as if each were its own service.
 SOURCE_FILES = {
@@ -20,7 +21,7 @@ SOURCE_FILES = {
 }
 
 
-class DatasetError(Exception):
+class DatasetError(WismoError):
     """The fixtures are missing or inconsistent; the message names the file and the record."""
 
 
@@ -36,7 +37,7 @@ class Dataset:
         try:
             return self.records[kind][ident]
         except KeyError:
-            raise RecordNotFound(f"{kind.name.capitalize()} {ident} was not found.") from None
+            raise kind.not_found(ident) from None
 
     def ids(self, kind: Kind) -> list[str]:
         """Every identifier of `kind`, in file order."""

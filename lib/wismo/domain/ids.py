@@ -8,16 +8,26 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from wismo.core.errors import WismoError
+
 # Longer than any real identifier by a wide margin; anything past it is rejected before matching.
 MAX_ID_LENGTH = 64
 
 
-class LookupFailure(Exception):
-    """A lookup that could not return a record; `message` is the one sentence a client sees."""
+# Why a lookup failed: the closed set of LookupFailure.reason.
+REASONS = ("missing", "not-a-string", "empty", "too-long", "malformed", "not-found")
 
-    def __init__(self, message: str) -> None:
+
+class LookupFailure(WismoError):
+    """A lookup that could not return a record: `kind` names the record kind (order, payment...), `identifier` is
+    the value given, `reason` one of REASONS; `message` is the one sentence a client sees."""
+
+    def __init__(self, message: str, kind: str, identifier: Any, reason: str) -> None:
         super().__init__(message)
         self.message = message
+        self.kind = kind
+        self.identifier = identifier
+        self.reason = reason
 
 
 class InvalidIdentifier(LookupFailure):
@@ -40,20 +50,38 @@ class Kind:
     def check(self, value: Any) -> str:
         """Return `value` if it is a well-formed identifier of this kind, else raise InvalidIdentifier."""
         if value is None:
-            raise InvalidIdentifier(f"{self.id_key} is required; give {self.a_name} ID such as {self.example}.")
+            raise self._invalid(
+                value, "missing", f"{self.id_key} is required; give {self.a_name} ID such as {self.example}."
+            )
         if not isinstance(value, str):
-            raise InvalidIdentifier(f"{self.id_key} must be a string such as {self.example}, not {json_type(value)}.")
+            raise self._invalid(
+                value, "not-a-string", f"{self.id_key} must be a string such as {self.example}, not {json_type(value)}."
+            )
         if value == "":
-            raise InvalidIdentifier(f"{self.id_key} is empty; give {self.a_name} ID such as {self.example}.")
+            raise self._invalid(
+                value, "empty", f"{self.id_key} is empty; give {self.a_name} ID such as {self.example}."
+            )
         if len(value) > MAX_ID_LENGTH:
-            raise InvalidIdentifier(
-                f"{self.id_key} is {len(value)} characters long, too long for {self.a_name} ID such as {self.example}."
+            raise self._invalid(
+                value,
+                "too-long",
+                f"{self.id_key} is {len(value)} characters long, too long for {self.a_name} ID such as {self.example}.",
             )
         if not _compiled(self.pattern).fullmatch(value):
-            raise InvalidIdentifier(
-                f"{self.id_key} {quote(value)} is not {self.a_name} ID; {self.name} IDs look like {self.example}."
+            raise self._invalid(
+                value,
+                "malformed",
+                f"{self.id_key} {quote(value)} is not {self.a_name} ID; {self.name} IDs look like {self.example}.",
             )
         return value
+
+    def _invalid(self, value: Any, reason: str, message: str) -> InvalidIdentifier:
+        """The InvalidIdentifier for `value` of this kind, failed for `reason`."""
+        return InvalidIdentifier(message, self.name, value, reason)
+
+    def not_found(self, ident: str) -> RecordNotFound:
+        """The RecordNotFound for a well-formed `ident` of this kind that no record has."""
+        return RecordNotFound(f"{self.name.capitalize()} {ident} was not found.", self.name, ident, "not-found")
 
     @property
     def a_name(self) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from papermill.exceptions import PapermillExecutionError
 
+from wismo.core.errors import WismoError
 from wismo.core.paths import NOTEBOOKS, OUTPUTS, output_dir
 from wismo.core.progress import bar
 from wismo.render import figures, index_page
@@ -32,7 +33,7 @@ FULL, READER = "Full version with code", "Reader's version: narrative, tables an
 JOBS_ENV = "WISMO_REPORT_JOBS"
 
 
-class NotebookFailed(PapermillExecutionError):
+class NotebookFailed(WismoError, PapermillExecutionError):
     """Papermill's error for a failed cell, with the notebook it happened in named first."""
 
     def __init__(self, notebook: str, cell_index, exec_count, source, ename, evalue, traceback) -> None:

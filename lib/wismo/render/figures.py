@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wismo.core.errors import WismoError
+
 _FUNCTIONS = {
     "len": len,
     "count": lambda xs: sum(bool(x) for x in xs),
@@ -32,7 +34,7 @@ _CALL = re.compile(r"^(\w+)\((.*)\)$")
 _SEGMENT = re.compile(r"\[([^\]]*)\]|\.?([^.\[\]]+)")
 
 
-class FigureError(ValueError):
+class FigureError(WismoError, ValueError):
     """A key figure that cannot be read: the message names the notebook, the figure and what is wrong."""
 
 

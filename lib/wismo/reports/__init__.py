@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wismo.core.errors import ClaimFailed
+
 # notebook stem -> (report module, the JSON file its build writes)
 REPORTS = {
     "01-equivalence": ("wismo.reports.equivalence", "deterministic-comparison.json"),
@@ -13,10 +15,6 @@ REPORTS = {
     "03-recorded-runs": ("wismo.reports.recorded_runs", "recorded-runs.json"),
     "04-scale": ("wismo.reports.scale", "scale.json"),
 }
-
-
-class ReportCheckFailed(AssertionError):
-    """A claim a report makes does not hold in this run; the message names the claim and the numbers."""
 
 
 def parameters(params: Mapping[str, Any] | None, defaults: Mapping[str, Any], report: str) -> dict[str, Any]:
@@ -29,7 +27,7 @@ def parameters(params: Mapping[str, Any] | None, defaults: Mapping[str, Any], re
 
 
 def check(holds: bool, claim: str, detail: str) -> str:
-    """A visible check: the claim when it holds (to display), else ReportCheckFailed naming the claim and numbers."""
+    """A visible check: the claim when it holds (to display), else ClaimFailed naming the claim and numbers."""
     if not holds:
-        raise ReportCheckFailed(f"{claim} does not hold: {detail}")
+        raise ClaimFailed(claim, detail)
     return f"Checked: {claim} ({detail})."

@@ -10,15 +10,12 @@ from wismo import cost, tokens
 from wismo.analyses import calibration
 from wismo.client import investigation
 from wismo.core import reference
+from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import output_dir
 from wismo.reports import check, context_price
 from wismo.reports import parameters as report_parameters
 from wismo.tokens import conversation, definitions, framing
-
-
-class ReproductionFailed(AssertionError):
-    """A computed figure disagrees with the one the source published; the message names both."""
 
 
 def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: int) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def check_case_study(
     computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """Compare each computed figure with the published one (marking those the source printed, not only implied);
-    raise ReproductionFailed on any difference."""
+    raise ClaimFailed on any difference."""
     pairs = [
         ("broadTotal", computed["broad"]["total"]),
         ("broadFinalCall", computed["broad"]["final"]),
@@ -83,11 +80,10 @@ def check_case_study(
     ]
     bad = [r for r in rows if not r["match"]]
     if bad:
-        raise ReproductionFailed(
-            "; ".join(
-                f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad
-            )
+        detail = "; ".join(
+            f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad
         )
+        raise ClaimFailed("the case study's published figures reproduce", detail, detail)
     return rows
 
 
@@ -110,9 +106,11 @@ def our_servers(
             conv = conversation.conversation(order_id, tool_list, tool_turns, encoding_name, client)
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
-                raise ReproductionFailed(
-                    f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives {conv.requests}"
+                detail = (
+                    f"{design} {order_id}: the model gives {modelled.inputs} but counting each request gives "
+                    f"{conv.requests}"
                 )
+                raise ClaimFailed("the session model gives each request's input as counted", detail, detail)
             r = sum(conv.result_tokens) / len(conv.result_tokens)
             rows.append(
                 {

@@ -60,14 +60,14 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
 
 def check_cap(result: dict[str, Any]) -> str:
     """The cap claim checked: no scoped result exceeds the cap, at any size."""
-    largest = sweep.require_cap(result["rows"], result["cap"])
+    largest = sweep.check_cap(result["rows"], result["cap"])
     at = "at its cap" if largest == result["cap"] else "under its cap"
     return f"Checked: the scoped design's largest single result is {largest:,} tokens, {at} of {result['cap']:,}, at every size (tiktoken-estimated)."
 
 
 def check_reconstruction(result: dict[str, Any]) -> str:
     """The claim that paging loses nothing: the pages merge back to the focused answer at every size."""
-    sweep.require_reconstruction(result["reconstruction"])
+    sweep.check_reconstruction(result["reconstruction"])
     return f"Checked: the pages merge back to the focused answer at all {len(result['reconstruction'])} sizes (measured over MCP)."
 
 

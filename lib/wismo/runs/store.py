@@ -20,6 +20,7 @@ from wismo.agent.checks import outcome_problems
 from wismo.agent.counters import totals
 from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 from wismo.core import designs
+from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
 from wismo.core.paths import RUNS
 
@@ -27,7 +28,7 @@ STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, rem
 SCHEMAS = Path(__file__).parent / "schemas"
 
 
-class RunInvalid(Exception):
+class RunInvalid(WismoError):
     """A run folder failed verification; the message lists every problem found."""
 
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import mcp_types as types
 
+from wismo.core.errors import WismoError
 from wismo.domain import Kind
 
 
-class ToolInputError(ValueError):
+class ToolInputError(WismoError, ValueError):
     """Bad input a design's own code found (beyond the identifier checks); the message is the one sentence a
     client sees. The shared server code catches this, never a particular design's error."""
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
+from wismo.core.errors import WismoError
 from wismo.tokens import stjson
 
 
-class FramingError(ValueError):
+class FramingError(WismoError, ValueError):
     """A result or definition the profile cannot frame; the message names what was wrong."""
 
 
