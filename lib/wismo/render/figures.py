@@ -140,7 +140,7 @@ def render(template: str, data: Any) -> str:
 
 
 def declared(notebook: dict[str, Any]) -> list[dict[str, str]]:
-    """The key-figure pointers a notebook declares in metadata wismo.render.figures (none is allowed)."""
+    """The key-figure pointers a notebook declares in metadata wismo.figures (none is allowed)."""
     return list(notebook.get("metadata", {}).get("wismo", {}).get("figures", []))
 
 
