@@ -20,10 +20,10 @@ from wismo import tokens
 from wismo.analyses.sweep import account, server_env
 from wismo.client.connection import ToolResult, connect
 from wismo.client.investigation import investigate
-from wismo.core import designs
 from wismo.core.environ import temporary_env
 from wismo.domain import load
 from wismo.domain.generate import order_id
+from wismo.servers import designs
 
 HOW = (
     "bisection on order size, with the servers' own tool code in process; the boundary (N-1 below, N over) "

@@ -12,9 +12,9 @@ import anyio
 from wismo import cost, tokens
 from wismo.client import pool
 from wismo.client.investigation import investigate
-from wismo.core import designs
 from wismo.domain import prompts
 from wismo.domain.generate import order_id
+from wismo.servers import designs
 from wismo.tokens.conversation import turn_items
 
 

@@ -8,18 +8,18 @@ import os
 import sys
 from pathlib import Path
 
-from wismo.core import designs
 from wismo.core.paths import RUNS
+from wismo.servers import designs
 
 
 def _serve(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin."""
     import anyio
 
-    from wismo.core.designs import UnknownDesign
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
     from wismo.servers.app import build_server, serve_stdio
+    from wismo.servers.designs import UnknownDesign
     from wismo.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
@@ -214,7 +214,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve one design over stdio (any MCP client can start this)")
     serve.add_argument(
-        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.core.designs)"
+        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.servers.designs)"
     )
     serve.add_argument(
         "--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"

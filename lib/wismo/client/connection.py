@@ -22,8 +22,8 @@ import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
-from wismo.core import designs
 from wismo.core.jsonfmt import utf8_len
+from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0

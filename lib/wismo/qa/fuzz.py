@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wismo.client.connection import Connection, HarnessError, connect
-from wismo.core import designs
+from wismo.servers import designs
 
 REAL_IDS = {"orderId": "ORD-1004", "paymentId": "PAY-1004", "reservationId": "RSV-1004-B", "trackingId": "TRK-1004-A"}
 BATCH = 100  # examples between liveness and memory checks
