@@ -18,14 +18,14 @@ from wismo.bench import suite
 from wismo.cli.main import COMMANDS, parser
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.client.connection import TRANSPORTS
-from wismo.core import designs
+from wismo.servers import designs
 from wismo.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS, framing
 
 SUBCOMMANDS = ("serve", "compare", "report", "tokens", "contract", "evaluate", "verify", "fuzz", "bench", "peers")
 
 TOY = textwrap.dedent('''
     """A toy design that only needs to be listed."""
-    from wismo.core.designs import Design, Investigation
+    from wismo.servers.designs import Design, Investigation
 
     DESIGN = Design(name="toy", summary="listed, never served", color="#D55E00",
                     investigation=Investigation(entry="get_whole_order"), server=lambda: (), contract=False)

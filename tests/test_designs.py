@@ -15,15 +15,15 @@ from wismo.agent.scripted import ScriptedBackend
 from wismo.analyses import comparison, sweep
 from wismo.client import investigation as turns
 from wismo.client.connection import connect
-from wismo.core import designs
 from wismo.render import charts
 from wismo.reports import context_cost
+from wismo.servers import designs
 
 pytestmark = pytest.mark.anyio
 
 TOY = textwrap.dedent('''
     """A toy fourth design for the tests: the focused context under another tool name."""
-    from wismo.core.designs import Design, Investigation
+    from wismo.servers.designs import Design, Investigation
     from wismo.domain import ORDER, support_context
     from wismo.servers.toolspec import ToolSpec
 

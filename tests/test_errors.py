@@ -34,7 +34,7 @@ def test_every_exception_wismo_defines_is_a_wismo_error():
     classes = _exception_classes()
     # The walk reaches every layer: the exceptions of the lowest and the highest packages are among those found.
     for name in (
-        "wismo.core.designs.UnknownDesign",
+        "wismo.servers.designs.UnknownDesign",
         "wismo.client.failures.HarnessError",
         "wismo.render.build.NotebookFailed",
     ):
@@ -44,8 +44,8 @@ def test_every_exception_wismo_defines_is_a_wismo_error():
 
 
 def test_the_old_bases_are_kept_for_callers_that_catch_them():
-    from wismo.core.designs import UnknownDesign
     from wismo.cost.prices import UnknownModel
+    from wismo.servers.designs import UnknownDesign
     from wismo.servers.paging import CursorError
 
     assert issubclass(UnknownDesign, ValueError) and issubclass(UnknownModel, LookupError)

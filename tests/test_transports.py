@@ -16,8 +16,8 @@ from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
 from wismo.analyses import comparison
 from wismo.client import contract
 from wismo.client.connection import HarnessError, connect, free_port, server_command
-from wismo.core import designs
 from wismo.core.errors import ClaimFailed
+from wismo.servers import designs
 
 pytestmark = pytest.mark.anyio
 

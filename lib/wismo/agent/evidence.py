@@ -6,41 +6,61 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wismo.domain.ids import ORDER, PAYMENT, RESERVATION, TRACKING
+from wismo.domain.links import LINKS, ORDER_KEY, Link, context_keys, kind_of, kinds
+
 
 @dataclass
 class Evidence:
-    """Records by kind, gathered from function_call_output items, plus identifiers whose lookup failed."""
+    """Records by kind (the order and each kind it links to), gathered from function_call_output items, plus
+    identifiers whose lookup failed."""
 
-    orders: list[dict[str, Any]] = field(default_factory=list)
-    payments: list[dict[str, Any]] = field(default_factory=list)
-    reservations: list[dict[str, Any]] = field(default_factory=list)
-    tracking: list[dict[str, Any]] = field(default_factory=list)
+    links: tuple[Link, ...] = LINKS
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by kind name, in the graph's order
     unreadable: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for kind in kinds(self.links):
+            self.records.setdefault(kind.name, [])
+
+    @property
+    def orders(self) -> list[dict[str, Any]]:
+        """The order records."""
+        return self.records[ORDER.name]
+
+    @property
+    def payments(self) -> list[dict[str, Any]]:
+        """The payment records."""
+        return self.records[PAYMENT.name]
+
+    @property
+    def reservations(self) -> list[dict[str, Any]]:
+        """The warehouse reservation records."""
+        return self.records[RESERVATION.name]
+
+    @property
+    def tracking(self) -> list[dict[str, Any]]:
+        """The carrier tracking records."""
+        return self.records[TRACKING.name]
 
     def add(self, record: Any) -> None:
         """File one decoded record (or a support context, or a missing-record stand-in) under its kind."""
         if not isinstance(record, dict):
             return
-        if {"order", "payment", "reservations", "tracking"} <= set(record):
-            self.add(record["order"])
-            self.add(record["payment"])
-            for item in record["reservations"] + record["tracking"]:
-                self.add(item)
+        if set(context_keys(self.links)) <= set(record):
+            self.add(record[ORDER_KEY])
+            for link in self.links:
+                for item in link.records(record):
+                    self.add(item)
             return
         if record.get("missing"):
             ident = next((v for k, v in record.items() if k.endswith("Id")), None)
             if isinstance(ident, str):
                 self.unreadable.append(ident)
             return
-        for key, bucket in (
-            ("trackingId", self.tracking),
-            ("reservationId", self.reservations),
-            ("paymentId", self.payments),
-            ("orderId", self.orders),
-        ):
-            if key in record and (key != "paymentId" or "amount" in record) and (key != "orderId" or "items" in record):
-                bucket.append(record)
-                return
+        kind = kind_of(record, self.links)
+        if kind is not None:
+            self.records[kind.name].append(record)
 
     def texts(self) -> list[str]:
         """Every string value in every record: what a claim in a summary may legitimately quote."""
@@ -56,7 +76,7 @@ class Evidence:
                 for v in value:
                     walk(v)
 
-        walk([self.orders, self.payments, self.reservations, self.tracking])
+        walk(list(self.records.values()))
         return out
 
 

@@ -13,7 +13,7 @@ from wismo import tokens
 from wismo.agent.assessment import assess
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.evidence import from_items
-from wismo.core import designs
+from wismo.servers import designs
 from wismo.tokens import framing
 
 
@@ -58,7 +58,7 @@ class ScriptedBackend:
         return Reply(output, usage)
 
     def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next output items, by the investigation of the design whose tools were offered (wismo.core.designs):
+        """The next output items, by the investigation of the design whose tools were offered (wismo.servers.designs):
         the entry call, then every linked call at once or the next page while one is announced, then the answer."""
         calls = [i for i in items if i.get("type") == "function_call"]
         order_id = _order_id(items)

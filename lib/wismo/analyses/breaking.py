@@ -11,9 +11,8 @@ size the bisection finds is the first.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,10 +20,11 @@ from wismo import tokens
 from wismo.analyses.sweep import account, server_env
 from wismo.client.connection import ToolResult, connect
 from wismo.client.investigation import investigate
-from wismo.core import designs
+from wismo.core.environ import temporary_env
 from wismo.core.errors import ClaimFailed
 from wismo.domain import load
 from wismo.domain.generate import order_id
+from wismo.servers import designs
 
 HOW = (
     "bisection on order size, with the servers' own tool code in process; the boundary (N-1 below, N over) "
@@ -32,21 +32,9 @@ HOW = (
 )
 
 
-@contextmanager
-def _cap(cap: int | None) -> Iterator[None]:
+def _cap(cap: int | None) -> AbstractContextManager[None]:
     """The scoped cap as a server would read it from its environment, for the duration of an in-process search."""
-    if cap is None:
-        yield
-        return
-    previous = os.environ.get("WISMO_SCOPED_CAP")
-    os.environ["WISMO_SCOPED_CAP"] = str(cap)
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("WISMO_SCOPED_CAP", None)
-        else:
-            os.environ["WISMO_SCOPED_CAP"] = previous
+    return temporary_env(WISMO_SCOPED_CAP=None if cap is None else str(cap))
 
 
 class InProcess:

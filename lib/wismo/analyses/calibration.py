@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo import tokens
+from wismo import cost, tokens
 from wismo.client import investigation
 from wismo.domain import prompts
-from wismo.tokens import definitions, framing
+from wismo.tokens import conversation, definitions, framing
 
 DERIVED = "derived from published"
 PUBLISHED = "provider-reported (published)"
@@ -43,22 +43,11 @@ def published(article: dict[str, Any], order_id: str = ORDER) -> dict[str, Any]:
     }
 
 
-def _calls_and_results(turn: list[investigation.Call], index: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One recorded tool turn as function_call items and MCP CallToolResults (the wire form a profile frames)."""
-    ids = [f"call_{index}_{i}" for i in range(len(turn))]
-    calls = [tokens.function_call(c["name"], c["arguments"], i) for c, i in zip(turn, ids)]
-    results = [framing.text_result(c["output"], True if c["isError"] else None) for c in turn]
-    return calls, results
-
-
 def additions(
     tool_turns: list[list[investigation.Call]], profile: framing.Profile, encoding: str = tokens.DEFAULT_ENCODING
 ) -> list[int]:
     """What each tool turn adds to the next request under a client profile (tiktoken-estimated)."""
-    return [
-        framing.turn_addition(*_calls_and_results(turn, i), profile, encoding).total
-        for i, turn in enumerate(tool_turns, start=1)
-    ]
+    return list(conversation.turn_additions(tool_turns, encoding, profile))
 
 
 def definition_tokens(
@@ -80,16 +69,11 @@ def first_request_known(
     order_id: str = ORDER,
     encoding: str = tokens.DEFAULT_ENCODING,
 ) -> int:
-    """Every part of the first request but the instructions' text: definitions, the question, the framing of both
-    messages and the reply's priming (cookbook constants)."""
-    question = tokens.count_item({"type": "message", "role": "user", "content": prompts.question(order_id)}, encoding)
-    system_frame = tokens.COOKBOOK_GPT4O.per_message + tokens.count_text("system", encoding)
-    return (
-        definition_tokens(tools, profile, method, encoding)
-        + question
-        + system_frame
-        + tokens.COOKBOOK_GPT4O.reply_priming
-    )
+    """Every part of the first request but the instructions' text: definitions (counted by `method`), the
+    question, the framing of both messages and the reply's priming (cookbook constants)."""
+    request = conversation.first_request(order_id, tools, encoding, profile)
+    without_instructions = request.total - tokens.count_text(prompts.INSTRUCTIONS, encoding)
+    return without_instructions - request.tools + definition_tokens(tools, profile, method, encoding)
 
 
 def rebuild(
@@ -111,9 +95,10 @@ def rebuild(
             g_known = first_request_known(g_tools, profile, method, order_id, encoding)
             f_known = first_request_known(f_tools, profile, method, order_id, encoding)
             instructions = requests[0] - g_known  # solved: the only unpublished part of request 1
-            predicted = [requests[0], requests[0] + g_add[0], requests[0] + g_add[0] + g_add[1]]
-            f_first = instructions + f_known
-            f_second = f_first + f_add[0]
+            predicted = list(cost.session(requests[0], g_add[: len(requests) - 1]).inputs)
+            # The article's focused run is two model calls: the first request, then it plus the one tool turn.
+            focused = cost.session(instructions + f_known, f_add[:1])
+            from_published = cost.session(first_pub, f_add[:1])
             rows.append(
                 {
                     "profile": profile.name,
@@ -131,13 +116,12 @@ def rebuild(
                     "publishedSmallerBy": pub["focusedSmallerBy"]["value"],
                     "focusedTurnAddition": f_add[0],
                     # The focused conversation two ways: from our rebuilt first request, and from the published one.
-                    "focusedFirstRequest": f_first,
-                    "focusedSecondRequest": f_second,
-                    "focusedOutputImplied": pub["focusedConversation"]["value"] - f_first - f_second,
-                    "focusedSecondFromPublishedFirst": first_pub + f_add[0],
+                    "focusedFirstRequest": focused.inputs[0],
+                    "focusedSecondRequest": focused.final,
+                    "focusedOutputImplied": pub["focusedConversation"]["value"] - focused.total,
+                    "focusedSecondFromPublishedFirst": from_published.final,
                     "focusedOutputImpliedFromPublishedFirst": pub["focusedConversation"]["value"]
-                    - 2 * first_pub
-                    - f_add[0],
+                    - from_published.total,
                 }
             )
     return {
@@ -195,11 +179,7 @@ def framing_share(
         for name in ("python", "csharp-mcp"):
             profile = framing.profile(name)
             base = instructions + first_request_known(tools, profile, "cookbook", order_id, encoding)
-            inputs, current = [base], base
-            for added in additions(tool_turns, profile, encoding):
-                current += added
-                inputs.append(current)
-            totals[name] = sum(inputs)
+            totals[name] = cost.session(base, additions(tool_turns, profile, encoding)).total
         out.append(
             {
                 "design": design,

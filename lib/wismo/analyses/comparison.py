@@ -10,13 +10,14 @@ from typing import Any
 
 from wismo.client.connection import Connection, connect
 from wismo.client.investigation import Call, investigate
-from wismo.core import designs, jsondiff
+from wismo.core import jsondiff
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
 from wismo.domain import KINDS, missing_record
 from wismo.domain.cases import Case, load_cases
 from wismo.domain.ids import MAX_ID_LENGTH
+from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"

@@ -12,11 +12,10 @@ import anyio
 from wismo import cost, tokens
 from wismo.client import pool
 from wismo.client.investigation import investigate
-from wismo.core import designs
 from wismo.core.errors import ClaimFailed, first_leaf
-from wismo.domain import prompts
 from wismo.domain.generate import order_id
-from wismo.tokens.conversation import turn_items
+from wismo.servers import designs
+from wismo.tokens import conversation
 
 
 def scale_designs() -> tuple[str, ...]:
@@ -28,22 +27,14 @@ def account(
     design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str
 ) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
-    functions = [tokens.mcp_tool_to_function(t) for t in tools]
     oid = order_id(n)
-    base = tokens.count_request(
-        prompts.INSTRUCTIONS,
-        functions,
-        [{"type": "message", "role": "user", "content": prompts.question(oid)}],
-        encoding_name,
-    ).total
-    additions, result_tokens, result_bytes = [], [], 0
-    for index, turn in enumerate(turns, start=1):
-        items = turn_items(turn, index)
-        additions.append(sum(tokens.count_item(i, encoding_name) for i in items))
+    base = conversation.first_request(oid, tools, encoding_name).total
+    result_tokens, result_bytes = [], 0
+    for turn in turns:
         # The cap applies to the result text itself, without the message framing the request adds.
         result_tokens += [tokens.count_text(c["output"], encoding_name) for c in turn]
         result_bytes += sum(len(c["output"].encode("utf-8")) for c in turn)
-    session = cost.session(base, additions)
+    session = cost.session(base, conversation.turn_additions(turns, encoding_name))
     return {
         "design": design,
         "lines": n,

@@ -7,27 +7,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wismo.core.textgrid import count, grid
+
 BUDGET_MEASURE = "harmony"  # the budget and the baseline hold the complete count of the definitions
 HEAVIEST = 3  # tools named when the budget is exceeded
-
-
-def _n(value: int) -> str:
-    """A count with thousands separators."""
-    return f"{value:,}"
 
 
 def by_cost(measurement: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools, heaviest first (harmony total), ties by name."""
     return sorted(measurement["tools"], key=lambda t: (-t[BUDGET_MEASURE]["total"], t["name"]))
-
-
-def _grid(header: list[str], rows: list[list[str]], left: tuple[int, ...] = (0,)) -> list[str]:
-    """Rows under a header, the columns numbered in `left` (words) left-aligned and the rest (numbers) right-aligned."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return [
-        "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-        for r in [header, *rows]
-    ]
 
 
 def _definitions(m: dict[str, Any]) -> list[str]:
@@ -37,13 +25,13 @@ def _definitions(m: dict[str, Any]) -> list[str]:
     rows = [
         [
             t["name"],
-            _n(t["harmony"]["total"]),
+            count(t["harmony"]["total"]),
             f"{t['sharePercent']:.1f}%",
-            _n(t["harmony"]["name"]),
-            _n(t["harmony"]["description"]),
-            _n(t["harmony"]["parameters"]),
-            _n(t["cookbook"]["total"]),
-            _n(t["json"]["total"]),
+            count(t["harmony"]["name"]),
+            count(t["harmony"]["description"]),
+            count(t["harmony"]["parameters"]),
+            count(t["cookbook"]["total"]),
+            count(t["json"]["total"]),
             ", ".join(t["harmonyLeavesOut"]),
         ]
         for t in by_cost(m)
@@ -52,12 +40,12 @@ def _definitions(m: dict[str, Any]) -> list[str]:
         rows.append(
             [
                 "(namespace frame)",
-                _n(d["harmony"]["frame"]),
+                count(d["harmony"]["frame"]),
                 f"{d['harmonyFrameSharePercent']:.1f}%",
                 "",
                 "",
                 "",
-                _n(d["cookbook"]["frame"]),
+                count(d["cookbook"]["frame"]),
                 "",
                 "",
             ]
@@ -65,17 +53,17 @@ def _definitions(m: dict[str, Any]) -> list[str]:
     rows.append(
         [
             "total",
-            _n(d["harmony"]["total"]),
+            count(d["harmony"]["total"]),
             "100.0%" if m["tools"] else "",
             "",
             "",
             "",
-            _n(d["cookbook"]["total"]),
-            _n(d["json"]["total"]),
+            count(d["cookbook"]["total"]),
+            count(d["json"]["total"]),
             "",
         ]
     )
-    lines = _grid(header, rows, left=(0, 8))
+    lines = grid(header, rows, left=(0, 8))
     lines[-1:-1] = ["-" * len(lines[0])]
     return lines
 
@@ -84,15 +72,17 @@ def _listed(m: dict[str, Any]) -> list[str]:
     """Instructions, prompts and resources, one line each."""
     i = m["instructions"]
     lines = [
-        f"instructions: {_n(i['tokens'])} tokens, {_n(i['bytes'])} bytes" if i["present"] else "instructions: none"
+        f"instructions: {count(i['tokens'])} tokens, {count(i['bytes'])} bytes"
+        if i["present"]
+        else "instructions: none"
     ]
     for kind in ("prompts", "resources"):
         e = m[kind]
         if not e["declared"]:
             lines.append(f"{kind}: not declared by the server")
             continue
-        each = ", ".join(f"{r['name']} {_n(r['tokens'])}" for r in e["entries"])
-        lines.append(f"{kind}: {len(e['entries'])} listed, {_n(e['total'])} tokens" + (f" ({each})" if each else ""))
+        each = ", ".join(f"{r['name']} {count(r['tokens'])}" for r in e["entries"])
+        lines.append(f"{kind}: {len(e['entries'])} listed, {count(e['total'])} tokens" + (f" ({each})" if each else ""))
     return lines
 
 
@@ -105,7 +95,7 @@ def _calls(m: dict[str, Any]) -> list[str]:
     header = ["call", "error", "bare", *profiles]
 
     def cell(figures: dict[str, Any]) -> str:
-        return "cannot frame" if "error" in figures else f"{_n(figures['tokens'])} / {_n(figures['bytes'])} B"
+        return "cannot frame" if "error" in figures else f"{count(figures['tokens'])} / {count(figures['bytes'])} B"
 
     rows = [
         [
@@ -125,7 +115,7 @@ def _calls(m: dict[str, Any]) -> list[str]:
     return [
         "",
         "sampled results (tokens / UTF-8 bytes):",
-        *_grid(header, rows, left=(0, 1)),
+        *grid(header, rows, left=(0, 1)),
         *notes,
         f"bare: {m['calls']['bareMethod']}; profiles: {m['calls']['framedMethod']}.",
     ]
@@ -160,10 +150,10 @@ def over_budget(m: dict[str, Any], max_tokens: int) -> str | None:
     whole = m["definitions"][BUDGET_MEASURE]
     if whole["total"] <= max_tokens:
         return None
-    heaviest = ", ".join(f"{t['name']} ({_n(t[BUDGET_MEASURE]['total'])})" for t in by_cost(m)[:HEAVIEST])
+    heaviest = ", ".join(f"{t['name']} ({count(t[BUDGET_MEASURE]['total'])})" for t in by_cost(m)[:HEAVIEST])
     return (
-        f"the tool definitions take {_n(whole['total'])} tokens ({BUDGET_MEASURE}, {whole['encoding']}), "
-        f"{_n(whole['total'] - max_tokens)} over the budget of {_n(max_tokens)}; heaviest: {heaviest}"
+        f"the tool definitions take {count(whole['total'])} tokens ({BUDGET_MEASURE}, {whole['encoding']}), "
+        f"{count(whole['total'] - max_tokens)} over the budget of {count(max_tokens)}; heaviest: {heaviest}"
     )
 
 
@@ -213,12 +203,12 @@ def changes_text(diff: dict[str, Any], baseline: str) -> str:
     lines = [
         f"--- {baseline} (baseline)",
         "+++ now",
-        f"definitions: {_n(diff['before'])} -> {_n(diff['after'])} tokens ({diff['delta']:+,}); "
+        f"definitions: {count(diff['before'])} -> {count(diff['after'])} tokens ({diff['delta']:+,}); "
         f"{len(diff['tools'])} tools changed, {diff['unchanged']} unchanged",
     ]
     for r in diff["tools"]:
-        was = "" if r["before"] is None else _n(r["before"])
-        now = "" if r["after"] is None else _n(r["after"])
+        was = "" if r["before"] is None else count(r["before"])
+        now = "" if r["after"] is None else count(r["after"])
         lines.append(
             f"{sign[r['change']]} {r['tool']}: {r['change']} {was}{' -> ' if was and now else ''}{now} ({r['delta']:+,})"
         )
@@ -236,14 +226,14 @@ def peers_table(measured: dict[str, dict[str, Any]]) -> str:
         rows.append(
             [
                 label,
-                _n(len(m["tools"])),
-                _n(d["harmony"]["total"]),
-                _n(d["cookbook"]["total"]),
-                _n(d["json"]["total"]),
-                f"{heavy[0]['name']} {_n(heavy[0]['harmony']['total'])}" if heavy else "",
-                _n(m["instructions"]["tokens"]) if m["instructions"]["present"] else "none",
-                _n(m["prompts"]["total"]) if m["prompts"]["declared"] else "not declared",
-                _n(m["resources"]["total"]) if m["resources"]["declared"] else "not declared",
+                count(len(m["tools"])),
+                count(d["harmony"]["total"]),
+                count(d["cookbook"]["total"]),
+                count(d["json"]["total"]),
+                f"{heavy[0]['name']} {count(heavy[0]['harmony']['total'])}" if heavy else "",
+                count(m["instructions"]["tokens"]) if m["instructions"]["present"] else "none",
+                count(m["prompts"]["total"]) if m["prompts"]["declared"] else "not declared",
+                count(m["resources"]["total"]) if m["resources"]["declared"] else "not declared",
             ]
         )
-    return "\n".join(_grid(header, rows, left=(0, 5)))
+    return "\n".join(grid(header, rows, left=(0, 5)))

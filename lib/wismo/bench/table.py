@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.core.textgrid import grid
+
 
 def number(value: float, unit: str) -> str:
     """A figure with its unit: three decimals below 10, one above."""
@@ -12,15 +14,18 @@ def number(value: float, unit: str) -> str:
 
 def _benchmark(r: dict[str, Any]) -> list[str]:
     """The lines of one benchmark's block."""
-    width = max(len(f["name"]) for f in r["figures"])
-    lines = [r["title"], f"  {'':<{width}}  {'median':>11}  {'p95':>11}  {'n':>5}  {'x floor':>8}"]
-    for f in r["figures"]:
-        st = f["stats"]
-        vs = "" if f["vsFloor"] is None else f"{f['vsFloor']:.2f}"
-        lines.append(
-            f"  {f['name']:<{width}}  {number(st['median'], st['unit']):>11}  "
-            f"{number(st['p95'], st['unit']):>11}  {st['n']:>5}  {vs:>8}"
-        )
+    rows = [
+        [
+            f["name"],
+            number(f["stats"]["median"], f["stats"]["unit"]),
+            number(f["stats"]["p95"], f["stats"]["unit"]),
+            str(f["stats"]["n"]),
+            "" if f["vsFloor"] is None else f"{f['vsFloor']:.2f}",
+        ]
+        for f in r["figures"]
+    ]
+    header = ["", "median", "p95", "n", "x floor"]
+    lines = [r["title"], *grid(header, rows, minimum=(0, 11, 11, 5, 8), indent="  ", trim=False)]
     if "breakdown" in r:
         lines.append("  " + ", ".join(f"{k}: {v}" for k, v in r["breakdown"].items()))
     return lines + [""]

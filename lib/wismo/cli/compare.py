@@ -15,7 +15,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo compare` and its options."""
     from wismo.analyses.comparison import DEFAULT_OUT
     from wismo.client.connection import TRANSPORTS
-    from wismo.core import designs
+    from wismo.servers import designs
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("--orders", nargs="*", help="order IDs (default: the six cases and the unfriendly inputs)")

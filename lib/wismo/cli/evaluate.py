@@ -18,8 +18,8 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo evaluate` and its options."""
     from wismo.agent.backends import BACKENDS, DEFAULT_TIMEOUT_S
     from wismo.agent.loop import Budgets
-    from wismo.core import designs
     from wismo.core.paths import RUNS
+    from wismo.servers import designs
     from wismo.tokens import framing
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
@@ -85,10 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from wismo.agent.backends import make
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
-    from wismo.core import designs
     from wismo.core.progress import bar
     from wismo.domain.cases import load_cases
     from wismo.runs import recording
+    from wismo.servers import designs
 
     provider = args.provider or ("openai" if args.model else "scripted")
     chosen = list(designs.article()) if args.design == BOTH else [args.design]

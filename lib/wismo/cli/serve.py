@@ -15,11 +15,11 @@ EXAMPLE = "wismo serve focused --http 8000"
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo serve` and its options."""
-    from wismo.core import designs
+    from wismo.servers import designs
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     # Not argparse choices: an unknown design gets the registry's own sentence, which the harness quotes.
-    p.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.core.designs)")
+    p.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.servers.designs)")
     p.add_argument(
         "--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
     )
@@ -37,10 +37,10 @@ def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
     import anyio
 
-    from wismo.core.designs import UnknownDesign
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
     from wismo.servers.app import build_server, serve_stdio
+    from wismo.servers.designs import UnknownDesign
     from wismo.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.

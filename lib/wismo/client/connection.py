@@ -24,9 +24,9 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment, std
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
-from wismo.core import designs
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
+from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0

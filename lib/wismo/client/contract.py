@@ -9,9 +9,9 @@ import re
 from typing import Any
 
 from wismo.client.connection import connect
-from wismo.core import designs
 from wismo.core.jsonfmt import stable, write_stable
 from wismo.core.paths import DATA
+from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 CONTRACT = DATA / "contracts" / "tools.json"

@@ -2,7 +2,7 @@
 
 Granular: call 1 asks for get_order; call 2 asks for the payment, every reservation and every tracking record
 at once; call 3 answers. Focused: call 1 asks for get_order_support_context; call 2 answers. Scoped: one call
-per page. Each design's registry entry (wismo.core.designs) says which.
+per page. Each design's registry entry (wismo.servers.designs) says which.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 
 from wismo.client.connection import Connection, connect
-from wismo.core import designs
-from wismo.core.designs import Design
+from wismo.servers import designs
+from wismo.servers.designs import Design
 
 # A tool call the model made in one turn, and the text the server returned for it.
 Call = dict[str, Any]

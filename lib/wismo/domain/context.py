@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.domain.dataset import Dataset
-from wismo.domain.ids import ORDER, PAYMENT, RESERVATION, TRACKING, Kind, LookupFailure
+from wismo.domain.ids import ORDER, Kind, LookupFailure
+from wismo.domain.links import LINKS, ORDER_KEY, Link
 
 
 def missing_record(kind: Kind, ident: Any, message: str) -> dict[str, Any]:
@@ -21,12 +22,11 @@ def linked(dataset: Dataset, kind: Kind, ident: Any) -> dict[str, Any]:
         return missing_record(kind, ident, failure.message)
 
 
-def support_context(dataset: Dataset, order_id: Any) -> dict[str, Any]:
-    """The order with its payment, reservations and tracking, in the order the order links them."""
+def support_context(dataset: Dataset, order_id: Any, *, links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
+    """The order with every record it links to (payment, reservations, tracking), in the order the order links them."""
     order = dataset.get(ORDER, order_id)
-    return {
-        "order": order,
-        "payment": linked(dataset, PAYMENT, order["paymentId"]),
-        "reservations": [linked(dataset, RESERVATION, r) for r in order["reservationIds"]],
-        "tracking": [linked(dataset, TRACKING, t) for t in order["trackingIds"]],
-    }
+    context: dict[str, Any] = {ORDER_KEY: order}
+    for link in links:
+        records = [linked(dataset, link.kind, ident) for ident in link.ids(order)]
+        context[link.into] = records if link.many else records[0]
+    return context

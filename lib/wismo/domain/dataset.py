@@ -11,6 +11,7 @@ from wismo.core.errors import WismoError
 from wismo.core.paths import fixtures_dir
 from wismo.domain.generate import generate
 from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind
+from wismo.domain.links import LINKS, Link
 
 # One file per source, as if each were its own service.
 SOURCE_FILES = {
@@ -70,20 +71,18 @@ def load(folder: str | Path | None = None, large: list[int] | None = None, seed:
                 raise DatasetError(f"{path}: {kind.id_key} {ident} appears twice.")
             table[ident] = row
         dataset.records[kind] = table
-    _check_links(dataset)
+    check_links(dataset)
+    assert set(dataset.records) == set(KINDS)
     return dataset
 
 
-def _check_links(dataset: Dataset) -> None:
+def check_links(dataset: Dataset, links: tuple[Link, ...] = LINKS) -> None:
     """Every linked record that exists must point back to its order (missing links are allowed)."""
-    links = ((PAYMENT, "paymentId"), (RESERVATION, "reservationIds"), (TRACKING, "trackingIds"))
     for order_id, order in dataset.records[ORDER].items():
-        for kind, key in links:
-            targets = order[key] if isinstance(order[key], list) else [order[key]]
-            for target in targets:
-                record = dataset.records[kind].get(target)
+        for link in links:
+            for target in link.ids(order):
+                record = dataset.records[link.kind].get(target)
                 if record is not None and record["orderId"] != order_id:
                     raise DatasetError(
-                        f"{kind.name} {target} is linked from {order_id} but belongs to {record['orderId']}."
+                        f"{link.kind.name} {target} is linked from {order_id} but belongs to {record['orderId']}."
                     )
-    assert set(dataset.records) == set(KINDS)

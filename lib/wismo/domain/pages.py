@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.domain.links import LINKS, ORDER_KEY, Link, paged_lists
+
 DEFAULT_CAP = 2000  # tokens per result, the context-budget case study's default
 FORMATS = ("concise", "detailed")
 # The lists that are paged, in the order pages fill them: (top-level key, key inside it or None).
-LISTS = (
-    ("order", "items"),
-    ("order", "reservationIds"),
-    ("order", "trackingIds"),
-    ("reservations", None),
-    ("tracking", None),
-)
+LISTS = paged_lists()
 # Fields the concise format leaves out: they repeat what the page already says, or are free text.
 CONCISE_DROP = {"reservations": ("orderId",), "tracking": ("orderId", "checkedAt", "latestEvent")}
 
@@ -28,23 +24,23 @@ def concise(top: str, element: Any) -> Any:
     return element
 
 
-def merge(pages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The context the pages came from: the first page's order and payment, every list concatenated."""
+def merge(pages: list[dict[str, Any]], links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
+    """The context the pages came from: the first page's order and single links, every list concatenated."""
     first = pages[0]
-    order = {k: v for k, v in first["order"].items()}
-    merged: dict[str, Any] = {"order": order, "payment": first.get("payment"), "reservations": [], "tracking": []}
-    for _, inner in LISTS[:3]:
-        order[inner] = [x for p in pages for x in p["order"][inner]]
-    merged["reservations"] = [x for p in pages for x in p["reservations"]]
-    merged["tracking"] = [x for p in pages for x in p["tracking"]]
+    order = {k: v for k, v in first[ORDER_KEY].items()}
+    merged: dict[str, Any] = {ORDER_KEY: order}
+    for link in links:
+        merged[link.into] = [x for p in pages for x in p[link.into]] if link.many else first.get(link.into)
+    for _, inner in paged_lists(links):
+        if inner is not None:
+            order[inner] = [x for p in pages for x in p[ORDER_KEY][inner]]
     return merged
 
 
-def concise_view(context: dict[str, Any]) -> dict[str, Any]:
+def concise_view(context: dict[str, Any], links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
     """The focused context as the concise format shows it (what merging concise pages must give)."""
-    return {
-        "order": context["order"],
-        "payment": concise("payment", context["payment"]),
-        "reservations": [concise("reservations", r) for r in context["reservations"]],
-        "tracking": [concise("tracking", t) for t in context["tracking"]],
-    }
+    view: dict[str, Any] = {ORDER_KEY: context[ORDER_KEY]}
+    for link in links:
+        shown = [concise(link.into, r) for r in link.records(context)]
+        view[link.into] = shown if link.many else shown[0]
+    return view

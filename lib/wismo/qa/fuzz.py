@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wismo.client.connection import Connection, HarnessError, connect
-from wismo.core import designs
 from wismo.core.errors import ClaimFailed
+from wismo.servers import designs
 
 REAL_IDS = {"orderId": "ORD-1004", "paymentId": "PAY-1004", "reservationId": "RSV-1004-B", "trackingId": "TRK-1004-A"}
 BATCH = 100  # examples between liveness and memory checks

@@ -12,11 +12,11 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 from matplotlib.figure import Figure
 
-from wismo.core import designs
+from wismo.servers import designs
 
 
 class _DesignColors(Mapping[str, str]):
-    """Each registered design's colour (wismo.core.designs), read live so a design registered later has one too."""
+    """Each registered design's colour (wismo.servers.designs), read live so a design registered later has one too."""
 
     def __getitem__(self, name: str) -> str:
         return designs.get(name).color

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from wismo.core.textgrid import count, figure
+
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
 HEADERS = {
     "orderId": "order",
@@ -67,13 +69,9 @@ def cell(value: Any, decimals: int = 1) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
-        return f"{value:,}"
+        return count(value)
     if isinstance(value, float):
-        if value.is_integer() and abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if 0 < abs(value) < 1:
-            return f"{value:.3g}"  # small figures (a price of $0.15 per million) keep their significant digits
-        return f"{value:,.{decimals}f}"
+        return figure(value, decimals)
     if isinstance(value, (list, tuple)):
         return ", ".join(cell(v, decimals) for v in value) if value else "none"
     if isinstance(value, Mapping):

@@ -11,9 +11,9 @@ from wismo import cost
 from wismo.analyses import strategy, sweep
 from wismo.client import investigation
 from wismo.client.connection import connect
-from wismo.core.designs import names as design_names
 from wismo.cost import caching, prices
 from wismo.domain.generate import order_id as generated_order
+from wismo.servers.designs import names as design_names
 from wismo.tokens import conversation, framing
 
 DEFAULTS: dict[str, Any] = {

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from wismo.analyses import comparison
-from wismo.core import designs
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import output_dir
 from wismo.reports import check, parameters
+from wismo.servers import designs
 
 OUTPUT = "deterministic-comparison.json"
 DEFAULTS: dict[str, Any] = {

@@ -13,10 +13,10 @@ from typing import Any
 from wismo.agent.base import Backend
 from wismo.agent.loop import Budgets, LatencyModel, run_case
 from wismo.client.connection import connect
-from wismo.core import designs
 from wismo.core.jsonfmt import stable
 from wismo.domain import prompts
 from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
+from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
 
 

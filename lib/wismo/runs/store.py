@@ -19,10 +19,10 @@ import jsonschema
 from wismo.agent.checks import outcome_problems
 from wismo.agent.counters import totals
 from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
-from wismo.core import designs
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
 from wismo.core.paths import RUNS
+from wismo.servers import designs
 
 STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
 SCHEMAS = Path(__file__).parent / "schemas"

@@ -8,8 +8,8 @@ from statistics import median
 from typing import Any
 
 from wismo.agent.evidence import from_items
-from wismo.core import designs
 from wismo.runs import Run, scoring
+from wismo.servers import designs
 
 
 def designs_in(rows: list[dict[str, Any]]) -> list[str]:

@@ -1,8 +1,8 @@
-"""The MCP server designs (granular, focused, scoped, and any registered in wismo.core.designs), one module each."""
+"""The MCP server designs (granular, focused, scoped, and any registered in wismo.servers.designs), one module each."""
 
 from __future__ import annotations
 
-from wismo.core import designs
+from wismo.servers import designs
 from wismo.servers.toolspec import ToolSpec
 
 

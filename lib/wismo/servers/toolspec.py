@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from wismo.core.errors import WismoError
 from wismo.domain import Kind
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 
 class ToolInputError(WismoError, ValueError):
@@ -42,6 +43,8 @@ class ToolSpec:
 
     def to_mcp(self) -> types.Tool:
         """The tools/list entry: name, description, input schema and read-only, closed-world hints."""
+        import mcp_types as types  # here, not at the top: the design registry reads the specs without MCP
+
         return types.Tool(
             name=self.name,
             description=self.description,

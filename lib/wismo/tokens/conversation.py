@@ -1,4 +1,5 @@
-"""Counting a conversation: the input items each tool turn adds, and every request of an investigation in tokens."""
+"""Counting a conversation, once for every caller: the first request, what each tool turn adds under a client
+profile, and every request of an investigation, in tokens."""
 
 from __future__ import annotations
 
@@ -36,6 +37,35 @@ class Conversation:
     result_tokens: tuple[int, ...]
 
 
+def first_request(
+    order_id: str,
+    tools: list[dict[str, Any]],
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    profile: framing.Profile = framing.PYTHON,
+) -> tokens.RequestCount:
+    """The first request of an investigation, by part: the tool definitions as the client profile sends them, the
+    instructions and the question as items, and the reply's priming."""
+    functions = [profile.function(t) for t in tools]
+    return tokens.count_request(prompts.INSTRUCTIONS, functions, [_question(order_id)], encoding_name)
+
+
+def turn_additions(
+    turns: list[list[dict[str, Any]]],
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    profile: framing.Profile = framing.PYTHON,
+) -> tuple[int, ...]:
+    """What each tool turn adds to the next request: its items (turn_items) counted the cookbook way."""
+    return tuple(
+        sum(tokens.count_item(i, encoding_name) for i in turn_items(turn, index, profile))
+        for index, turn in enumerate(turns, start=1)
+    )
+
+
+def _question(order_id: str) -> dict[str, Any]:
+    """The user message that opens an investigation."""
+    return {"type": "message", "role": "user", "content": prompts.question(order_id)}
+
+
 def conversation(
     order_id: str,
     tools: list[dict[str, Any]],
@@ -44,15 +74,15 @@ def conversation(
     profile: framing.Profile = framing.PYTHON,
 ) -> Conversation:
     """Count every request of an investigation directly (definitions and results as the client profile sends them),
-    and split it into a base and per-turn additions."""
+    and split it into the first request and per-turn additions."""
     functions = [profile.function(t) for t in tools]
-    items = [{"type": "message", "role": "user", "content": prompts.question(order_id)}]
-    requests = [tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total]
-    additions, results = [], []
+    items = [_question(order_id)]
+    requests = [first_request(order_id, tools, encoding_name, profile).total]
+    results = []
     for index, turn in enumerate(turns, start=1):
         added = turn_items(turn, index, profile)
         items = items + added
         requests.append(tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total)
-        additions.append(sum(tokens.count_item(i, encoding_name) for i in added))
         results.extend(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call_output")
-    return Conversation(requests[0], tuple(additions), tuple(requests), tuple(results))
+    additions = turn_additions(turns, encoding_name, profile)
+    return Conversation(requests[0], additions, tuple(requests), tuple(results))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
-import os
 import shutil
 import tempfile
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo import tokens
+from wismo.core.environ import temporary_env
 
 HARMONY_PACKAGE = "openai-harmony==0.0.8"
 HARMONY_METHOD = (
@@ -57,19 +57,13 @@ def harmony_encoding() -> Any:
     try:
         (folder / f"{HARMONY_ENCODING}.tiktoken").write_bytes(data)
         with _load_lock:
-            previous = os.environ.get(_ENV)
-            os.environ[_ENV] = str(folder)
             try:
-                return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+                with temporary_env(**{_ENV: str(folder)}):
+                    return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
             except openai_harmony.HarmonyError as exc:
                 raise tokens.OfflineEncodingError(
                     f"openai-harmony could not load {HARMONY_ENCODING} from {folder}: {exc}"
                 ) from None
-            finally:
-                if previous is None:
-                    os.environ.pop(_ENV, None)
-                else:
-                    os.environ[_ENV] = previous
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -2,15 +2,17 @@
 
 A design names its server module (the tool specs it serves), its colour in every chart, how an investigation
 follows its links (which tool is called first, which tools follow the identifiers that call returned, whether
-pages are followed by cursor), and whether its tools/list is pinned in data/contracts/tools.json. The CLI's
-choices, the plots' colours, the run format's design names, the comparison, the token accounting, the scale
-report and the scripted model's rules all read this module.
+pages are followed by cursor), and whether its tools/list is pinned in data/contracts/tools.json. The granular
+design's follow-up calls are derived from the order's link graph (domain/links.py) and its server's tool specs
+(each serves one record kind). The CLI's choices, the plots' colours, the run format's design names, the
+comparison, the token accounting, the scale report and the scripted model's rules all read this module.
 
 More designs can be registered without editing wismo: WISMO_DESIGNS names Python files (separated by the
 path separator), each defining DESIGN = Design(...). Server processes started by the harness see the same
 variable, so a registered design can be served, compared and counted like the built-in ones.
 
-This module is a leaf: it imports no server, no client and no MCP code, so any process can read it cheaply.
+It imports the built-in tool specs (cheap: the MCP types load only when a server lists its tools), no client and
+no server process code.
 """
 
 from __future__ import annotations
@@ -24,12 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.errors import WismoError
+from wismo.domain.ids import ORDER
+from wismo.domain.links import LINKS, Link, kinds
+from wismo.servers import granular
+from wismo.servers.toolspec import ToolSpec
 
 ENV = "WISMO_DESIGNS"
 
 
 @dataclass(frozen=True)
-class Link:
+class FollowUp:
     """An identifier in the entry tool's result that a follow-up tool takes: order[key] -> tool(argument=id);
     `into` is where the focused context keeps the records found (a list when order[key] is a list)."""
 
@@ -49,7 +55,7 @@ class Investigation:
     """
 
     entry: str
-    links: tuple[Link, ...] = ()
+    links: tuple[FollowUp, ...] = ()
     cursor: bool = False
 
     def tools(self) -> set[str]:
@@ -92,18 +98,26 @@ class Design:
         return tuple(importlib.import_module(self.server).TOOLS)
 
 
+class DesignError(ValueError):
+    """A design that cannot be declared as asked; the message says what is missing."""
+
+
+def following_links(tools: tuple[ToolSpec, ...], links: tuple[Link, ...] = LINKS) -> Investigation:
+    """The investigation of a design with one tool per record kind: the order's tool first, then for each link of
+    the order's graph the tool serving the linked kind, given the kind's identifier."""
+    by_kind = {tool.kind: tool for tool in tools}
+    missing = [kind.name for kind in kinds(links) if kind not in by_kind]
+    if missing:
+        raise DesignError(f"the tools {', '.join(t.name for t in tools)} serve no {' and no '.join(missing)} records")
+    follow = tuple(FollowUp(link.key, by_kind[link.kind].name, link.kind.id_key, link.into) for link in links)
+    return Investigation(entry=by_kind[ORDER].name, links=follow)
+
+
 GRANULAR = Design(
     name="granular",
     summary="four record tools; the model follows the order's links to the payment, reservations and tracking",
     color="#0072B2",  # Okabe-Ito blue
-    investigation=Investigation(
-        entry="get_order",
-        links=(
-            Link("paymentId", "get_payment", "paymentId", "payment"),
-            Link("reservationIds", "get_reservation", "reservationId", "reservations"),
-            Link("trackingIds", "get_tracking", "trackingId", "tracking"),
-        ),
-    ),
+    investigation=following_links(granular.TOOLS),
     server="wismo.servers.granular",
     article=True,
 )
