@@ -98,7 +98,7 @@ class Design:
         return tuple(importlib.import_module(self.server).TOOLS)
 
 
-class DesignError(ValueError):
+class DesignError(WismoError, ValueError):
     """A design that cannot be declared as asked; the message says what is missing."""
 
 
