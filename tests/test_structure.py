@@ -176,3 +176,7 @@ def test_readme_layout_lists_every_module():
         if not re.search(rf"(?<![\w/]){re.escape(path.stem)}\.py\b", layout) and rel not in layout:
             missing.append(rel)
     assert not missing, f"README's layout does not mention {missing}"
+
+
+def test_readme_states_the_package_order():
+    assert " < ".join(LAYERS) in README.read_text(encoding="utf-8"), "README's layout must state LAYERS in order"

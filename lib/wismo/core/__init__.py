@@ -1,1 +1,1 @@
-"""The floor every package stands on: where things live, the fixed clock, the design registry, JSON forms, errors."""
+"""The floor every package stands on: paths, the fixed clock, kinds of numbers, JSON forms, errors, helpers."""

@@ -1,4 +1,4 @@
-"""Records, identifiers, the fixed clock and the support-context aggregation."""
+"""The order-support domain: records, identifiers, the link graph, the answer contract, questions, large orders."""
 
 from wismo.core.clock import CLOCK
 from wismo.domain.context import linked, missing_record, support_context

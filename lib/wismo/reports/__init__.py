@@ -1,5 +1,6 @@
-"""One module per report: `build(params) -> dict` computes and writes the notebook's JSON, and the checks the
-notebook shows after each claim. Notebooks call, display and check; they compute nothing themselves."""
+"""One module per notebook: its parameters, `build(params) -> dict` writing its JSON, and the checks it shows.
+
+Notebooks call, display and check; they compute nothing themselves."""
 
 from __future__ import annotations
 
