@@ -169,7 +169,7 @@ def test_every_reader_of_the_fixtures_honours_wismo_fixtures():
 def test_readme_layout_lists_every_module():
     layout = README.read_text(encoding="utf-8").split("## Layout", 1)[1]
     missing = []
-    for name, path in MODULES.items():
+    for path in MODULES.values():
         rel = path.relative_to(LIB.parent.parent).as_posix()  # lib/wismo/...
         if path.name in ("__init__.py", "__main__.py"):
             continue

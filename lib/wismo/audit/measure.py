@@ -170,7 +170,7 @@ async def _listing(session: Any, method: str, field: str, where: Target, timeout
     cursor = None
     for _ in range(MAX_PAGES):
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await _bounded(method, where, timeout_s, lambda: request(params=params))
+        page = await _bounded(method, where, timeout_s, lambda params=params: request(params=params))
         entries += [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in getattr(page, field)]
         cursor = page.next_cursor
         if not cursor:

@@ -210,7 +210,8 @@ def changes_text(diff: dict[str, Any], baseline: str) -> str:
         was = "" if r["before"] is None else count(r["before"])
         now = "" if r["after"] is None else count(r["after"])
         lines.append(
-            f"{sign[r['change']]} {r['tool']}: {r['change']} {was}{' -> ' if was and now else ''}{now} ({r['delta']:+,})"
+            f"{sign[r['change']]} {r['tool']}: {r['change']} {was}{' -> ' if was and now else ''}{now} "
+            f"({r['delta']:+,})"
         )
     if not diff["sameMethod"]:
         lines.append("note: the baseline was counted with another method or encoding; the numbers are not comparable")

@@ -19,7 +19,9 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     # Not argparse choices: an unknown design gets the registry's own sentence, which the harness quotes.
-    p.add_argument("design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.servers.designs)")
+    p.add_argument(
+        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.servers.designs)"
+    )
     p.add_argument(
         "--http", type=int, metavar="PORT", help="serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"
     )

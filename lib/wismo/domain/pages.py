@@ -27,7 +27,7 @@ def concise(top: str, element: Any) -> Any:
 def merge(pages: list[dict[str, Any]], links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
     """The context the pages came from: the first page's order and single links, every list concatenated."""
     first = pages[0]
-    order = {k: v for k, v in first[ORDER_KEY].items()}
+    order = dict(first[ORDER_KEY])
     merged: dict[str, Any] = {ORDER_KEY: order}
     for link in links:
         merged[link.into] = [x for p in pages for x in p[link.into]] if link.many else first.get(link.into)

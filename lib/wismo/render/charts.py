@@ -191,8 +191,8 @@ def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tik
         x += 0.6
     ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks], fontsize=8)
     handles = [
-        matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=l)
-        for a, h, l in (
+        matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=label)
+        for a, h, label in (
             (0.35, None, "base: instructions, tool definitions, question"),
             (0.65, "..", "earlier turns, resent"),
             (1.0, None, "newest turn: calls and results"),

@@ -167,6 +167,7 @@ def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook") -> 
         except (KeyError, ValueError, TypeError) as exc:
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise FigureError(
-                f"{name}: key figure {label!r} ({spec.get('file', 'no file')}: {spec.get('value', 'no value')}): {detail}"
+                f"{name}: key figure {label!r} ({spec.get('file', 'no file')}: {spec.get('value', 'no value')}): "
+                f"{detail}"
             ) from None
     return figures

@@ -151,8 +151,10 @@ def summary_sentence(result: dict[str, Any]) -> str:
     return (
         f"**{s['ordersEqual']}/{s['orders']} order cases equal** over {result['transport']} "
         f"(protocol revision {result['protocolRevision']}). Of the {s['unfriendly']} unfriendly inputs, "
-        f"{s['unfriendlyRejectedAlike']} were rejected alike and {s['unfriendlyEvidenceAlike']} returned alike with its "
-        f"missing records marked ({s['unfriendlyAgreeing']}/{s['unfriendly']} treated alike). Across the order cases the granular script made "
+        f"{s['unfriendlyRejectedAlike']} were rejected alike and {s['unfriendlyEvidenceAlike']} returned alike with "
+        "its "
+        f"missing records marked ({s['unfriendlyAgreeing']}/{s['unfriendly']} treated alike). Across the order cases "
+        "the granular script made "
         f"{s['calls']['granular']} tool calls and the focused one {s['calls']['focused']}; the focused design "
         f"returned {f:,} bytes of JSON text against {g:,} ({change:+.1f}%), all measured."
     )

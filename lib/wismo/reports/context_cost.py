@@ -252,14 +252,14 @@ DEFAULTS: dict[str, Any] = {
     "sweep_rs": None,  # r values of the sweep; None means DEFAULT_SWEEP_RS
     "sweep_calls": None,  # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
     "focus_order": "ORD-1004",
-    "profile": "python",  # how the client frames definitions and results (wismo.tokens.framing): python, csharp-mcp, ...
+    "profile": "python",  # how the client frames definitions and results (wismo.tokens.framing.PROFILES)
     "output_dir": "outputs",
     **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
 }
 
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every figure of the report: the case study and its checks, the sweep, our servers over MCP, the article beside."""
+    """Every figure of the report: the case study and its checks, the sweep, our servers over MCP, the article."""
     from wismo.domain.cases import load_cases
 
     p = report_parameters(params, DEFAULTS, "the context-cost report")
@@ -273,7 +273,8 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     result = {
         "labels": {
             "caseStudy": "modelled",
-            "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile {p['profile']}), then modelled",
+            "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile "
+            f"{p['profile']}), then modelled",
             "article": "provider-reported (published)",
             "calibration": calibration.DERIVED + " and " + tokens.LABEL,
         },
@@ -337,6 +338,8 @@ def check_shape(result: dict[str, Any]) -> str:
         holds,
         f"for {order} the focused design starts lighter, returns one result bigger than any granular one, "
         "and makes one model call fewer",
-        f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the largest "
-        f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; tiktoken-estimated",
+        f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the "
+        "largest "
+        f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; "
+        "tiktoken-estimated",
     )

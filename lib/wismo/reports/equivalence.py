@@ -57,7 +57,8 @@ def check_no_compression(result: dict[str, Any]) -> str:
     others = [d for d in result["summary"]["designs"] if d != reference]
     rows = [r for r in result["cases"] if not r["unfriendly"] and r["outcome"] == "evidence"]
     bad = [
-        f"{r['label']}: {d} {r[d]['bytes']:,} bytes in {r[d]['calls']} calls vs {reference} {r[reference]['bytes']:,} in {r[reference]['calls']}"
+        f"{r['label']}: {d} {r[d]['bytes']:,} bytes in {r[d]['calls']} calls vs {reference} {r[reference]['bytes']:,} "
+        f"in {r[reference]['calls']}"
         for r in rows
         for d in others
         if not (r[d]["bytes"] >= r[reference]["bytes"] and r[d]["calls"] < r[reference]["calls"])
@@ -87,7 +88,8 @@ def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
     fuzzed = json.loads(path.read_text(encoding="utf-8"))
     t = fuzzed["totals"]
     return (
-        f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} hangs, "
+        f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} "
+        "hangs, "
         f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).",
         summary_rows(fuzzed),
     )

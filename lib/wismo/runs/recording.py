@@ -52,7 +52,8 @@ def check_request(design_names: list[str], repetitions: int, orders: list[str]) 
     unknown = [d for d in design_names if d not in known_designs]
     if unknown or not design_names or len(set(design_names)) < len(design_names):
         raise ValueError(
-            f"designs must be registered ones ({', '.join(known_designs)}), each once, not {', '.join(design_names) or 'none'}"
+            f"designs must be registered ones ({', '.join(known_designs)}), each once, not "
+            f"{', '.join(design_names) or 'none'}"
         )
     if repetitions < 1:
         raise ValueError(f"repetitions must be at least 1, not {repetitions}")

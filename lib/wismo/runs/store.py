@@ -113,7 +113,8 @@ def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None
                 problems.append(f"{where}: toolCalls entry {call_id} does not match the call in request {index}")
             if call_id in outputs and rec["resultBytes"] != utf8_len(outputs[call_id][1]):
                 problems.append(
-                    f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has {utf8_len(outputs[call_id][1])}"
+                    f"{where}: toolCalls entry {call_id} says {rec['resultBytes']} bytes but its result has "
+                    f"{utf8_len(outputs[call_id][1])}"
                 )
     for call_id in recorded.keys() - calls.keys():
         problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")

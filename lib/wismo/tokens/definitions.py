@@ -49,7 +49,8 @@ def harmony_encoding() -> Any:
     actual = hashlib.sha256(data).hexdigest()
     if actual != O200K_SHA256:
         raise tokens.OfflineEncodingError(
-            f"{HARMONY_ENCODING} from {tokens.PACKAGE} has sha256 {actual}, expected {O200K_SHA256}; reinstall the pinned {tokens.PACKAGE}"
+            f"{HARMONY_ENCODING} from {tokens.PACKAGE} has sha256 {actual}, expected {O200K_SHA256}; reinstall the "
+            f"pinned {tokens.PACKAGE}"
         )
     # harmony looks for <name>.tiktoken in TIKTOKEN_ENCODINGS_BASE and downloads when it is unset: give it a
     # private folder for the duration of the load only, so nothing else in the process sees the variable.
