@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from wismo.analyses import measurements, sweep
-from wismo.core.paths import DEFAULT_FIXTURES
+from wismo.core.paths import fixtures_dir
 from wismo.domain.pages import DEFAULT_CAP
 
 
@@ -57,9 +57,9 @@ def test_the_source_digest_changes_with_a_server_source_file(tmp_path):
     for name in measurements.SOURCE_PACKAGES:
         shutil.copytree(measurements.PACKAGE / name, package / name, ignore=shutil.ignore_patterns("__pycache__"))
     fixtures = tmp_path / "fixtures"
-    shutil.copytree(DEFAULT_FIXTURES, fixtures)
+    shutil.copytree(fixtures_dir(), fixtures)
     before = measurements.source_digest(package, fixtures)
-    assert before == measurements.source_digest(measurements.PACKAGE, DEFAULT_FIXTURES)
+    assert before == measurements.source_digest()
     scoped = package / "servers" / "scoped.py"
     scoped.write_text(scoped.read_text() + "\n# one more line\n")
     assert measurements.source_digest(package, fixtures) != before

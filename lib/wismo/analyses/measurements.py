@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core import designs
-from wismo.core.paths import DEFAULT_FIXTURES
+from wismo.core.paths import fixtures_dir
 from wismo.domain.pages import DEFAULT_CAP
 
 ENV = "WISMO_MEASUREMENTS"
@@ -46,9 +46,10 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
-def source_digest(package: Path = PACKAGE, fixtures: Path = DEFAULT_FIXTURES) -> str:
-    """A hash of the code and data the measured turns depend on (paths and contents)."""
+def source_digest(package: Path = PACKAGE, fixtures: Path | None = None) -> str:
+    """A hash of the code and data the measured turns depend on (paths and contents; fixtures: fixtures_dir())."""
     h = hashlib.sha256()
+    fixtures = fixtures or fixtures_dir()
     roots = [(f"wismo/{name}", package / name) for name in SOURCE_PACKAGES] + [("fixtures", fixtures)]
     # Designs registered by file (WISMO_DESIGNS) are served too.
     roots += [(f"design:{p}", Path(p)) for p in filter(None, designs.env().get(designs.ENV, "").split(os.pathsep))]
