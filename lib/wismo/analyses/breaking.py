@@ -16,6 +16,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from wismo import tokens
 from wismo.analyses.sweep import account, server_env
 from wismo.client.connection import ToolResult, connect
@@ -121,6 +123,28 @@ async def confirm(design: str, n: int, criterion: Criterion, encoding: str, cap:
     }
 
 
+async def _confirm_all(found: dict[tuple[str, str], tuple[int, Criterion]], encoding: str, cap: int | None) -> dict:
+    """confirm() of every boundary at once (each starts its own server process, so their starts overlap); a failure
+    is raised as itself, not wrapped in a group."""
+    results: dict[tuple[str, str], dict[str, Any]] = {}
+    failure: BaseException | None = None
+
+    async def one(k: tuple[str, str], n: int, criterion: Criterion) -> None:
+        results[k] = await confirm(k[0], n, criterion, encoding, cap)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for k, (n, criterion) in found.items():
+                group.start_soon(one, k, n, criterion)
+    except BaseExceptionGroup as exc:
+        while isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0]
+        failure = exc
+    if failure is not None:
+        raise failure
+    return results
+
+
 async def breaking_points(
     rows: list[dict[str, Any]],
     window: int,
@@ -131,25 +155,28 @@ async def breaking_points(
     """Per design of the sweep `rows` (scale.measure): the first N over the window and over the budget, each found
     by bisection inside the bracket the sweep measured and confirmed over MCP (None when no size of the sweep breaks
     it); raises ClaimFailed naming a boundary that MCP does not confirm."""
-    out = []
+    out, found = [], {}
     for design in dict.fromkeys(r["design"] for r in rows):
         row: dict[str, Any] = {"design": design, "how": HOW}
         for criterion in criteria(window, budget):
-            found = bracket(rows, design, criterion)
+            bounds = bracket(rows, design, criterion)
             n = (
                 None
-                if found is None
-                else (found[1] if found[0] == 0 else await first_size(design, criterion, *found, encoding, cap))
+                if bounds is None
+                else (bounds[1] if bounds[0] == 0 else await first_size(design, criterion, *bounds, encoding, cap))
             )
             row[criterion.name] = n
             if n is not None:
-                check = await confirm(design, n, criterion, encoding, cap)
-                if not check["confirmed over MCP"]:
-                    detail = (
-                        f"{design}: bisection found {criterion.name} = {n}, but over MCP {n - 1} and {n} "
-                        "do not straddle the limit"
-                    )
-                    raise ClaimFailed(f"MCP confirms each boundary bisection finds ({criterion.name})", detail, detail)
+                found[(design, criterion.name)] = (n, criterion)
         row["largest single result (tokens)"] = max(r["largestResultTokens"] for r in rows if r["design"] == design)
         out.append(row)
+    confirmed = await _confirm_all(found, encoding, cap)
+    for (design, _), (n, criterion) in found.items():
+        check = confirmed[(design, criterion.name)]
+        if not check["confirmed over MCP"]:
+            detail = (
+                f"{design}: bisection found {criterion.name} = {n}, but over MCP {n - 1} and {n} "
+                "do not straddle the limit"
+            )
+            raise ClaimFailed(f"MCP confirms each boundary bisection finds ({criterion.name})", detail, detail)
     return out

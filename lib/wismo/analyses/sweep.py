@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from wismo import cost, tokens
+from wismo.analyses import measurements
 from wismo.client import pool
+from wismo.client.connection import connect
 from wismo.client.investigation import investigate
 from wismo.core.errors import ClaimFailed, first_leaf
 from wismo.domain.generate import order_id
@@ -80,32 +83,132 @@ async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
     return results
 
 
-async def measure(
-    sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None, progress: Any = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Drive every design over MCP for each generated order size; return the accounting rows, and per N
-    whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
-    The servers stay running on this event loop for budgeted_sessions() (see server_pool)."""
-    from wismo.domain.pages import concise_view, merge
+Turns = dict[str, dict[int, measurements.Measured]]  # design -> order size -> its tools/list and tool turns
 
-    env = server_env(sizes, cap)
 
-    async def drive(design: str) -> list[tuple[dict[str, Any], list[str]]]:
-        found = []
-        # Kept running afterwards: the budgeted sessions that follow in the report use the same servers.
-        async with pool.server(design, sizes, cap, env) as conn:
+async def _drive(
+    plan: dict[str, list[int]],
+    cap: int | None,
+    keep: bool,
+    done: Callable[[str, int, measurements.Measured], None],
+    progress: Any = None,
+) -> Turns:
+    """Every design's investigation of the orders the plan gives it, designs at once, each on a server serving just
+    those orders; done(design, size, measured) after each order. `keep` leaves the servers in the pool."""
+
+    async def drive(design: str) -> dict[int, measurements.Measured]:
+        sizes = plan.get(design) or []
+        if not sizes:
+            return {}
+        env = server_env(sizes, cap)
+        opened = pool.server(design, sizes, cap, env) if keep else connect(design, env=env, timeout_s=120)
+        found = {}
+        async with opened as conn:
             tools = await conn.list_tools()
             for n in sizes:
-                turns = await investigate(conn, design, order_id(n))
-                found.append((account(design, n, tools, turns, encoding_name), [c["output"] for t in turns for c in t]))
+                found[n] = measurements.Measured(tools, await investigate(conn, design, order_id(n)))
+                done(design, n, found[n])
                 if progress is not None:
                     progress.update(1)
         return found
 
     # The designs' servers are separate processes: driven at once, the slowest design sets the time.
-    by_design = await each_design(drive)
-    rows = [row for design in scale_designs() for row, _ in by_design[design]]
-    texts = {(design, n): outputs for design in scale_designs() for n, (_, outputs) in zip(sizes, by_design[design])}
+    return await each_design(drive)
+
+
+Key = tuple[str, int]  # (design, order size)
+
+
+def _claim(
+    where: Path, names: dict[Key, str]
+) -> tuple[dict[Key, measurements.Measured], dict[Key, measurements.Lock], list[Key]]:
+    """Per entry: read it if stored, else lock it to measure it here, else (locked by another notebook) note it to
+    wait for. Returns what was read, the locks taken and what to wait for."""
+    found, held, theirs = {}, {}, []
+    for k, name in names.items():
+        entry = measurements.read(where, name)
+        if entry is None:
+            lock = measurements.Lock(where, name)
+            if not lock.take(wait=False):
+                lock.release()
+                theirs.append(k)
+                continue
+            # Read again once locked: another notebook may have written it between the look and the lock.
+            entry = measurements.read(where, name)
+            if entry is None:
+                held[k] = lock
+                continue
+            lock.release()
+        found[k] = entry
+    return found, held, theirs
+
+
+async def generated_turns(
+    sizes: list[int], cap: int | None = None, progress: Any = None, keep: bool = False
+) -> tuple[Turns, dict[str, Any]]:
+    """Every scale design's tools/list and tool turns for each generated order size, measured over MCP, and where
+    they came from. Inside a build (WISMO_MEASUREMENTS) an entry another notebook measured is read, one being
+    measured is waited for, and every entry measured here is stored; alone, everything is measured here. `keep`
+    leaves this notebook's servers running in the pool (for budgeted_sessions)."""
+    sizes = list(dict.fromkeys(sizes))
+    where = measurements.folder()
+    if where is None:
+        plan = dict.fromkeys(scale_designs(), sizes)
+        measured = await _drive(plan, cap, keep, lambda *_: None, progress)
+        return measured, {"sharedBuildMeasurement": False, "ordersMeasuredHere": len(sizes) * len(plan)}
+    digest = measurements.source_digest()
+    facts = {(d, n): measurements.facts(d, n, cap, digest) for d in scale_designs() for n in sizes}
+    names = {k: measurements.key(f) for k, f in facts.items()}
+    found, held, theirs = _claim(where, names)
+
+    def store(design: str, n: int, measured: measurements.Measured) -> None:
+        measurements.write(where, names[(design, n)], facts[(design, n)], measured)
+        held.pop((design, n)).release()  # a notebook waiting for this entry may go on now
+
+    try:
+        if progress is not None and found:
+            progress.update(len(found))
+        # Ours first, with no lock of another's awaited meanwhile: two notebooks never wait on each other.
+        plan = {d: [n for n in sizes if (d, n) in held] for d in scale_designs()}
+        here = sum(map(len, plan.values()))
+        mine = await _drive(plan, cap, keep, store, progress)
+        found |= {(d, n): m for d, by in mine.items() for n, m in by.items()}
+        for k in theirs:
+            held[k] = lock = measurements.Lock(where, names[k])
+            await anyio.to_thread.run_sync(lock.take, True)
+            entry = measurements.read(where, names[k])
+            if entry is None:  # its measurer failed before storing it: measured here after all
+                entry = (await _drive({k[0]: [k[1]]}, cap, False, store, progress))[k[0]][k[1]]
+                here += 1
+            else:
+                held.pop(k).release()
+                if progress is not None:
+                    progress.update(1)
+            found[k] = entry
+    finally:
+        for lock in held.values():
+            lock.release()
+    measured = {d: {n: found[(d, n)] for n in sizes} for d in scale_designs()}
+    return measured, {"sharedBuildMeasurement": True, "ordersMeasuredHere": here}
+
+
+def summarise(
+    measured: Turns, sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The accounting rows of measured turns, and per N whether merging the scoped pages gives back the focused
+    answer (in the concise view the pages use)."""
+    from wismo.domain.pages import concise_view, merge
+
+    rows = [
+        account(design, n, measured[design][n].tools, measured[design][n].turns, encoding_name)
+        for design in scale_designs()
+        for n in sizes
+    ]
+    texts = {
+        (design, n): [c["output"] for t in measured[design][n].turns for c in t]
+        for design in scale_designs()
+        for n in sizes
+    }
     checks = []
     paged = [d for d in scale_designs() if designs.get(d).investigation.cursor]
     if "focused" in scale_designs():
@@ -122,6 +225,16 @@ async def measure(
                     }
                 )
     return rows, checks
+
+
+async def measure(
+    sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None, progress: Any = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Drive every design over MCP for each generated order size; return the accounting rows, and per N
+    whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
+    The servers that measured stay running on this event loop for budgeted_sessions() (see client/pool.py)."""
+    measured, _ = await generated_turns(sizes, cap, progress, keep=True)
+    return summarise(measured, sizes, encoding_name)
 
 
 async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = None) -> list[dict[str, Any]]:

@@ -10,18 +10,32 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
+from collections.abc import Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 
 from papermill.exceptions import PapermillExecutionError
 
+from wismo.analyses import measurements
 from wismo.core.errors import WismoError
 from wismo.core.paths import NOTEBOOKS, OUTPUTS, output_dir
 from wismo.core.progress import bar
 from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
 
-__all__ = ["NotebookFailed", "Rendered", "build", "execute", "jobs_wanted", "render", "to_html", "write_index"]
+__all__ = [
+    "NotebookFailed",
+    "Rendered",
+    "build",
+    "execute",
+    "jobs_wanted",
+    "render",
+    "shared_measurements",
+    "to_html",
+    "write_index",
+]
 
 KERNEL = "python3"
 EXECUTION_TIMEOUT_S = 600
@@ -31,6 +45,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 FULL, READER = "Full version with code", "Reader's version: narrative, tables and charts"
 JOBS_ENV = "WISMO_REPORT_JOBS"
+MEASUREMENTS = ".measurements"  # under the output folder: the generated orders measured once per build
 
 
 class NotebookFailed(WismoError, PapermillExecutionError):
@@ -244,6 +259,25 @@ def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rende
     return done
 
 
+@contextmanager
+def shared_measurements(out: Path) -> Iterator[Path]:
+    """A fresh OUT/.measurements named in WISMO_MEASUREMENTS for as long as the build runs: the kernels inherit it,
+    so the notebooks measure the generated orders over MCP once between them in this build (analyses/measurements.py).
+    Emptied first: every build measures anew."""
+    folder = out / MEASUREMENTS
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    previous = os.environ.get(measurements.ENV)
+    os.environ[measurements.ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        if previous is None:
+            os.environ.pop(measurements.ENV, None)
+        else:
+            os.environ[measurements.ENV] = previous
+
+
 def build(
     notebooks: list[Path] | None = None, out: str | Path | None = None, jobs: int | str | None = None
 ) -> list[Rendered]:
@@ -252,16 +286,17 @@ def build(
     out_path = output_dir(out)
     paths = list(notebooks or sorted(NOTEBOOKS.glob("*.ipynb")))
     workers = min(jobs_wanted(jobs), len(paths))
-    if workers > 1:
-        done = _build_parallel(paths, out_path, workers)
-    else:
-        # One at a time in this process: no pool to start, which keeps the one-notebook floor what it was.
-        done = {}
-        with bar(len(paths), "reports", unit="notebook") as progress:
-            for path in paths:
-                progress.set_postfix_str(path.stem)
-                done[path] = build_one(path, out_path)
-                _report_done(progress, done[path], out_path)
+    with shared_measurements(out_path):
+        if workers > 1:
+            done = _build_parallel(paths, out_path, workers)
+        else:
+            # One at a time in this process: no pool to start, which keeps the one-notebook floor what it was.
+            done = {}
+            with bar(len(paths), "reports", unit="notebook") as progress:
+                for path in paths:
+                    progress.set_postfix_str(path.stem)
+                    done[path] = build_one(path, out_path)
+                    _report_done(progress, done[path], out_path)
     rendered = [done[p] for p in paths]
     write_index(rendered, out_path)
     return rendered

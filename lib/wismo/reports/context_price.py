@@ -10,7 +10,6 @@ from typing import Any
 from wismo import cost
 from wismo.analyses import strategy, sweep
 from wismo.client import investigation
-from wismo.client.connection import connect
 from wismo.cost import caching, prices
 from wismo.domain.generate import order_id as generated_order
 from wismo.servers.designs import names as design_names
@@ -167,37 +166,37 @@ def price_rows(
     return rows
 
 
-async def measure_scale(sizes: Sequence[int], encoding: str, progress: Any = None) -> list[dict[str, Any]]:
+async def measure_scale(
+    sizes: Sequence[int], encoding: str, progress: Any = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every scale design over notebook 04's generated orders, each conversation taken both ways: requests, input
-    of each call (as notebook 04 counts it, python profile) and output of each."""
+    of each call (as notebook 04 counts it, python profile) and output of each; and where the turns came from (the
+    build's shared measurement, or measured here)."""
+    measured, source = await sweep.generated_turns(list(sizes), None, progress)
     rows = []
     for design in sweep.scale_designs():
-        async with connect(design, env=sweep.server_env(list(sizes)), timeout_s=120) as conn:
-            tools = await conn.list_tools()
-            for n in sizes:
-                oid = generated_order(n)
-                tool_turns = await investigation.investigate(conn, design, oid)
-                for how in strategy.STRATEGIES:
-                    arranged = strategy.arrange(tool_turns, how)
-                    row = sweep.account(design, n, tools, arranged, encoding)
-                    rows.append(
-                        {
-                            "design": design,
-                            "strategy": how,
-                            "lines": n,
-                            "orderId": oid,
-                            "requests": len(row["inputs"]),
-                            "toolCalls": row["toolCalls"],
-                            "inputs": row["inputs"],
-                            "totalInput": row["totalInput"],
-                            "largestInput": max(row["inputs"]),
-                            "longestPrefix": caching.longest_prefix(row["inputs"]),
-                            "outputs": strategy.outputs(oid, arranged, encoding),
-                        }
-                    )
-                if progress is not None:
-                    progress.update(1)
-    return rows
+        for n in sizes:
+            oid = generated_order(n)
+            tools, tool_turns = measured[design][n].tools, measured[design][n].turns
+            for how in strategy.STRATEGIES:
+                arranged = strategy.arrange(tool_turns, how)
+                row = sweep.account(design, n, tools, arranged, encoding)
+                rows.append(
+                    {
+                        "design": design,
+                        "strategy": how,
+                        "lines": n,
+                        "orderId": oid,
+                        "requests": len(row["inputs"]),
+                        "toolCalls": row["toolCalls"],
+                        "inputs": row["inputs"],
+                        "totalInput": row["totalInput"],
+                        "largestInput": max(row["inputs"]),
+                        "longestPrefix": caching.longest_prefix(row["inputs"]),
+                        "outputs": strategy.outputs(oid, arranged, encoding),
+                    }
+                )
+    return rows, source
 
 
 def _saving(totals: Mapping[str, float], how: str) -> float | None:
@@ -264,7 +263,9 @@ async def build(
         "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()},
     }
     convs = conversations(everything, order, p["encoding"], p["profile"])
-    scale_rows = await measure_scale(p["scale_sizes"], p["encoding"], progress) if p["scale_sizes"] else []
+    scale_rows, source = (
+        await measure_scale(p["scale_sizes"], p["encoding"], progress) if p["scale_sizes"] else ([], None)
+    )
     for r in scale_rows:
         r["fitsWindow"] = r["largestInput"] <= window
     first, first_policy = models[0]
@@ -331,6 +332,8 @@ async def build(
             "order": savings(convs, "totalInput") + savings(price_rows(convs, models[:1], n, ("none",)), "dollars"),
             "scale": savings(scale_rows, "totalInput", ("lines",)),
         },
+        # Where the generated orders' turns came from: a fact about this run, kept out of comparisons.
+        "timings": {"generatedOrders": source},
     }
 
 

@@ -34,7 +34,9 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
     window = p["context_window"] or case_ref["assumptions"]["contextWindow"]
     budget = p["budget"] or case_ref["assumptions"]["targetTokens"]
     cap = p["cap"] or DEFAULT_CAP
-    rows, checks = await sweep.measure(p["sizes"], p["encoding"], cap, progress)
+    # The orders' turns over MCP, read from the build's shared measurement when notebook 02 measured them first.
+    measured, source = await sweep.generated_turns(p["sizes"], cap, progress, keep=True)
+    rows, checks = sweep.summarise(measured, p["sizes"], p["encoding"])
     breaks = await breaking.breaking_points(rows, window, budget, p["encoding"], p["cap"])
     budgeted = await sweep.budgeted_sessions(
         p["budget_sizes"], Budgets(max_turns=100, max_tool_calls=12, max_input_tokens=budget), cap
@@ -53,6 +55,8 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
         "reconstruction": checks,
         "breakingPoints": breaks,
         "budgetedSessions": budgeted,
+        # Where the measured turns came from: a fact about this run, not a figure, so kept out of comparisons.
+        "timings": {"generatedOrders": source},
     }
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
@@ -62,13 +66,17 @@ def check_cap(result: dict[str, Any]) -> str:
     """The cap claim checked: no scoped result exceeds the cap, at any size."""
     largest = sweep.check_cap(result["rows"], result["cap"])
     at = "at its cap" if largest == result["cap"] else "under its cap"
-    return f"Checked: the scoped design's largest single result is {largest:,} tokens, {at} of {result['cap']:,}, at every size (tiktoken-estimated)."
+    return (
+        f"Checked: the scoped design's largest single result is {largest:,} tokens, {at} of {result['cap']:,}, "
+        "at every size (tiktoken-estimated)."
+    )
 
 
 def check_reconstruction(result: dict[str, Any]) -> str:
     """The claim that paging loses nothing: the pages merge back to the focused answer at every size."""
     sweep.check_reconstruction(result["reconstruction"])
-    return f"Checked: the pages merge back to the focused answer at all {len(result['reconstruction'])} sizes (measured over MCP)."
+    sizes = len(result["reconstruction"])
+    return f"Checked: the pages merge back to the focused answer at all {sizes} sizes (measured over MCP)."
 
 
 def check_session_unbounded(result: dict[str, Any]) -> str:
