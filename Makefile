@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test quick browser lab runs fuzz bench peers clean
+.PHONY: setup report test quick lint browser lab runs fuzz bench peers clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -21,14 +21,19 @@ $(STAMP): pyproject.toml requirements.lock
 report: $(STAMP)
 	$(BIN)/wismo report
 
-## test: the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
+## test: ruff, then the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
 ## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py)
-test: $(STAMP) browser
+test: $(STAMP) browser lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile
 
-## quick: the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
-quick: $(STAMP)
+## quick: ruff, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
+quick: $(STAMP) lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" -q
+
+## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check --no-cache lib tests notebooks
+	$(BIN)/ruff format --check --no-cache lib tests
 
 ## browser: Debian's chromium for the report check, installed when missing (CI runs as root with apt reachable)
 browser:
