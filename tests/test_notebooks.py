@@ -12,7 +12,7 @@ import pytest
 from wismo.client.connection import HarnessError
 from wismo.core.paths import DEFAULT_FIXTURES, NOTEBOOKS
 from wismo.render import build as report
-from wismo.reports import equivalence
+from wismo.reports import context_cost, equivalence
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
@@ -88,6 +88,15 @@ def test_key_figures_come_from_the_results(built_reports):
         f for label, f in figures["02-context-cost"].items() if label.startswith("article's ORD-1004 turns rebuilt")
     )
     assert calibration.value == "275 / 733 vs 287 / 714" and "derived from published" in calibration.kind
+    assert "best fit of 16" in calibration.label and "a fit, not a confirmation" in calibration.kind
+    by_profile = next(f for label, f in figures["02-context-cost"].items() if "python and csharp-mcp" in label)
+    assert re.fullmatch(r"\d+\.\d% / \d+\.\d% vs 42%", by_profile.value), by_profile.value
+    assert figures["02-context-cost"]["focused ORD-1004 run: framings its published total rules out"].value == "2/4"
+    for label in figures["02-context-cost"]:  # savings and prices name the client profile they assume
+        if "saving" in label or "conversations on" in label:
+            assert "profile" in label, label
+    cost = json.loads((built_reports.out / "context-cost.json").read_text())
+    assert set(cost) - {"kinds"} <= set(cost["kinds"]) | set(context_cost.NOT_FIGURES)
 
 
 def test_reader_version_hides_code_and_keeps_every_chart(built_reports):

@@ -7,14 +7,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wismo import cost, tokens
-from wismo.analyses import calibration
+from wismo.analyses import calibration, sensitivity
 from wismo.client import investigation
 from wismo.core import reference
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
+from wismo.core.kinds import DERIVED, MEASURED, MODELLED, PUBLISHED, TIKTOKEN
 from wismo.core.paths import output_dir
+from wismo.domain import prompts
+from wismo.domain.answer import SCORED
+from wismo.reports import calibration as shown_calibration
 from wismo.reports import check, context_price
 from wismo.reports import parameters as report_parameters
+from wismo.runs.scoring import load_expectations
 from wismo.tokens import conversation, definitions, framing
 
 
@@ -315,12 +320,53 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             "derived": best["derivedAdditions"],
             "errorPercent": best["additionErrorPercent"],
             "instructionsTokensSolved": best["instructionsTokensSolved"],
+            "ourInstructionsTokens": tokens.count_text(prompts.INSTRUCTIONS, p["encoding"]),
         }
         result["recordTypes"] = calibration.record_types(recorded, p["encoding"])
         result["framingShare"] = calibration.framing_share(recorded, best["instructionsTokensSolved"], p["encoding"])
+        expected = load_expectations()[calibration.ORDER]
+        result["sensitivity"] = sensitivity.build(
+            recorded, cal["published"], article_ref, {k: expected[k] for k in SCORED}, calibration.ORDER, p["encoding"]
+        )
+        result["savingByProfile"] = shown_calibration.saving_by_profile(result["framingShare"], article_ref)
     result |= await context_price.build(p, cs, recorded, result["focusOrder"], article_ref, cp["window"])
+    result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
+    unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
+    if unlabelled:  # a block added without saying what kind of figures it holds
+        raise ClaimFailed("every block of context-cost.json carries its kind", f"no kind for {sorted(unlabelled)}")
     write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
     return result
+
+
+# What each block of context-cost.json holds, said once per block (figures inside a block may name their own kind).
+BLOCK_KINDS = {
+    "caseStudy": MODELLED,
+    "caseStudyReproduced": f"{MODELLED}, against {PUBLISHED}",
+    "sweep": MODELLED,
+    "ourServers": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
+    "ratios": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
+    "againstArticle": f"{TIKTOKEN} and {MODELLED} beside {PUBLISHED}",
+    "calibration": f"{TIKTOKEN} against {DERIVED}",
+    "calibrationSummary": f"{TIKTOKEN} under the csharp-mcp profile, against {DERIVED}",
+    "sensitivity": f"{TIKTOKEN} against {DERIVED}",
+    "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the article's median {PUBLISHED}",
+    "recordTypes": TIKTOKEN,
+    "framingShare": f"{TIKTOKEN}, then {MODELLED}",
+    "definitions": TIKTOKEN,
+    "priceHeadline": f"{MODELLED} (client profile in labels)",
+    "pricePerConversations": MODELLED,
+    "scalePrices": MODELLED,
+    "caching": MODELLED,
+    "callStrategy": f"{TIKTOKEN}, then {MODELLED}",
+    "strategyHeadline": f"{TIKTOKEN}, then {MODELLED}",
+    "caseStudyChecks": f"{MODELLED}, against {PUBLISHED}",
+    "conversations": f"{TIKTOKEN}, then {MODELLED}",
+    "scaleRows": f"{TIKTOKEN}, then {MODELLED}",
+    "prices": f"{PUBLISHED} (genai-prices' price data, USD per million tokens)",
+    "timings": MEASURED,
+}
+# Blocks that hold the run's parameters, labels and sources rather than figures.
+NOT_FIGURES = ("focusOrder", "labels", "method", "sources", "priceLibrary", "pricing")
 
 
 def check_shape(result: dict[str, Any]) -> str:

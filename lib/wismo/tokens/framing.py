@@ -105,6 +105,13 @@ def csharp_output(result: dict[str, Any], newline: str = "\n") -> str:
     return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.RELAXED, indented=True, newline=newline)
 
 
+def indented_default_output(result: dict[str, Any]) -> str:
+    """The envelope as Microsoft.Extensions.AI.OpenAI 9.0.0 to 9.2.x wrote it: indented, with System.Text.Json's
+    default encoder (AIJsonUtilities.DefaultOptions set no relaxed encoder before 9.3.0)."""
+    element = csharp_call_tool_result(result)
+    return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.DEFAULT, indented=True)
+
+
 def element_raw_text(result: dict[str, Any]) -> str:
     """The raw text of ToChatMessage's JsonElement: the CallToolResult compact, escaped by System.Text.Json's
     default encoder (McpJsonUtilities.DefaultOptions sets no encoder)."""
@@ -169,10 +176,10 @@ CSHARP_MCP = Profile(
     description=(
         "The article's runner (MCP C# SDK CallToolResult.ToChatMessage(callId)): the whole CallToolResult "
         "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
-        "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). This is the text MCP C# SDK users "
-        "report reaching the model (csharp-sdk issue #962), and the framing that reproduces the article's "
-        "provider-reported figures; the current Microsoft.Extensions.AI.OpenAI source re-serializes it "
-        "relaxed and indented instead (profile csharp-mcp-relaxed)."
+        "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). A hypothesis, not an observed behaviour: "
+        "it is the framing that best fits the article's granular turns, but no released Microsoft.Extensions.AI.OpenAI "
+        "sends the element's raw text unchanged (the current source re-serializes it indented and relaxed: profile "
+        "csharp-mcp-relaxed), and the article's focused conversation leaves too few tokens for it (notebook 02 §5)."
     ),
     source=(
         "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
