@@ -111,11 +111,11 @@ async def test_the_scripted_backend_estimates_under_a_client_profile():
     totals = {}
     async with connect("granular") as conn:
         tools = await conn.list_tools()
-        for profile in ("python", "csharp-mcp"):
+        for profile in ("python", "csharp-raw-element"):
             backend = ScriptedBackend(profile=profile)
             trace = await run_case(backend, conn, tools, "ORD-1004")
             totals[profile] = [r["usage"]["inputTokens"] for r in trace["requests"]]
             assert backend.token_counting["profile"] == profile
     # Same first request (no results yet); every later one carries the results framed the C# client's way.
-    assert totals["python"][0] == totals["csharp-mcp"][0]
-    assert all(c > p for p, c in zip(totals["python"][1:], totals["csharp-mcp"][1:]))
+    assert totals["python"][0] == totals["csharp-raw-element"][0]
+    assert all(c > p for p, c in zip(totals["python"][1:], totals["csharp-raw-element"][1:]))

@@ -139,12 +139,12 @@ def test_the_csharp_definition_is_the_schema_round_tripped_through_tooljson():
 
 
 def test_every_profile_names_its_source_and_an_unknown_one_is_refused():
-    assert "AIContentExtensions.cs ToChatMessage" in framing.CSHARP_MCP_RELAXED.source
-    assert "AIJsonUtilities.Defaults.cs" in framing.CSHARP_MCP_RELAXED.source
-    assert "McpJsonUtilities.cs" in framing.CSHARP_MCP.source
+    assert "AIContentExtensions.cs ToChatMessage" in framing.CSHARP_RELAXED.source
+    assert "AIJsonUtilities.Defaults.cs" in framing.CSHARP_RELAXED.source
+    assert "McpJsonUtilities.cs" in framing.CSHARP_RAW_ELEMENT.source
     assert "mcp_tool_to_function" in framing.PYTHON.source
     with pytest.raises(
-        framing.FramingError, match="unknown client profile 'java'; known: python, csharp-mcp, csharp-mcp-relaxed"
+        framing.FramingError, match="unknown client profile 'java'; known: python, csharp-raw-element, csharp-relaxed"
     ):
         framing.profile("java")
 
@@ -191,12 +191,14 @@ def published_additions():
 def test_the_article_order_framed_by_each_profile():
     result = framing.text_result(ARTICLE_ORDER_TEXT)
     counts = {name: tokens.count_text(p.output(result)) for name, p in framing.PROFILES.items()}
-    assert counts == {"python": 112, "csharp-mcp-relaxed": 143, "csharp-mcp": 258}
+    assert counts == {"python": 112, "csharp-relaxed": 143, "csharp-raw-element": 258}
 
 
 def test_the_raw_element_framing_reproduces_the_published_turns_within_five_percent():
     published = published_additions()
-    added = [framing.turn_addition(calls, results, framing.CSHARP_MCP).total for calls, results in article_turns()]
+    added = [
+        framing.turn_addition(calls, results, framing.CSHARP_RAW_ELEMENT).total for calls, results in article_turns()
+    ]
     assert added == [275, 733]
     for ours, theirs in zip(added, published):
         assert abs(ours - theirs) <= 0.05 * theirs, (ours, theirs)
@@ -206,7 +208,7 @@ def test_the_source_traced_and_bare_framings_fall_well_short_of_the_published_tu
     # What the C# sources say the runner sends (indented, relaxed escaping) adds 44% and 36% fewer tokens than
     # the provider reported; the bare text fewer still. The gap is reported, not hidden.
     published = published_additions()
-    for client, expected in ((framing.CSHARP_MCP_RELAXED, [160, 454]), (framing.PYTHON, [129, 354])):
+    for client, expected in ((framing.CSHARP_RELAXED, [160, 454]), (framing.PYTHON, [129, 354])):
         added = [framing.turn_addition(calls, results, client) for calls, results in article_turns()]
         assert [a.total for a in added] == expected
         assert all(a.total < 0.7 * p for a, p in zip(added, published))

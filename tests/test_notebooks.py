@@ -89,7 +89,7 @@ def test_key_figures_come_from_the_results(built_reports):
     )
     assert calibration.value == "275 / 733 vs 287 / 714" and "derived from published" in calibration.kind
     assert "best fit of 16" in calibration.label and "a fit, not a confirmation" in calibration.kind
-    by_profile = next(f for label, f in figures["02-context-cost"].items() if "python and csharp-mcp" in label)
+    by_profile = next(f for label, f in figures["02-context-cost"].items() if "python and csharp-raw-element" in label)
     assert re.fullmatch(r"\d+\.\d% / \d+\.\d% vs 42%", by_profile.value), by_profile.value
     assert figures["02-context-cost"]["focused ORD-1004 run: framings its published total rules out"].value == "2/4"
     for label in figures["02-context-cost"]:  # savings and prices name the client profile they assume

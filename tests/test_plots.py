@@ -130,8 +130,8 @@ SAMPLES = {
     "recorded_medians": lambda: charts.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
     "framing_by_record": lambda: charts.framing_by_record(
         [
-            {"tool": "get_order", "bytes": 301, "python": 112, "csharp-mcp": 258, "csharp-mcp-relaxed": 143},
-            {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-mcp": 137, "csharp-mcp-relaxed": 78},
+            {"tool": "get_order", "bytes": 301, "python": 112, "csharp-raw-element": 258, "csharp-relaxed": 143},
+            {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-raw-element": 137, "csharp-relaxed": 78},
         ]
     ),
     "caching_curve": lambda: price_charts.caching_curve(

@@ -86,8 +86,8 @@ def test_sampled_results_are_counted_bare_and_under_every_profile(measured):
     assert echo["profiles"]["python"] == echo["bare"]
     # The C# profiles send the whole CallToolResult as JSON: more than the text, and the escaped form is not the
     # indented one.
-    assert echo["profiles"]["csharp-mcp"]["bytes"] > echo["bare"]["bytes"]
-    assert echo["profiles"]["csharp-mcp"] != echo["profiles"]["csharp-mcp-relaxed"]
+    assert echo["profiles"]["csharp-raw-element"]["bytes"] > echo["bare"]["bytes"]
+    assert echo["profiles"]["csharp-raw-element"] != echo["profiles"]["csharp-relaxed"]
     assert "one text block" in split["profiles"]["python"]["error"] and split["bare"]["bytes"] == len("abc\ndef")
 
 

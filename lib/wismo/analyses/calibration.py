@@ -160,7 +160,9 @@ def record_types(
                 "tool": tool,
                 "bytes": len(text.encode("utf-8")),
                 **counts,
-                "framing share %": round((counts["csharp-mcp"] - counts["python"]) / counts["csharp-mcp"] * 100, 1),
+                "framing share %": round(
+                    (counts["csharp-raw-element"] - counts["python"]) / counts["csharp-raw-element"] * 100, 1
+                ),
             }
         )
     return out
@@ -170,13 +172,13 @@ def framing_share(
     recorded: dict[str, Any], instructions: int, encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
 ) -> list[dict[str, Any]]:
     """Per design, the article's conversation input (with `instructions` tokens of instructions, as solved) under
-    csharp-mcp and with bare text (python), and the share of the former that comes from the client's framing of
+    csharp-raw-element and with bare text (python), and the share of the former that comes from the client's framing of
     results rather than from the tool design (modelled)."""
     out = []
     for design in ("granular", "focused"):
         tool_turns, tools = recorded["turns"][design][order_id], recorded["tools"][design]
         totals = {}
-        for name in ("python", "csharp-mcp"):
+        for name in ("python", "csharp-raw-element"):
             profile = framing.profile(name)
             base = instructions + first_request_known(tools, profile, "cookbook", order_id, encoding)
             totals[name] = cost.session(base, additions(tool_turns, profile, encoding)).total
@@ -184,9 +186,9 @@ def framing_share(
             {
                 "design": design,
                 "input, bare text": totals["python"],
-                "input, csharp-mcp framing": totals["csharp-mcp"],
+                "input, csharp-raw-element framing": totals["csharp-raw-element"],
                 "share from framing %": round(
-                    (totals["csharp-mcp"] - totals["python"]) / totals["csharp-mcp"] * 100, 1
+                    (totals["csharp-raw-element"] - totals["python"]) / totals["csharp-raw-element"] * 100, 1
                 ),
             }
         )

@@ -276,7 +276,7 @@ def scale_lines(
 
 
 # Client profiles are not designs: their own colours (Okabe-Ito sky blue, vermillion, reddish purple).
-PROFILE_COLORS = {"python": "#56B4E9", "csharp-mcp": "#D55E00", "csharp-mcp-relaxed": "#CC79A7"}
+PROFILE_COLORS = {"python": "#56B4E9", "csharp-raw-element": "#D55E00", "csharp-relaxed": "#CC79A7"}
 
 
 def framing_by_record(rows: list[dict[str, Any]]) -> Figure:

@@ -50,8 +50,8 @@ HEADERS = {
     "match": "matches",
     # Client profiles (wismo.tokens.framing), as columns of tokens.
     "python": "python, bare text (tokens)",
-    "csharp-mcp": "csharp-mcp (tokens)",
-    "csharp-mcp-relaxed": "csharp-mcp-relaxed (tokens)",
+    "csharp-raw-element": "csharp-raw-element (tokens)",
+    "csharp-relaxed": "csharp-relaxed (tokens)",
     "framing share %": "share from framing (%)",
 }
 

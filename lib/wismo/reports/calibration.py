@@ -145,7 +145,7 @@ def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def focused_table(result: dict[str, Any], profile: str = "csharp-mcp") -> list[dict[str, Any]]:
+def focused_table(result: dict[str, Any], profile: str = "csharp-raw-element") -> list[dict[str, Any]]:
     """The focused conversation reconstructed under a profile, from our first request and from the published one."""
     r = calibration.row(result["calibration"], profile)
     pub = result["calibration"]["published"]
@@ -185,7 +185,7 @@ def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def saving_by_profile(shares: list[dict[str, Any]], article: dict[str, Any]) -> dict[str, Any]:
-    """ORD-1004's focused input saving under bare text (python) and under the csharp-mcp framing, with the
+    """ORD-1004's focused input saving under bare text (python) and under the csharp-raw-element framing, with the
     article's median saving beside it (published)."""
     by = {r["design"]: r for r in shares}
     g, f = by["granular"], by["focused"]
@@ -196,6 +196,6 @@ def saving_by_profile(shares: list[dict[str, Any]], article: dict[str, Any]) -> 
     return {
         "order": calibration.ORDER,
         "python": saving("input, bare text"),
-        "csharp-mcp": saving("input, csharp-mcp framing"),
+        "csharp-raw-element": saving("input, csharp-raw-element framing"),
         "articleMedian": article["medians"]["focusedFewerTokensPercent"],
     }

@@ -312,10 +312,10 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     }
     if calibration.ORDER in order_ids:
         cal = calibration.rebuild(recorded, article_ref, p["encoding"])
-        best = calibration.row(cal, "csharp-mcp")
+        best = calibration.row(cal, "csharp-raw-element")
         result["calibration"] = cal
         result["calibrationSummary"] = {
-            "profile": "csharp-mcp",
+            "profile": "csharp-raw-element",
             "additions": best["turnAdditions"],
             "derived": best["derivedAdditions"],
             "errorPercent": best["additionErrorPercent"],
@@ -347,7 +347,7 @@ BLOCK_KINDS = {
     "ratios": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
     "againstArticle": f"{TIKTOKEN} and {MODELLED} beside {PUBLISHED}",
     "calibration": f"{TIKTOKEN} against {DERIVED}",
-    "calibrationSummary": f"{TIKTOKEN} under the csharp-mcp profile, against {DERIVED}",
+    "calibrationSummary": f"{TIKTOKEN} under the csharp-raw-element profile, against {DERIVED}",
     "sensitivity": f"{TIKTOKEN} against {DERIVED}",
     "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the article's median {PUBLISHED}",
     "recordTypes": TIKTOKEN,

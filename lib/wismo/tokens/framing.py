@@ -149,8 +149,8 @@ PYTHON = Profile(
     output=_only_text,
 )
 
-CSHARP_MCP_RELAXED = Profile(
-    name="csharp-mcp-relaxed",
+CSHARP_RELAXED = Profile(
+    name="csharp-relaxed",
     description=(
         "The article's runner as the current sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
         "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 over the "
@@ -171,15 +171,15 @@ CSHARP_MCP_RELAXED = Profile(
     output=csharp_output,
 )
 
-CSHARP_MCP = Profile(
-    name="csharp-mcp",
+CSHARP_RAW_ELEMENT = Profile(
+    name="csharp-raw-element",
     description=(
         "The article's runner (MCP C# SDK CallToolResult.ToChatMessage(callId)): the whole CallToolResult "
         "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
         "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). A hypothesis, not an observed behaviour: "
         "it is the framing that best fits the article's granular turns, but no released Microsoft.Extensions.AI.OpenAI "
         "sends the element's raw text unchanged (the current source re-serializes it indented and relaxed: profile "
-        "csharp-mcp-relaxed), and the article's focused conversation leaves too few tokens for it (notebook 02 §5)."
+        "csharp-relaxed), and the article's focused conversation leaves too few tokens for it (notebook 02 §5)."
     ),
     source=(
         "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
@@ -191,7 +191,7 @@ CSHARP_MCP = Profile(
     output=element_raw_text,
 )
 
-PROFILES = {p.name: p for p in (PYTHON, CSHARP_MCP, CSHARP_MCP_RELAXED)}
+PROFILES = {p.name: p for p in (PYTHON, CSHARP_RAW_ELEMENT, CSHARP_RELAXED)}
 
 
 def profile(name: str) -> Profile:
