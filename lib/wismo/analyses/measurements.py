@@ -3,10 +3,11 @@
 The build names a folder in WISMO_MEASUREMENTS (render/build.py: OUT/.measurements, emptied at the build's start);
 the kernels inherit it. One entry per design and order size holds that design's tools/list and the raw tool turns
 of its investigation, the file named by a hash of everything those turns depend on (the code of the servers, the
-domain, the design registry and the investigation, the fixtures, the MCP SDK's version, the size, the cap, the
-seed). An entry is written to a temporary file and renamed into place, and read only when its recorded key is
-the one asked for; whoever measures an entry holds its lock file (fcntl.flock) until it is written, so a second
-notebook waits for it instead of measuring it again. Without the variable nothing is stored or read.
+domain, the token counts, the design registry and the investigation, the fixtures, the MCP SDK's version, the size,
+the cap, the seed). An entry is written to a temporary file and renamed into place, and read only when its
+recorded key is the one asked for; whoever measures an entry holds its lock file (fcntl.flock) until it is
+written, so a second notebook waits for it instead of measuring it again. Without the variable nothing is stored
+or read.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from wismo.servers import designs
 ENV = "WISMO_MEASUREMENTS"
 FORMAT = 1  # the stored shape; a change of it changes every key
 PACKAGE = Path(__file__).resolve().parents[1]  # lib/wismo
-# What a server answers and how the investigation asks: the servers, the records they serve, the design registry
-# and the client that drives them.
-SOURCE_PACKAGES = ("servers", "domain", "core", "client")
+# What a server answers and how the investigation asks: the servers, the records they serve, the token counts the
+# scoped server cuts its pages by, the design registry and the client that drives them.
+SOURCE_PACKAGES = ("servers", "domain", "tokens", "core", "client")
 # Servers start with only the variables the client gives them (client/connection.py), so no seed reaches them.
 SEED = 0
 
