@@ -17,7 +17,7 @@ from typing import Any
 
 from wismo import tokens
 from wismo.core.kinds import DERIVED, TIKTOKEN
-from wismo.tokens import framing
+from wismo.tokens import conversation, framing
 
 
 @dataclass(frozen=True)
@@ -59,29 +59,39 @@ COUNTINGS = ("name + arguments", "with call_id", "parallel-call wrapper", "isErr
 TOLERANCE_PERCENT = 5.0
 
 
-def _call_tokens(turn: list[dict[str, Any]], index: int, counting: str, encoding: str) -> int:
+def _call_tokens(calls: list[dict[str, Any]], counting: str, encoding: str) -> int:
     """The model's function_call items of one turn, counted the way `counting` assumes."""
-    calls = [tokens.function_call(c["name"], c["arguments"], f"call_{index}_{i}") for i, c in enumerate(turn)]
-    overhead = tokens.COOKBOOK_GPT4O.per_message
     if counting == "with call_id":
         return sum(tokens.count_item(c, encoding) + tokens.count_text(c["call_id"], encoding) for c in calls)
     if counting == "parallel-call wrapper" and len(calls) > 1:
-        uses = [{"recipient_name": f"functions.{c['name']}", "parameters": c["arguments"]} for c in turn]
+        uses = [{"recipient_name": f"functions.{c['name']}", "parameters": json.loads(c["arguments"])} for c in calls]
         wrapped = json.dumps({"tool_uses": uses}, separators=(",", ":"))
-        return overhead + tokens.count_text("multi_tool_use.parallel", encoding) + tokens.count_text(wrapped, encoding)
+        return (
+            tokens.COOKBOOK_GPT4O.per_message
+            + tokens.count_text("multi_tool_use.parallel", encoding)
+            + tokens.count_text(wrapped, encoding)
+        )
     return sum(tokens.count_item(c, encoding) for c in calls)
 
 
+def _profile(how: Framing, keep_is_error: bool) -> framing.Profile:
+    """A framing as a client profile for conversation.turn_items (optionally keeping `isError: false`)."""
+    output = how.output
+    if keep_is_error:
+
+        def output(result: dict[str, Any]) -> str:
+            return how.output({**result, "isError": result.get("isError", False)})
+
+    return framing.Profile(how.name, how.source, how.source, framing.PYTHON.function, output)
+
+
 def turn_addition(turn: list[dict[str, Any]], index: int, how: Framing, counting: str, encoding: str) -> int:
-    """What one tool turn adds to the next request under a framing and a way of counting the calls."""
-    flag = False if counting == "isError: false kept" else None
-    outputs = [
-        tokens.function_call_output(
-            f"call_{index}_{i}", how.output(framing.text_result(c["output"], c["isError"] or flag))
-        )
-        for i, c in enumerate(turn)
-    ]
-    return _call_tokens(turn, index, counting, encoding) + sum(tokens.count_item(o, encoding) for o in outputs)
+    """What one tool turn adds to the next request under a framing and a way of counting the calls: the turn's
+    items as conversation.turn_items builds them, the calls counted as `counting` assumes."""
+    items = conversation.turn_items(turn, index, _profile(how, counting == "isError: false kept"))
+    calls = [i for i in items if i["type"] == "function_call"]
+    outputs = [i for i in items if i["type"] == "function_call_output"]
+    return _call_tokens(calls, counting, encoding) + sum(tokens.count_item(o, encoding) for o in outputs)
 
 
 def _percent(ours: int, theirs: int) -> float:
