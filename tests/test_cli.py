@@ -21,7 +21,19 @@ from wismo.client.connection import TRANSPORTS
 from wismo.servers import designs
 from wismo.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS, framing
 
-SUBCOMMANDS = ("serve", "compare", "report", "tokens", "contract", "evaluate", "verify", "fuzz", "bench", "peers")
+SUBCOMMANDS = (
+    "serve",
+    "compare",
+    "report",
+    "study",
+    "tokens",
+    "contract",
+    "evaluate",
+    "verify",
+    "fuzz",
+    "bench",
+    "peers",
+)
 
 TOY = textwrap.dedent('''
     """A toy design that only needs to be listed."""

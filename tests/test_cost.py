@@ -5,7 +5,7 @@ import pytest
 from wismo import cost
 from wismo.core import reference
 from wismo.core.errors import ClaimFailed
-from wismo.reports import context_cost
+from wismo.reports import case_study as case_study_report
 
 
 def test_case_study_numbers():
@@ -45,10 +45,10 @@ def test_sweep_marks_overflow():
 
 def test_reproduction_is_checked_against_the_reference_file():
     ref = reference.load("context-budget-case-study")
-    cs = context_cost.case_study_from_reference(ref)
-    assert all(row["match"] for row in context_cost.check_case_study(cs, ref["published"]))
+    cs = case_study_report.case_study_from_reference(ref)
+    assert all(row["match"] for row in case_study_report.check_case_study(cs, ref["published"]))
     wrong = dict(ref["published"], scopedTotal=73000)
     with pytest.raises(ClaimFailed, match="scopedTotal: computed 73500 but the case study published 73000"):
-        context_cost.check_case_study(cs, wrong)
-    changed = context_cost.case_study(6000, (18000, 2000), 7, 128000, 75000)
-    assert context_cost.reproduce(changed, ref) is None
+        case_study_report.check_case_study(cs, wrong)
+    changed = case_study_report.case_study(6000, (18000, 2000), 7, 128000, 75000)
+    assert case_study_report.reproduce(changed, ref) is None

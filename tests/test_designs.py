@@ -59,9 +59,13 @@ def test_the_scripted_model_tells_designs_apart_by_their_tools():
     assert designs.for_tools({"get_order_support_context"}).name == "focused"
     assert designs.for_tools({"something_else"}) is None
     how = designs.get("granular").investigation
-    assert how.linked_calls({"paymentId": "PAY-1", "reservationIds": ["RSV-1-A", 7], "trackingIds": []}) == [
+    # Identifiers are strings or integers; anything else in a list of identifiers is not followed.
+    assert how.linked_calls(
+        {"paymentId": "PAY-1", "reservationIds": ["RSV-1-A", 7, None, True], "trackingIds": []}
+    ) == [
         ("get_payment", {"paymentId": "PAY-1"}),
         ("get_reservation", {"reservationId": "RSV-1-A"}),
+        ("get_reservation", {"reservationId": 7}),
     ]
 
 

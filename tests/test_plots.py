@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from wismo import cost
 from wismo.render import charts, price_charts
-from wismo.reports import context_cost
+from wismo.reports import case_study as case_study_report
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD")
 KINDS = ("measured", "modelled", "estimated", "reported")
@@ -42,7 +42,7 @@ def _comparison():
             "focused": {"bytes": 52, "calls": 1},
         }
     )
-    return {"cases": cases}
+    return {"cases": cases, "summary": {"designs": ["granular", "focused"], "reference": "granular"}}
 
 
 def _growth_rows():
@@ -122,7 +122,7 @@ SAMPLES = {
     "bytes_per_case": lambda: charts.bytes_per_case(_comparison()),
     "calls_per_case": lambda: charts.calls_per_case(_comparison()),
     "case_study_sessions": lambda: charts.case_study_sessions(
-        context_cost.case_study(6000, [18000, 1500], 7, 128000, 75000)
+        case_study_report.case_study(6000, [18000, 1500], 7, 128000, 75000)
     ),
     "sweep_heatmap": lambda: charts.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
     "growth_per_call": lambda: charts.growth_per_call(_growth_rows(), "ORD-1002"),

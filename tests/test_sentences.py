@@ -1,10 +1,11 @@
 """The sentences the notebooks show around their figures: every number read from the result it is given."""
 
-from wismo.reports import context_cost, sentences
+from wismo.reports import case_study as case_study_report
+from wismo.reports import sentences
 
 
 def test_the_case_study_paragraph_and_table_come_from_its_sessions():
-    cs = context_cost.case_study(6000, (18000, 1500), 7, 128000, 75000)
+    cs = case_study_report.case_study(6000, (18000, 1500), 7, 128000, 75000)
     text = sentences.case_study_sentence(cs)
     assert "**420,000**" in text and "**73,500**" in text and "ratio of **5.7**" in text
     assert "one more tool call would carry 132,000" in text and "fail at call 8" in text

@@ -97,6 +97,7 @@ LAYERS = (
     "tokens",
     "servers",
     "client",
+    "studies",
     "cost",
     "agent",
     "runs",

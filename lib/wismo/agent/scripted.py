@@ -16,6 +16,10 @@ from wismo.agent.evidence import from_items
 from wismo.servers import designs
 from wismo.tokens import framing
 
+# The scripted model's reply in a study without an answer contract: what it would say is not modelled, so its
+# output is this one sentence (tiktoken-estimated like everything it writes).
+STUDY_ANSWER = "The evidence gathered by the tool calls above answers the question."
+
 
 class ScriptedBackend:
     """Follows the investigation the registry declares for the design it is given: granular, get_order then every

@@ -3,66 +3,44 @@ records followed link by link), case by case, over a real MCP transport."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from wismo.client.connection import Connection, connect
+from wismo.client.connection import Connection
 from wismo.client.investigation import Call, investigate
 from wismo.core import jsondiff
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
-from wismo.domain import KINDS, missing_record
-from wismo.domain.cases import Case, load_cases
 from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
+from wismo.studies.declaration import Study, StudyCase, StudyInvalid, chosen
+from wismo.studies.designs import served
+from wismo.studies.evidence import evidence as found_evidence
+from wismo.studies.servers import reach
 
 DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
 
 
-def _record(call: Call, kind: Any) -> dict[str, Any]:
-    """A linked record as the focused context holds it: the record, or the explicit missing-record stand-in."""
-    return (
-        missing_record(kind, call["arguments"][kind.id_key], call["output"])
-        if call["isError"]
-        else json.loads(call["output"])
-    )
-
-
-def evidence(design: str, tool_turns: list[list[Call]]) -> tuple[dict[str, Any] | None, str | None]:
-    """What an investigation established, in the focused context's shape; or the entry call's error text.
-
-    Linked designs are rebuilt record by record from their follow-up calls; paged designs are merged page by
-    page; a design answering in one call is its result.
-    """
-    how = designs.get(design).investigation
-    entry = tool_turns[0][0]
-    if entry["isError"]:
-        return None, entry["output"]
-    if how.cursor:
-        from wismo.domain.pages import merge
-
-        return merge([json.loads(c["output"]) for turn in tool_turns for c in turn]), None
-    if not how.links:
-        return json.loads(entry["output"]), None
-    order = json.loads(entry["output"])
-    followed = iter(tool_turns[1] if len(tool_turns) > 1 else [])
-    context: dict[str, Any] = {"order": order}
-    for link in how.links:
-        kind = next(k for k in KINDS if k.id_key == link.argument)
-        targets = order.get(link.key)
-        records = [_record(next(followed), kind) for _ in (targets if isinstance(targets, list) else [targets])]
-        context[link.into] = records if isinstance(targets, list) else records[0]
-    return context, None
+def evidence(design: str | Any, tool_turns: list[list[Call]]) -> tuple[Any, str | None]:
+    """What an investigation established (wismo.studies.evidence), for a design name wismo serves, a study's design
+    or an investigation; or the entry call's error text."""
+    how = getattr(design, "investigation", design)
+    if isinstance(design, str):
+        how = designs.get(design).investigation
+    return found_evidence(how, tool_turns)
 
 
 def differences(
-    reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused")
+    reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused"), match: str = "equal"
 ) -> list[dict[str, Any]]:
-    """Every place where a design's evidence differs from the reference design's, as {path, name: value, ...}."""
+    """Every place where a design's evidence differs from the reference design's (match "equal"), or lacks part of
+    it (match "contains"), as {path, name: value, ...}."""
+    if match == "contains":
+        return jsondiff.missing_from(reference, other, names)
     return jsondiff.differences(reference, other, names)
 
 
@@ -93,16 +71,19 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
     }
 
 
-async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[str, Any], dict[str, float]]:
+async def compare_case(
+    conns: dict[str, Connection], case: StudyCase, study: Study
+) -> tuple[dict[str, Any], dict[str, float]]:
     """Drive one case through every design; return its verdict against the reference design and, apart, its timings."""
     sides, found, timing = {}, {}, {}
     for design, conn in conns.items():
         first = len(conn.tool_calls())
-        tool_turns = await investigate(conn, design, case.order_id)
-        found[design] = evidence(design, tool_turns)
+        how = study.designs[design].investigation
+        tool_turns = await investigate(conn, how, case.fields)
+        found[design] = found_evidence(how, tool_turns)
         sides[design] = _design_side(tool_turns, found[design][1])
         timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
-    reference, others = designs.REFERENCE, [d for d in conns if d != designs.REFERENCE]
+    reference, others = study.reference, [d for d in conns if d != study.reference]
     ref_value, ref_error = found[reference]
     diffs: list[dict[str, Any]] = []
     rejected = [found[d][1] is not None for d in conns]
@@ -112,7 +93,7 @@ async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[s
             if ref_error != error:
                 diffs.append({"path": "<error>", reference: ref_error, design: error})
         else:
-            diffs += differences(ref_value, value, (reference, design))
+            diffs += differences(ref_value, value, (reference, design), study.match)
     if any(rejected):
         outcome = "rejected alike" if all(rejected) and not diffs else "rejected differently"
     else:
@@ -129,13 +110,15 @@ async def compare_case(conns: dict[str, Connection], case: Case) -> tuple[dict[s
     return row, timing
 
 
-def summarise(rows: list[dict[str, Any]], design_names: list[str]) -> dict[str, Any]:
+def summarise(
+    rows: list[dict[str, Any]], design_names: list[str], reference: str = designs.REFERENCE
+) -> dict[str, Any]:
     """Totals over the cases: how many are equal, how the unfriendly ones were treated, bytes and calls per design."""
     orders = [r for r in rows if not r["unfriendly"]]
     unfriendly = [r for r in rows if r["unfriendly"]]
     return {
         "designs": design_names,
-        "reference": designs.REFERENCE,
+        "reference": reference,
         "cases": len(rows),
         "casesEqual": sum(r["equal"] for r in rows),
         "allEqual": all(r["equal"] for r in rows),
@@ -152,6 +135,25 @@ def summarise(rows: list[dict[str, Any]], design_names: list[str]) -> dict[str, 
     }
 
 
+def designs_of(study: Study, design_names: list[str] | None) -> Study:
+    """The study with only the designs asked for (the reference always, first); for the article's study, any
+    design wismo serves may be asked for, as the registry declares it."""
+    if not design_names:
+        if study.is_article:  # the registry says which of wismo's designs are compared
+            design_names = list(designs.names(compared=True))
+        else:
+            return study
+    chosen = {study.reference: study.designs[study.reference]}
+    for name in design_names:
+        if name in study.designs:
+            chosen[name] = study.designs[name]
+        elif study.is_article:
+            chosen[name] = served(name)
+        else:
+            raise StudyInvalid(study.path, [f'the study has no design "{name}"; it has {", ".join(study.designs)}.'])
+    return dataclasses.replace(study, designs=chosen)
+
+
 async def run(
     orders: list[str] | None = None,
     transport: str = "stdio",
@@ -159,38 +161,56 @@ async def run(
     env: dict[str, dict[str, str]] | None = None,
     progress: Any = None,
     design_names: list[str] | None = None,
+    study: Study | str | Path | None = None,
 ) -> dict[str, Any]:
-    """Start every compared design's server (default: those the registry marks compared, the reference first),
-    compare every case, stop them; `env` adds variables per design (for planted faults).
+    """Start every design's server of the study (default the article's; of its designs, those the registry marks
+    compared, the reference first), compare every case (`orders`: case keys, default all), stop them; `env` adds
+    variables per design (for planted faults). `transport` is for the designs wismo serves; any other is reached
+    as its declaration says.
 
     `progress`, if given, is told of each case compared (anything with `update(n)`, such as a progress bar).
     """
     env = env or {}
-    chosen = list(design_names or designs.names(compared=True))
-    if designs.REFERENCE not in chosen:
-        chosen.insert(0, designs.REFERENCE)
-    chosen.sort(key=lambda d: d != designs.REFERENCE)
-    cases = load_cases(orders, unfriendly)
+    study = designs_of(chosen(study), design_names)
+    cases = study.select(orders, unfriendly)
     async with AsyncExitStack() as stack:
-        conns = {d: await stack.enter_async_context(connect(d, transport, env.get(d))) for d in chosen}
+        conns = {
+            d: await stack.enter_async_context(reach(sd, transport, env.get(d))) for d, sd in study.designs.items()
+        }
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
         rows, timings = [], {}
         for case in cases:
-            row, timing = await compare_case(conns, case)
+            row, timing = await compare_case(conns, case, study)
             rows.append(row)
             timings[case.label] = timing
             if progress is not None:
                 progress.update(1)
         start = {d: conn.start_ms for d, conn in conns.items()}
-    return {
+    result = {
         "protocolRevision": PINNED_REVISION,
         "transport": transport,
         "clock": CLOCK,
         "tools": tools,
         "cases": rows,
-        "summary": summarise(rows, chosen),
+        "summary": summarise(rows, list(study.designs), study.reference),
         # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
         "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
+    }
+    if not study.is_article:
+        result["study"] = about(study, transport)
+    return result
+
+
+def about(study: Study, transport: str) -> dict[str, Any]:
+    """What a study's result says about the study: its title, file, question, match and each design's server."""
+    return {
+        "title": study.title,
+        "file": study.path.name,
+        "question": study.question,
+        "match": study.match,
+        "key": study.key,
+        # The server as the file names it (an absolute interpreter path would make the result machine-dependent).
+        "designs": {name: {"transport": d.transport or transport} for name, d in study.designs.items()},
     }
 
 

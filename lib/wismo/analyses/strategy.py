@@ -45,15 +45,21 @@ def requests(tool_turns: list[list[Call]], strategy: str) -> int:
     return len(arrange(tool_turns, strategy)) + 1
 
 
-def outputs(order_id: str, tool_turns: list[list[Call]], encoding_name: str = tokens.DEFAULT_ENCODING) -> list[int]:
+def outputs(
+    order_id: str,
+    tool_turns: list[list[Call]],
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    answer: str | None = None,
+) -> list[int]:
     """Output tokens of each model request: the function calls it asks for, and last the answer the scripted
-    rules derive from every result (tiktoken-estimated)."""
+    rules derive from every result, or `answer` when given (tiktoken-estimated)."""
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": order_id}]
     out = []
     for index, turn in enumerate(tool_turns, start=1):
         added = turn_items(turn, index)
         out.append(sum(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call"))
         items += added
-    answer = json.dumps(assess(from_items(items)), separators=(",", ":"), ensure_ascii=False)
+    if answer is None:
+        answer = json.dumps(assess(from_items(items)), separators=(",", ":"), ensure_ascii=False)
     out.append(tokens.count_item(assistant_message(answer), encoding_name))
     return out

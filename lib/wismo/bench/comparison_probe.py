@@ -19,10 +19,11 @@ async def comparison_passes(transport: str, later_passes: int, server_transport:
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
     from wismo.analyses import comparison as compare
     from wismo.client.connection import connect
-    from wismo.domain.cases import load_cases
+    from wismo.studies.declaration import article
 
     env = dict(SDK_TRANSPORT_ENV) if server_transport == "sdk" else None
-    cases = load_cases()
+    study = article()
+    cases = study.select(None)
     passes, calls, equal = [], 0, True
     async with connect("granular", transport, env) as granular, connect("focused", transport, env) as focused:
         for _ in range(1 + later_passes):
@@ -31,7 +32,7 @@ async def comparison_passes(transport: str, later_passes: int, server_transport:
             await granular.list_tools()
             await focused.list_tools()
             conns = {"granular": granular, "focused": focused}
-            rows = [(await compare.compare_case(conns, case))[0] for case in cases]
+            rows = [(await compare.compare_case(conns, case, study))[0] for case in cases]
             passes.append((time.perf_counter() - started) * 1000)
             calls = len(granular.interactions) + len(focused.interactions) - before
             equal = equal and compare.summarise(rows, list(conns))["allEqual"]

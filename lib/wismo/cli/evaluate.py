@@ -86,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
     from wismo.core.progress import bar
-    from wismo.domain.cases import load_cases
     from wismo.runs import recording
     from wismo.servers import designs
+    from wismo.studies.declaration import article
 
     provider = args.provider or ("openai" if args.model else "scripted")
     chosen = list(designs.article()) if args.design == BOTH else [args.design]
-    orders = args.orders if args.orders is not None else [c.order_id for c in load_cases(unfriendly=False)]
+    orders = args.orders if args.orders is not None else [c.fields["orderId"] for c in article().cases]
     try:
         recording.check_request(chosen, args.repetitions, orders)
         positive_seconds("--timeout", args.timeout)

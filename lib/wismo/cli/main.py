@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli import bench, compare, contract, evaluate, fuzz, peers, report, serve, tokens, verify
+from wismo.cli import bench, compare, contract, evaluate, fuzz, peers, report, serve, study, tokens, verify
 from wismo.cli.parsing import EXAMPLE_PREFIX
 
-COMMANDS = {m.NAME: m for m in (serve, compare, report, tokens, contract, evaluate, verify, fuzz, bench, peers)}
+COMMANDS = {m.NAME: m for m in (serve, compare, report, study, tokens, contract, evaluate, verify, fuzz, bench, peers)}
 
 
 def parser(command: str | None = None) -> argparse.ArgumentParser:

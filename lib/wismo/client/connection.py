@@ -204,13 +204,14 @@ async def _open_session(
     command: list[str] | None,
     url: str | None,
     errlog: Any,
+    cwd: str | None = None,
 ) -> tuple[ClientSession, subprocess.Popen | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
     # A server started here sees the same design registry as this process (designs registered by file).
     env = {**designs.env(), **(env or {})} or None
     if transport == "stdio":
         command = command or server_command(design)
-        params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+        params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
         read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         return (
             await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)),
@@ -244,6 +245,7 @@ async def _open_session(
                 stderr=errlog,
                 env=get_default_environment() | (env or {}),
                 start_new_session=True,
+                cwd=cwd,
             )
         stack.callback(_stop, process)
         url = f"http://127.0.0.1:{port}/mcp"
@@ -269,9 +271,10 @@ async def connect(
     command: list[str] | None = None,
     require_pinned: bool = True,
     url: str | None = None,
+    cwd: str | None = None,
 ) -> AsyncIterator[Connection]:
-    """Start `design`'s server over `transport` (or any `command`, or an HTTP `url`), complete the handshake,
-    and stop the server on exit, also on error."""
+    """Start `design`'s server over `transport` (or any `command`, run in `cwd`, or an HTTP `url`), complete the
+    handshake, and stop the server on exit, also on error."""
     if transport not in TRANSPORTS:
         raise HarnessError(
             f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}",
@@ -291,7 +294,7 @@ async def connect(
             # Plain nesting: the transports' task groups must exit in the task and order they were entered.
             async with AsyncExitStack() as stack:
                 session, process, target = await _open_session(
-                    stack, design, transport, env, timeout_s, command, url, errlog
+                    stack, design, transport, env, timeout_s, command, url, errlog, cwd
                 )
                 init = await session.initialize()  # bounded by the session's read timeout
                 if require_pinned and init.protocol_version != PINNED_REVISION:

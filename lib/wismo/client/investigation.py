@@ -14,7 +14,7 @@ import anyio
 
 from wismo.client.connection import Connection, connect
 from wismo.servers import designs
-from wismo.servers.designs import Design
+from wismo.servers.designs import Design, Investigation
 
 # A tool call the model made in one turn, and the text the server returned for it.
 Call = dict[str, Any]
@@ -52,25 +52,31 @@ def _decoded(call: Call) -> Any:
         return None
 
 
-async def investigate(conn: Connection, design: str | Design, order_id: Any) -> list[list[Call]]:
-    """The tool turns of a design's investigation of one order, as its registry entry declares them: the entry
-    call, then every linked call at once, or every further page by cursor (one page per turn)."""
-    how = (designs.get(design) if isinstance(design, str) else design).investigation
-    first = await _call(conn, how.entry, {"orderId": order_id})
+async def investigate(conn: Connection, design: str | Design | Investigation, case: Any) -> list[list[Call]]:
+    """The tool turns of a design's investigation of one case, as its declaration says: the entry call, then every
+    linked call at once, or every further page by cursor (one page per turn). `case` is the case's fields (a dict),
+    or an order ID for the built-in designs."""
+    how = _investigation(design)
+    values = case if isinstance(case, dict) else {"orderId": case}
+    first = await _call(conn, how.entry, how.entry_arguments(values))
     turns = [[first]]
     record = _decoded(first)
     if how.links and record is not None:
         wanted = how.linked_calls(record)
         if wanted:
             turns.append(await _concurrently(conn, wanted))
-    while (
-        how.cursor and isinstance(record, dict) and isinstance(record.get("page"), dict) and record["page"].get("next")
-    ):
-        arguments = {"orderId": order_id, "cursor": record["page"]["next"]}
+    while (arguments := how.next_page(record, values)) is not None:
         page = await _call(conn, how.entry, arguments)
         turns.append([page])
         record = _decoded(page)
     return turns
+
+
+def _investigation(design: str | Design | Investigation) -> Investigation:
+    """The investigation a design name, a design or an investigation stands for."""
+    if isinstance(design, Investigation):
+        return design
+    return (designs.get(design) if isinstance(design, str) else design).investigation
 
 
 async def record(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.core.jsonfmt import canonical
+
 TIMING_KEYS = {"timings"}  # wall-clock figures live under these keys and only there
 ABSENT = "<absent>"
 
@@ -29,6 +31,29 @@ def differences(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str =
     if type(a) is not type(b) or a != b:
         return [{"path": path or "<root>", first: a, second: b}]
     return []
+
+
+def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
+    """Every part of `a` that `b` does not hold, as {path, names[0]: value, names[1]: value}; empty when b contains a.
+
+    b contains a when they are equal; when both are objects and b has every key of a, each value containing a's;
+    when both are lists and every element of a is equal to some element of b (in any order: one call's results may
+    come back in another order, or among more). This is the study file's match = "contains".
+    """
+    first, second = names
+    if isinstance(a, dict) and isinstance(b, dict):
+        found = []
+        for key in sorted(a):
+            sub = f"{path}.{key}" if path else key
+            if key not in b:
+                found.append({"path": sub, first: a[key], second: ABSENT})
+            else:
+                found += missing_from(a[key], b[key], names, sub)
+        return found
+    if isinstance(a, list) and isinstance(b, list):
+        held = {canonical(x) for x in b}
+        return [{"path": f"{path}[{i}]", first: x, second: ABSENT} for i, x in enumerate(a) if canonical(x) not in held]
+    return differences(a, b, names, path)
 
 
 def without_timings(value: Any) -> Any:

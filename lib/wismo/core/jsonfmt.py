@@ -1,4 +1,4 @@
-"""The two JSON forms wismo writes: compact tool results and stable report files."""
+"""The JSON forms wismo writes: compact tool results, stable report files, and one canonical text per value."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ def compact(obj: Any) -> str:
     """Serialize a tool result as compact JSON, keeping the record's own key order."""
     # Key order is the record's (as the article's C# serializer does); no spaces, UTF-8 as is.
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical(obj: Any) -> str:
+    """One text per JSON value whatever its keys' order (sorted keys, compact): what "the same value" compares."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def utf8_len(text: str) -> int:

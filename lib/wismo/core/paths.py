@@ -12,6 +12,8 @@ DATA = REPO_ROOT / "data"
 OUTPUTS = REPO_ROOT / "outputs"
 DEFAULT_FIXTURES = DATA / "fixtures"
 RUNS = DATA / "runs"
+ARTICLE_STUDY = DATA / "studies" / "where-is-my-order.toml"  # the built-in reports are this study
+STUDY_OUTPUTS = OUTPUTS / "studies"  # `wismo study run` writes under here, one folder per study file
 
 
 def fixtures_dir() -> Path:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from papermill.exceptions import PapermillExecutionError
 
@@ -76,16 +77,49 @@ def notebook_info(path: Path) -> tuple[str, str]:
     return path.stem, summary
 
 
+ARTICLE_ONLY = "article-only"  # a cell tag: the cell is about the article's study and left out of any other's
+
+
+def for_study(path: Path, study: Any | None):
+    """The notebook to execute for a study: as stored for the article's (or none given); for any other, without the
+    cells tagged article-only, each left-out run of them replaced by the sentence its first cell's metadata gives
+    (wismo.leftOut), so the reader is told what was left out and why."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if study is None or study.is_article:
+        return nb
+    cells = []
+    for cell in nb.cells:
+        if ARTICLE_ONLY in cell.metadata.get("tags", []):
+            said = cell.metadata.get("wismo", {}).get("leftOut")
+            if said:
+                note = nbformat.v4.new_markdown_cell(f"*{said} It applies to the article's study only.*")
+                note.id = f"{cell.id}-left-out"
+                cells.append(note)
+            continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
 def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
-    """Run one notebook headless with papermill into out/notebooks/; raises if any cell fails."""
+    """Run one notebook headless with papermill into out/notebooks/ (for the study named in the parameters, if
+    any); raises if any cell fails."""
     import papermill
+
+    from wismo.studies.declaration import load
 
     target = out / "notebooks" / path.name
     target.parent.mkdir(parents=True, exist_ok=True)
+    study = (parameters or {}).get("study")
+    declared = papermill.inspect_notebook(str(path))
+    # Only the parameters this notebook declares: the same set is handed to every notebook of a build.
+    given = {k: v for k, v in (parameters or {}).items() if k in declared}
     papermill.execute_notebook(
-        str(path),
+        for_study(path, load(study) if study else None),
         str(target),
-        parameters={"output_dir": str(out), **(parameters or {})},
+        parameters={"output_dir": str(out), **given},
         kernel_name=KERNEL,
         cwd=str(path.parent),
         progress_bar=False,
@@ -143,11 +177,12 @@ def ran(executed: Path) -> tuple[str, float]:
     return meta.get("end_time") or "", float(meta.get("duration") or 0.0)
 
 
-def render(path: Path, executed: Path, out: Path) -> Rendered:
-    """Both HTML versions of an executed notebook, with its key figures read from the JSON it wrote."""
+def render(path: Path, executed: Path, out: Path, article: bool = True) -> Rendered:
+    """Both HTML versions of an executed notebook, with its key figures (the article's, or a study's) read from the
+    JSON it wrote."""
     title, summary = notebook_info(path)
     nb = json.loads(path.read_text(encoding="utf-8"))
-    found = figures.key_figures(nb, out, path.name)
+    found = figures.key_figures(nb, out, path.name, article)
     ran_at, duration = ran(executed)
     return Rendered(
         path.stem,
@@ -162,12 +197,12 @@ def render(path: Path, executed: Path, out: Path) -> Rendered:
     )
 
 
-def write_index(rendered: list[Rendered], out: Path) -> Path:
+def write_index(rendered: list[Rendered], out: Path, title: str | None = None) -> Path:
     """outputs/index.html: one entry per report with its title, what it shows, key figures and links."""
     target = out / "index.html"
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
-    partial.write_text(index_page.render(rendered, out), encoding="utf-8")
+    partial.write_text(index_page.render(rendered, out, title), encoding="utf-8")
     partial.replace(target)
     return target
 
@@ -192,15 +227,20 @@ def jobs_wanted(jobs: int | str | None = None) -> int:
     return count
 
 
-def build_one(path: Path, out: Path) -> Rendered:
+def build_one(path: Path, out: Path, parameters: dict | None = None) -> Rendered:
     """Execute and render one notebook; a failed cell raises NotebookFailed naming the notebook."""
     try:
-        executed = execute(path, out)
+        executed = execute(path, out, parameters)
     except PapermillExecutionError as exc:
         raise NotebookFailed(path.name, *exc.args) from None
     except Exception as exc:
         exc.add_note(f"while executing notebook {path.name}")
         raise
+    study = (parameters or {}).get("study")
+    if study:
+        from wismo.studies.declaration import load
+
+        return render(path, executed, out, load(study).is_article)
     return render(path, executed, out)
 
 
@@ -235,7 +275,7 @@ def _report_done(progress, rendered: Rendered, out: Path) -> None:
     )
 
 
-def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rendered]:
+def _build_parallel(paths: list[Path], out: Path, jobs: int, parameters: dict | None = None) -> dict[Path, Rendered]:
     """Every notebook on a pool of `jobs` processes; on the first failure the queued ones are cancelled, the
     running ones finish, and that failure is raised."""
     import nbconvert  # noqa: F401  (imported once here, inherited by every forked worker)
@@ -243,7 +283,9 @@ def _build_parallel(paths: list[Path], out: Path, jobs: int) -> dict[Path, Rende
     done: dict[Path, Rendered] = {}
     with _pool(jobs) as pool:
         # Submitted (so forked) before the progress bar exists: no bar thread is copied into a worker.
-        futures: dict[Future, Path] = {pool.submit(build_one, p, out): p for p in _longest_first(paths, out)}
+        futures: dict[Future, Path] = {
+            pool.submit(build_one, p, out, parameters): p for p in _longest_first(paths, out)
+        }
         with bar(len(paths), "reports", unit="notebook") as progress:
             pending = set(futures)
             while pending:
@@ -279,24 +321,29 @@ def shared_measurements(out: Path) -> Iterator[Path]:
 
 
 def build(
-    notebooks: list[Path] | None = None, out: str | Path | None = None, jobs: int | str | None = None
+    notebooks: list[Path] | None = None,
+    out: str | Path | None = None,
+    jobs: int | str | None = None,
+    parameters: dict | None = None,
+    title: str | None = None,
 ) -> list[Rendered]:
     """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
-    then write the index; a failing notebook raises before any index is written."""
+    with the same `parameters` each, then write the index (headed `title`); a failing notebook raises before any
+    index is written."""
     out_path = output_dir(out)
     paths = list(notebooks or sorted(NOTEBOOKS.glob("*.ipynb")))
     workers = min(jobs_wanted(jobs), len(paths))
     with shared_measurements(out_path):
         if workers > 1:
-            done = _build_parallel(paths, out_path, workers)
+            done = _build_parallel(paths, out_path, workers, parameters)
         else:
             # One at a time in this process: no pool to start, which keeps the one-notebook floor what it was.
             done = {}
             with bar(len(paths), "reports", unit="notebook") as progress:
                 for path in paths:
                     progress.set_postfix_str(path.stem)
-                    done[path] = build_one(path, out_path)
+                    done[path] = build_one(path, out_path, parameters)
                     _report_done(progress, done[path], out_path)
     rendered = [done[p] for p in paths]
-    write_index(rendered, out_path)
+    write_index(rendered, out_path, title)
     return rendered

@@ -16,26 +16,37 @@ from wismo.servers import designs
 
 
 class _DesignColors(Mapping[str, str]):
-    """Each registered design's colour (wismo.servers.designs), read live so a design registered later has one too."""
+    """Each design's colour: a study's own (use_study), else the registry's (wismo.servers.designs), read live so a
+    design registered later has one too."""
+
+    def __init__(self) -> None:
+        self.study: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> str:
-        return designs.get(name).color
+        return self.study[name] if name in self.study else designs.get(name).color
 
     def __iter__(self) -> Iterator[str]:
-        return iter(designs.colors())
+        return iter({**designs.colors(), **self.study})
 
     def __len__(self) -> int:
-        return len(designs.colors())
+        return len({**designs.colors(), **self.study})
 
 
-# Colour-blind-safe (Okabe-Ito), declared once per design in the registry and used for it everywhere.
+# Colour-blind-safe (Okabe-Ito), declared once per design in the registry (or the study file) and used everywhere.
 DESIGN_COLORS = _DesignColors()
 
 
+def use_study(study: Any) -> None:
+    """Draw the study's designs in the colours its file declares (the registry's for the designs wismo serves)."""
+    DESIGN_COLORS.study = dict(study.colors())
+
+
 def designs_present(names: Iterable[str]) -> list[str]:
-    """The designs among `names`, in registry order (granular, focused, scoped, then registered ones)."""
-    wanted = set(names)
-    return [d for d in designs.registered() if d in wanted]
+    """The designs among `names`: a study's in its order, else in registry order (granular, focused, scoped, then
+    registered ones)."""
+    wanted = list(dict.fromkeys(names))
+    order = [*DESIGN_COLORS.study, *(d for d in designs.registered() if d not in DESIGN_COLORS.study)]
+    return [d for d in order if d in wanted] + [d for d in wanted if d not in order]
 
 
 def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str, xlabel: str) -> Figure:
@@ -64,33 +75,33 @@ def _order_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _case_labels(rows: list[dict[str, Any]]) -> list[str]:
-    """Two-line tick labels: order ID over the case name."""
+    """Two-line tick labels: the input over the case name."""
     return [f"{r['input'].strip(chr(34))}\n{r['label']}" for r in rows]
 
 
 def bytes_per_case(result: dict[str, Any]) -> Figure:
-    """Bar chart: UTF-8 bytes of JSON text returned per case, granular (all links followed) vs focused."""
+    """Bar chart: UTF-8 bytes of text returned per case, per design (the reference's links all followed)."""
     rows = _order_rows(result)
-    values = {d: [r[d]["bytes"] for r in rows] for d in designs_present(rows[0])}
+    values = {d: [r[d]["bytes"] for r in rows] for d in designs_present(result["summary"]["designs"])}
     return _paired_bars(
         _case_labels(rows),
         values,
         "Evidence returned per case (measured)",
-        "bytes of JSON text in tool results",
-        "order and case",
+        "bytes of text in tool results",
+        "case",
     )
 
 
 def calls_per_case(result: dict[str, Any]) -> Figure:
-    """Bar chart: MCP tools/call requests needed per case, granular vs focused."""
+    """Bar chart: MCP tools/call requests needed per case, per design."""
     rows = _order_rows(result)
-    values = {d: [r[d]["calls"] for r in rows] for d in designs_present(rows[0])}
+    values = {d: [r[d]["calls"] for r in rows] for d in designs_present(result["summary"]["designs"])}
     return _paired_bars(
         _case_labels(rows),
         values,
         "MCP interactions per case (measured)",
         "tools/call requests (count)",
-        "order and case",
+        "case",
     )
 
 
@@ -172,12 +183,14 @@ def sweep_heatmap(grid: list[dict[str, Any]], window: int) -> Figure:
     return fig
 
 
-def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tiktoken-estimated") -> Figure:
-    """Stacked input of each model call for one order: base, resent earlier turns, the newest turn."""
+def growth_per_call(
+    rows: list[dict[str, Any]], order_id: str, label: str = "tiktoken-estimated", key: str = "orderId"
+) -> Figure:
+    """Stacked input of each model call for one case: base, resent earlier turns, the newest turn."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
     x, ticks = 0, []
-    for design in designs_present(r["design"] for r in rows if r["orderId"] == order_id):
-        row = next(r for r in rows if r["design"] == design and r["orderId"] == order_id)
+    for design in designs_present(r["design"] for r in rows if r[key] == order_id):
+        row = next(r for r in rows if r["design"] == design and r[key] == order_id)
         for k, total in enumerate(row["inputs"], start=1):
             newest = row["additions"][k - 2] if k > 1 else 0
             resent = total - row["base"] - newest
@@ -210,13 +223,17 @@ def growth_per_call(rows: list[dict[str, Any]], order_id: str, label: str = "tik
     return fig
 
 
-def totals_per_case(rows: list[dict[str, Any]]) -> Figure:
-    """Bar chart: input tokens processed per investigation, granular vs focused, per order (estimated)."""
-    orders = list(dict.fromkeys(r["orderId"] for r in rows))
-    by = {(r["design"], r["orderId"]): r["total"] for r in rows}
+def totals_per_case(rows: list[dict[str, Any]], key: str = "orderId") -> Figure:
+    """Bar chart: input tokens processed per investigation, per design and case (estimated)."""
+    orders = list(dict.fromkeys(r[key] for r in rows))
+    by = {(r["design"], r[key]): r["total"] for r in rows}
     values = {d: [by[(d, o)] for o in orders] for d in designs_present(r["design"] for r in rows)}
     return _paired_bars(
-        orders, values, "Input tokens per investigation, all model calls (tiktoken-estimated)", "input tokens", "order"
+        orders,
+        values,
+        "Input tokens per investigation, all model calls (tiktoken-estimated)",
+        "input tokens",
+        "order" if key == "orderId" else "case",
     )
 
 

@@ -123,6 +123,8 @@ def format_value(value: Any, spec: str = "") -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}".rstrip("0")
+    if isinstance(value, dict):  # per design, say: "granular 30, focused 6"
+        return ", ".join(f"{k} {format_value(v, spec)}" for k, v in value.items())
     return str(value)
 
 
@@ -144,10 +146,13 @@ def declared(notebook: dict[str, Any]) -> list[dict[str, str]]:
     return list(notebook.get("metadata", {}).get("wismo", {}).get("figures", []))
 
 
-def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook") -> list[Figure]:
-    """Read each declared figure from the JSON the notebook wrote into `out`; FigureError names what failed."""
+def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook", article: bool = True) -> list[Figure]:
+    """Read each declared figure from the JSON the notebook wrote into `out` (a figure declared with "only":
+    "article" or "study" is read for that kind of study alone); FigureError names what failed."""
     figures, cache = [], {}
     for spec in declared(notebook):
+        if spec.get("only", "article" if article else "study") != ("article" if article else "study"):
+            continue
         label = spec.get("label", "?")
         try:
             path = out / spec["file"]

@@ -99,15 +99,22 @@ KINDS = tuple(MEANINGS.items())
 LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
 
 
-def render(rendered: Sequence[Rendered], out: Path) -> str:
-    """The whole index page as HTML text (self-contained: inline style, no script, no external file)."""
+def render(rendered: Sequence[Rendered], out: Path, study: str | None = None) -> str:
+    """The whole index page as HTML text (self-contained: inline style, no script, no external file); `study` is
+    the title of a study other than the article's."""
     entries = "\n".join(entry(r, out) for r in rendered)
+    heading = f"wismo study: {html.escape(study)}" if study else "wismo reports"
+    about = (
+        f"{html.escape(study)}: the designs a study file declares, compared. "
+        if study
+        else "Where is my order? A granular and a focused MCP tool design, compared. "
+    )
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>wismo reports</title><style>{STYLE}</style></head><body>"
-        "<h1>wismo reports</h1>"
-        "<p class='intro'>Where is my order? A granular and a focused MCP tool design, compared. "
+        f"<title>{heading}</title><style>{STYLE}</style></head><body>"
+        f"<h1>{heading}</h1>"
+        f"<p class='intro'>{about}"
         "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
         "that produced them.</p>\n"
         f"<p class='legend'>{LEGEND}</p>\n"

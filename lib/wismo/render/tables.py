@@ -146,15 +146,25 @@ def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
 def summary_sentence(result: dict[str, Any]) -> str:
     """The comparison's verdict in one Markdown sentence, every number from the result."""
     s = result["summary"]
-    g, f = s["bytes"]["granular"], s["bytes"]["focused"]
-    change = (f - g) / g * 100 if g else 0.0
+    ref = s["reference"]
+    others = [d for d in s["designs"] if d != ref]
+    g = s["bytes"][ref]
+    against = "; ".join(
+        f"{d} {s['calls'][d]} tool calls and {s['bytes'][d]:,} bytes of text "
+        f"({((s['bytes'][d] - g) / g * 100 if g else 0.0):+.1f}% bytes)"
+        for d in others
+    )
+    unfriendly = (
+        f" Of the {s['unfriendly']} unfriendly inputs, {s['unfriendlyRejectedAlike']} were rejected alike and "
+        f"{s['unfriendlyEvidenceAlike']} returned alike with their missing records marked "
+        f"({s['unfriendlyAgreeing']}/{s['unfriendly']} treated alike)."
+        if s["unfriendly"]
+        else " The study declares no unfriendly inputs."
+    )
+    match = result.get("study", {}).get("match", "equal")
+    verdict = "equal" if match == "equal" else f"holding the {ref} design's evidence"
     return (
-        f"**{s['ordersEqual']}/{s['orders']} order cases equal** over {result['transport']} "
-        f"(protocol revision {result['protocolRevision']}). Of the {s['unfriendly']} unfriendly inputs, "
-        f"{s['unfriendlyRejectedAlike']} were rejected alike and {s['unfriendlyEvidenceAlike']} returned alike with "
-        "its "
-        f"missing records marked ({s['unfriendlyAgreeing']}/{s['unfriendly']} treated alike). Across the order cases "
-        "the granular script made "
-        f"{s['calls']['granular']} tool calls and the focused one {s['calls']['focused']}; the focused design "
-        f"returned {f:,} bytes of JSON text against {g:,} ({change:+.1f}%), all measured."
+        f"**{s['ordersEqual']}/{s['orders']} cases {verdict}** over {result['transport']} "
+        f"(protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "
+        f"{s['calls'][ref]} tool calls and returned {g:,} bytes of text; {against}; all measured."
     )

@@ -32,3 +32,16 @@ def check(holds: bool, claim: str, detail: str) -> str:
     if not holds:
         raise ClaimFailed(claim, detail)
     return f"Checked: {claim} ({detail})."
+
+
+def pair(result: Mapping[str, Any]) -> tuple[str, str]:
+    """The reference design and the one whose saving is stated: a study's (its result's "study" block), else the
+    article's granular and focused."""
+    study = result.get("study")
+    return (study["reference"], study["compared"]) if study else ("granular", "focused")
+
+
+def case_key(result: Mapping[str, Any]) -> str:
+    """The field that names a case in the result's rows: a study's key, else the article's orderId."""
+    study = result.get("study")
+    return study["key"] if study else "orderId"

@@ -3,12 +3,12 @@ servers' real tool definitions and results; its JSON is context-cost.json."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from statistics import median
 from typing import Any
 
 from wismo import cost, tokens
 from wismo.analyses import calibration, sensitivity
-from wismo.client import investigation
 from wismo.core import reference
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
@@ -19,96 +19,30 @@ from wismo.domain.answer import SCORED
 from wismo.reports import calibration as shown_calibration
 from wismo.reports import check, context_price
 from wismo.reports import parameters as report_parameters
+from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.runs.scoring import load_expectations
+from wismo.studies import recording
+from wismo.studies.declaration import Study, chosen
 from wismo.tokens import conversation, definitions, framing
 
 
-def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: int) -> dict[str, Any]:
-    """Sessions of the case study's two designs (broad r, scoped r) and every figure it derives from them."""
-    r_broad, r_scoped = rs
-    broad, scoped = cost.uniform(base, r_broad, calls), cost.uniform(base, r_scoped, calls)
-    return {
-        "base": base,
-        "calls": calls,
-        "contextWindow": window,
-        "target": target,
-        "rBroad": r_broad,
-        "rScoped": r_scoped,
-        "broad": {
-            "inputs": list(broad.inputs),
-            "cumulative": broad.cumulative(),
-            "total": broad.total,
-            "final": broad.final,
-            "nextCall": cost.next_call_input(broad, r_broad),
-            "failsAtCall": cost.first_failing_calls(base, r_broad, window),
-            "meetsTarget": broad.total <= target,
-        },
-        "scoped": {
-            "inputs": list(scoped.inputs),
-            "cumulative": scoped.cumulative(),
-            "total": scoped.total,
-            "final": scoped.final,
-            "nextCall": cost.next_call_input(scoped, r_scoped),
-            "failsAtCall": cost.first_failing_calls(base, r_scoped, window),
-            "meetsTarget": scoped.total <= target,
-        },
-        "ratio": cost.ratio(broad, scoped),
-        "sumOfTurnIndices": sum(range(calls)),
-    }
-
-
-def check_case_study(
-    computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """Compare each computed figure with the published one (marking those the source printed, not only implied);
-    raise ClaimFailed on any difference."""
-    pairs = [
-        ("broadTotal", computed["broad"]["total"]),
-        ("broadFinalCall", computed["broad"]["final"]),
-        ("scopedTotal", computed["scoped"]["total"]),
-        ("ratio", round(computed["ratio"], 1)),
-        ("broadNextCallAfterSeventhTool", computed["broad"]["nextCall"]),
-        ("scopedNextCallAfterSeventhTool", computed["scoped"]["nextCall"]),
-        ("scopedMeetsTarget", computed["scoped"]["meetsTarget"]),
-        ("broadMeetsTarget", computed["broad"]["meetsTarget"]),
-        ("sumOfTurnIndices", computed["sumOfTurnIndices"]),
-    ]
-    rows = [
-        {
-            "figure": k,
-            "published": published[k],
-            "printed by the source": printed is None or k in printed,
-            "computed": v,
-            "match": published[k] == v,
-        }
-        for k, v in pairs
-    ]
-    bad = [r for r in rows if not r["match"]]
-    if bad:
-        detail = "; ".join(
-            f"{r['figure']}: computed {r['computed']} but the case study published {r['published']}" for r in bad
-        )
-        raise ClaimFailed("the case study's published figures reproduce", detail, detail)
-    return rows
-
-
-def case_study_from_reference(ref: dict[str, Any]) -> dict[str, Any]:
-    """The case study computed from its own published assumptions."""
-    a = ref["assumptions"]
-    return case_study(a["base"], (a["rBroad"], a["rScoped"]), a["calls"], a["contextWindow"], a["targetTokens"])
-
-
 def our_servers(
-    recorded: dict[str, Any], encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+    recorded: dict[str, Any],
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    profile: str = "python",
+    key: str = "orderId",
 ) -> list[dict[str, Any]]:
-    """Per order and design: base, per-turn additions, per-call input counted directly and via the model, with
-    definitions and results as the client profile sends them."""
+    """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
+    definitions and results as the client profile sends them; each row names its case under `key`."""
     rows = []
     client = framing.profile(profile)
+    asked = recorded.get("prompts", {})
     for design, by_order in recorded["turns"].items():
         tool_list = recorded["tools"][design]
         for order_id, tool_turns in by_order.items():
-            conv = conversation.conversation(order_id, tool_list, tool_turns, encoding_name, client)
+            conv = conversation.conversation(
+                asked.get(order_id, order_id), tool_list, tool_turns, encoding_name, client
+            )
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
                 detail = (
@@ -116,13 +50,13 @@ def our_servers(
                     f"{conv.requests}"
                 )
                 raise ClaimFailed("the session model gives each request's input as counted", detail, detail)
-            r = sum(conv.result_tokens) / len(conv.result_tokens)
+            r = sum(conv.result_tokens) / len(conv.result_tokens) if conv.result_tokens else 0
             rows.append(
                 {
                     "resultTokens": list(conv.result_tokens),
                     "profile": profile,
                     "design": design,
-                    "orderId": order_id,
+                    key: order_id,
                     "modelCalls": modelled.calls,
                     "toolCalls": sum(len(t) for t in tool_turns),
                     "toolDefinitions": tokens.count_tools([client.function(t) for t in tool_list], encoding_name),
@@ -137,19 +71,22 @@ def our_servers(
     return rows
 
 
-def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per order: granular total, focused total, their ratio and the focused saving in percent."""
-    by = {(r["design"], r["orderId"]): r for r in rows}
+def ratios(
+    rows: list[dict[str, Any]], key: str = "orderId", pair: tuple[str, str] = ("granular", "focused")
+) -> list[dict[str, Any]]:
+    """Per case: the reference design's total, the other's, their ratio and the other's saving in percent."""
+    ref, other = pair
+    by = {(r["design"], r[key]): r for r in rows}
     out = []
-    for order_id in dict.fromkeys(r["orderId"] for r in rows):
-        g, f = by[("granular", order_id)]["total"], by[("focused", order_id)]["total"]
+    for order_id in dict.fromkeys(r[key] for r in rows):
+        g, f = by[(ref, order_id)]["total"], by[(other, order_id)]["total"]
         out.append(
             {
-                "orderId": order_id,
-                "granularTotal": g,
-                "focusedTotal": f,
+                key: order_id,
+                f"{ref}Total": g,
+                f"{other}Total": f,
                 "ratio": round(g / f, 3),
-                "focusedSavingPercent": round((g - f) / g * 100, 1),
+                f"{other}SavingPercent": round((g - f) / g * 100, 1),
             }
         )
     return out
@@ -212,39 +149,6 @@ DEFAULT_SWEEP_RS = (250, 500, 1000, 1500, 2000, 3000, 5000, 8000, 12000, 18000, 
 DEFAULT_SWEEP_CALLS = tuple(range(1, 16))
 
 
-def parameters(
-    ref: dict[str, Any],
-    base: int | None,
-    result_sizes: Sequence[int] | None,
-    calls: int | None,
-    context_window: int | None,
-    target: int | None,
-) -> dict[str, Any]:
-    """The notebook's parameters with every None replaced by the case study's own assumption."""
-    a = ref["assumptions"]
-    return {
-        "base": a["base"] if base is None else base,
-        "rs": (a["rBroad"], a["rScoped"]) if result_sizes is None else tuple(result_sizes),
-        "calls": a["calls"] if calls is None else calls,
-        "window": a["contextWindow"] if context_window is None else context_window,
-        "target": a["targetTokens"] if target is None else target,
-    }
-
-
-def reproduce(cs: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """Check the computed case study against the published figures, when run on the published assumptions."""
-    a = ref["assumptions"]
-    same = (cs["base"], cs["rBroad"], cs["rScoped"], cs["calls"], cs["contextWindow"], cs["target"]) == (
-        a["base"],
-        a["rBroad"],
-        a["rScoped"],
-        a["calls"],
-        a["contextWindow"],
-        a["targetTokens"],
-    )
-    return check_case_study(cs, ref["published"], ref["source"].get("printed")) if same else None
-
-
 OUTPUT = "context-cost.json"
 DEFAULTS: dict[str, Any] = {
     "base": None,
@@ -258,22 +162,57 @@ DEFAULTS: dict[str, Any] = {
     "sweep_calls": None,  # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
     "focus_order": "ORD-1004",
     "profile": "python",  # how the client frames definitions and results (wismo.tokens.framing.PROFILES)
+    "study": None,  # a study file; None means the article's (data/studies/where-is-my-order.toml)
     "output_dir": "outputs",
     **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
 }
 
 
-async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every figure of the report: the case study and its checks, the sweep, our servers over MCP, the article."""
-    from wismo.domain.cases import load_cases
+def study_block(study: Study) -> dict[str, Any]:
+    """What a study's context-cost.json says about the study (the article's carries none: its shape is the built-in
+    one): title, file, question, the case key, the reference and the design compared with it."""
+    return {
+        "title": study.title,
+        "file": study.path.name,
+        "question": study.question,
+        "key": study.key,
+        "reference": study.reference,
+        "designs": list(study.designs),
+        "compared": roles_of(study)[1],
+    }
 
+
+def study_headline(result: dict[str, Any], roles: tuple[str, str]) -> dict[str, Any]:
+    """A study's key figures, named for its designs: the compared design's median saving across the cases and the
+    first model's price of the focus case's conversations, both designs, without caching."""
+    ref, other = roles
+    h = result["priceHeadline"]
+    return {
+        "reference": ref,
+        "compared": other,
+        "medianSavingPercent": median(r[f"{other}SavingPercent"] for r in result["ratios"]),
+        "priceReference": h[ref],
+        "priceCompared": h[other],
+    }
+
+
+def roles_of(study: Study) -> tuple[str, str]:
+    """The reference design and the one its savings are stated for (the first other design)."""
+    return study.reference, next(d for d in study.designs if d != study.reference)
+
+
+async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every figure of the report: the case study and its checks, the sweep, the study's servers over MCP, and for
+    the article's study its published run and the calibration."""
     p = report_parameters(params, DEFAULTS, "the context-cost report")
+    study = chosen(p["study"])
+    key, article = study.key, study.is_article
     case_ref, article_ref = load_references()
     cp = parameters(case_ref, p["base"], p["result_sizes"], p["calls"], p["context_window"], p["target"])
     cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
-    order_ids = p["orders"] or [c.order_id for c in load_cases(unfriendly=False)]
-    recorded = await investigation.record(order_ids)
-    rows = our_servers(recorded, p["encoding"], p["profile"])
+    order_ids = p["orders"] or [study.case_key(c) for c in study.cases]
+    recorded = await recording.record(study, order_ids)
+    rows = our_servers(recorded, p["encoding"], p["profile"], key)
     client = framing.profile(p["profile"])
     result = {
         "labels": {
@@ -295,7 +234,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             ).as_dict()
             for d in recorded["tools"]
         },
-        "sources": {"caseStudy": case_ref["source"], "article": article_ref["source"]},
+        "sources": {"caseStudy": case_ref["source"], **({"article": article_ref["source"]} if article else {})},
         "caseStudy": cs,
         "caseStudyChecks": (checks := reproduce(cs, case_ref)),
         "caseStudyReproduced": {
@@ -306,11 +245,14 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]
         ),
         "ourServers": rows,
-        "ratios": ratios(rows),
+        "ratios": ratios(rows, key, roles_of(study)),
         "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
-        "againstArticle": against_article(rows, article_ref) if "ORD-1004" in order_ids else [],
     }
-    if calibration.ORDER in order_ids:
+    if article:
+        result["againstArticle"] = against_article(rows, article_ref) if "ORD-1004" in order_ids else []
+    else:
+        result["study"] = study_block(study)
+    if article and calibration.ORDER in order_ids:
         cal = calibration.rebuild(recorded, article_ref, p["encoding"])
         best = calibration.row(cal, "csharp-raw-element")
         result["calibration"] = cal
@@ -329,7 +271,11 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             recorded, cal["published"], article_ref, {k: expected[k] for k in SCORED}, calibration.ORDER, p["encoding"]
         )
         result["savingByProfile"] = shown_calibration.saving_by_profile(result["framingShare"], article_ref)
-    result |= await context_price.build(p, cs, recorded, result["focusOrder"], article_ref, cp["window"])
+    result |= await context_price.build(
+        p, cs, recorded, result["focusOrder"], article_ref if article else None, cp["window"], study=study
+    )
+    if not article:
+        result["studyHeadline"] = study_headline(result, roles_of(study))
     result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
     unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
     if unlabelled:  # a block added without saying what kind of figures it holds
@@ -350,6 +296,7 @@ BLOCK_KINDS = {
     "calibrationSummary": f"{TIKTOKEN} under the csharp-raw-element profile, against {DERIVED}",
     "sensitivity": f"{TIKTOKEN} against {DERIVED}",
     "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the article's median {PUBLISHED}",
+    "studyHeadline": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
     "recordTypes": TIKTOKEN,
     "framingShare": f"{TIKTOKEN}, then {MODELLED}",
     "definitions": TIKTOKEN,
@@ -366,7 +313,7 @@ BLOCK_KINDS = {
     "timings": MEASURED,
 }
 # Blocks that hold the run's parameters, labels and sources rather than figures.
-NOT_FIGURES = ("focusOrder", "labels", "method", "sources", "priceLibrary", "pricing")
+NOT_FIGURES = ("focusOrder", "labels", "method", "sources", "priceLibrary", "pricing", "study")
 
 
 def check_shape(result: dict[str, Any]) -> str:

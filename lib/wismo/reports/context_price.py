@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wismo import cost
+from wismo.agent.scripted import STUDY_ANSWER
 from wismo.analyses import strategy, sweep
 from wismo.client import investigation
 from wismo.cost import caching, prices
@@ -118,24 +119,28 @@ def curve(cs: dict[str, Any], price: prices.Price, policy: caching.Policy, n: in
     return out
 
 
-def conversations(recorded: dict[str, Any], order: str, encoding: str, profile: str) -> list[dict[str, Any]]:
-    """Per design and call strategy, the focus order's conversation: requests, input of each (counted directly under
-    the client profile) and output of each (the scripted model's, tiktoken-estimated)."""
+def conversations(
+    recorded: dict[str, Any], order: str, encoding: str, profile: str, key: str = "orderId", answer: str | None = None
+) -> list[dict[str, Any]]:
+    """Per design and call strategy, the focus case's conversation: requests, input of each (counted directly under
+    the client profile) and output of each (the scripted model's, tiktoken-estimated; `answer` is its reply when the
+    study has no answer contract)."""
     client = framing.profile(profile)
+    asked = recorded.get("prompts", {}).get(order, order)
     rows = []
     for design, by_order in recorded["turns"].items():
         for how in strategy.STRATEGIES:
             arranged = strategy.arrange(by_order[order], how)
-            conv = conversation.conversation(order, recorded["tools"][design], arranged, encoding, client)
+            conv = conversation.conversation(asked, recorded["tools"][design], arranged, encoding, client)
             rows.append(
                 {
                     "design": design,
                     "strategy": how,
-                    "orderId": order,
+                    key: order,
                     "requests": len(conv.requests),
                     "toolCalls": sum(len(t) for t in arranged),
                     "inputs": list(conv.requests),
-                    "outputs": strategy.outputs(order, arranged, encoding),
+                    "outputs": strategy.outputs(order, arranged, encoding, answer),
                     "totalInput": sum(conv.requests),
                 }
             )
@@ -147,6 +152,7 @@ def price_rows(
     models: list[tuple[prices.Price, caching.Policy]],
     n: int,
     modes: Sequence[str] = ("none", "hit"),
+    key: str = "orderId",
 ) -> list[dict[str, Any]]:
     """Every conversation priced on every model under each caching mode, per n conversations."""
     rows = []
@@ -159,7 +165,7 @@ def price_rows(
                         "model": price.model,
                         "design": c["design"],
                         "strategy": c["strategy"],
-                        **{k: c[k] for k in ("orderId", "lines", "fitsWindow") if k in c},
+                        **{k: c[k] for k in (key, "lines", "fitsWindow") if k in c},
                         **p,
                     }
                 )
@@ -199,21 +205,26 @@ async def measure_scale(
     return rows, source
 
 
-def _saving(totals: Mapping[str, float], how: str) -> float | None:
-    """The focused design's saving against the granular one, in percent, for one strategy."""
-    g, f = totals.get(("granular", how)), totals.get(("focused", how))
+PAIR = ("granular", "focused")  # the article's: the reference design, and the one whose saving is stated
+
+
+def _saving(totals: Mapping[str, float], how: str, pair: tuple[str, str] = PAIR) -> float | None:
+    """The compared design's saving against the reference one, in percent, for one strategy."""
+    g, f = totals.get((pair[0], how)), totals.get((pair[1], how))
     return None if not g or f is None else round((g - f) / g * 100, 1)
 
 
-def savings(rows: list[dict[str, Any]], key: str, by: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The focused saving against granular under each strategy (per group of `by`), and how many points a model
-    that calls tools one per request adds to it."""
+def savings(
+    rows: list[dict[str, Any]], key: str, by: Sequence[str] = (), pair: tuple[str, str] = PAIR
+) -> list[dict[str, Any]]:
+    """The compared design's saving against the reference under each strategy (per group of `by`), and how many
+    points a model that calls tools one per request adds to it."""
     groups: dict[tuple[Any, ...], dict[tuple[str, str], float]] = {}
     for r in rows:
         groups.setdefault(tuple(r[b] for b in by), {})[(r["design"], r["strategy"])] = r[key]
     out = []
     for group, totals in groups.items():
-        par, seq = _saving(totals, strategy.PARALLEL), _saving(totals, strategy.SEQUENTIAL)
+        par, seq = _saving(totals, strategy.PARALLEL, pair), _saving(totals, strategy.SEQUENTIAL, pair)
         out.append(
             {
                 **dict(zip(by, group)),
@@ -248,32 +259,42 @@ async def build(
     cs: dict[str, Any],
     recorded: dict[str, Any],
     order: str,
-    article: dict[str, Any],
+    article: dict[str, Any] | None,
     window: int,
     progress: Any = None,
+    study: Any = None,
 ) -> dict[str, Any]:
-    """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds)."""
+    """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds). With the
+    article's figures (`article`), also the scoped design and notebook 04's generated orders; for any other study,
+    its own designs on its focus case."""
     models = _models(p)
     strategy.check_name(p["strategy"])
     n = p["conversations"]
-    extra = [d for d in design_names(scale=True) if d not in recorded["turns"]]
+    key = study.key if study is not None else "orderId"
+    pair = (study.reference, next(d for d in study.designs if d != study.reference)) if study is not None else PAIR
+    answer = None if article is not None else STUDY_ANSWER
+    extra = [d for d in design_names(scale=True) if d not in recorded["turns"]] if article is not None else []
     more = await investigation.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}
     everything = {
         "tools": {**recorded["tools"], **more["tools"]},
         "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()},
+        "prompts": recorded.get("prompts", {}),
     }
-    convs = conversations(everything, order, p["encoding"], p["profile"])
+    convs = conversations(everything, order, p["encoding"], p["profile"], key, answer)
     scale_rows, source = (
-        await measure_scale(p["scale_sizes"], p["encoding"], progress) if p["scale_sizes"] else ([], None)
+        await measure_scale(p["scale_sizes"], p["encoding"], progress)
+        if p["scale_sizes"] and article is not None
+        else ([], None)
     )
     for r in scale_rows:
         r["fitsWindow"] = r["largestInput"] <= window
     first, first_policy = models[0]
     chosen = [c for c in convs if c["strategy"] == p["strategy"]]
-    per = price_rows(chosen, models, n)
+    per = price_rows(chosen, models, n, key=key)
     by = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in per}
     policy_of = {price.model: policy for price, policy in models}
-    return {
+    priced_designs = list(everything["turns"])
+    out = {
         "priceLibrary": {
             "name": prices.LIBRARY,
             "version": prices.version(),
@@ -308,20 +329,20 @@ async def build(
                 for c in convs
                 for price, policy in models
             ],
-            "article": _article_cache(article, models),
+            **({"article": _article_cache(article, models)} if article is not None else {}),
             "scaleStarts": scale_starts(scale_rows, first_policy),
         },
-        "pricePerConversations": per + price_rows(chosen, models, n, ("miss",)),
+        "pricePerConversations": per + price_rows(chosen, models, n, ("miss",), key),
         "priceHeadline": {
             "model": first.model,
             "order": order,
             "conversations": n,
             "strategy": p["strategy"],
-            **{d: by.get((first.model, d, MODES["none"])) for d in ("granular", "focused", "scoped")},
-            **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in ("granular", "focused", "scoped")},
+            **{d: by.get((first.model, d, MODES["none"])) for d in priced_designs},
+            **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in priced_designs},
             "policy": policy_of[first.model].name,
         },
-        "strategyHeadline": strategy_headline(convs, order),
+        "strategyHeadline": strategy_headline(convs, order, pair),
         "conversations": convs,
         "scaleRows": [
             {k: v for k, v in r.items() if k not in ("inputs", "outputs")} | {"output": sum(r["outputs"])}
@@ -329,22 +350,26 @@ async def build(
         ],
         "scalePrices": price_rows([r for r in scale_rows if r["strategy"] == p["strategy"]], models, n),
         "callStrategy": {
-            "order": savings(convs, "totalInput") + savings(price_rows(convs, models[:1], n, ("none",)), "dollars"),
+            "order": savings(convs, "totalInput", pair=pair)
+            + savings(price_rows(convs, models[:1], n, ("none",), key), "dollars", pair=pair),
             "scale": savings(scale_rows, "totalInput", ("lines",)),
         },
         # Where the generated orders' turns came from: a fact about this run, kept out of comparisons.
         "timings": {"generatedOrders": source},
     }
+    return out
 
 
-def strategy_headline(convs: list[dict[str, Any]], order: str) -> dict[str, Any]:
-    """The focus order's granular requests both ways and the focused saving of input both ways (for the index)."""
+def strategy_headline(convs: list[dict[str, Any]], order: str, pair: tuple[str, str] = PAIR) -> dict[str, Any]:
+    """The focus case's reference requests both ways and the compared design's saving of input both ways (for the
+    index)."""
     by = {(c["design"], c["strategy"]): c for c in convs}
-    saving = savings(convs, "totalInput")[0]
+    saving = savings(convs, "totalInput", pair=pair)[0]
+    ref = pair[0]
     return {
         "order": order,
-        "granularParallel": by[("granular", strategy.PARALLEL)]["requests"],
-        "granularSequential": by[("granular", strategy.SEQUENTIAL)]["requests"],
+        f"{ref}Parallel": by[(ref, strategy.PARALLEL)]["requests"],
+        f"{ref}Sequential": by[(ref, strategy.SEQUENTIAL)]["requests"],
         "savingParallel": saving["parallel %"],
         "savingSequential": saving["sequential %"],
     }

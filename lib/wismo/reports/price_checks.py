@@ -7,7 +7,7 @@ from typing import Any
 
 from wismo.analyses import strategy
 from wismo.cost import caching, prices
-from wismo.reports import check
+from wismo.reports import check, pair
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
 
@@ -126,16 +126,17 @@ def check_strategy(result: dict[str, Any]) -> str:
                     f"{r['toolCalls']} calls, "
                     f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel",
                 )
-    g = {r["strategy"]: r for r in result["conversations"] if r["design"] == "granular"}
-    f = {r["strategy"]: r for r in result["conversations"] if r["design"] == "focused"}
+    ref, other = pair(result)
+    g = {r["strategy"]: r for r in result["conversations"] if r["design"] == ref}
+    f = {r["strategy"]: r for r in result["conversations"] if r["design"] == other}
     order = result["pricing"]["order"]
     return check(
         True,
         "a model calling one tool per request makes one request per tool call plus the answer, and never "
         "processes less input",
-        f"{order} granular: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call "
-        "per "
-        f"request; focused {f['parallel']['requests']} either way; every design and size of {len(rows)} conversations",
+        f"{order} {ref}: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call "
+        f"per request; {other} {f['parallel']['requests']} in parallel, {f['sequential']['requests']} one call per "
+        f"request; every design and size of {len(rows)} conversations",
     )
 
 
@@ -256,14 +257,18 @@ def answer_caching(result: dict[str, Any]) -> str:
     def at(lines: int | None) -> str:
         return "never" if not lines else f"{lines:,} line" + ("s" if lines > 1 else "")
 
+    scale = (
+        "; on generated orders, with every tool call of a turn in one request, caching starts at "
+        + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
+        if starts
+        else ""
+    )
     return (
         f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
         f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its "
         "resent history at "
         f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
-        f"{row['ratioHit']:.1f}. {ours}; on generated orders caching starts at "
-        + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
-        + " (modelled, every prefix a hit)."
+        f"{row['ratioHit']:.1f}. {ours}{scale} (modelled, every prefix a hit)."
     )
 
 
@@ -287,14 +292,16 @@ def assumption_sentence(result: dict[str, Any]) -> str:
 def answer_price(result: dict[str, Any]) -> str:
     """Section 7's one-line answer, from the figures."""
     h = result["priceHeadline"]
+    ref, other = pair(result)
     cheap = min(
-        (r for r in result["pricePerConversations"] if r["design"] == "focused" and r["caching"] == "no caching"),
+        (r for r in result["pricePerConversations"] if r["design"] == other and r["caching"] == "no caching"),
         key=lambda r: r["dollars"],
     )
     dear = max(
-        (r for r in result["pricePerConversations"] if r["design"] == "granular" and r["caching"] == "no caching"),
+        (r for r in result["pricePerConversations"] if r["design"] == ref and r["caching"] == "no caching"),
         key=lambda r: r["dollars"],
     )
+    priced = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
     dearer = [
         (m, d)
@@ -302,13 +309,12 @@ def answer_price(result: dict[str, Any]) -> str:
         if mode == "every prefix a hit" and cell[(m, d, mode)] > cell[(m, d, "no caching")]
     ]
     text = (
-        f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost {prices.usd(h['granular'])} granular, "
-        f"{prices.usd(h['focused'])} focused and {prices.usd(h['scoped'])} scoped ({h['strategy']} calls, modelled); "
-        "with every prefix "
-        f"a hit {prices.usd(h['granularCached'])}, {prices.usd(h['focusedCached'])} and "
-        f"{prices.usd(h['scopedCached'])}. Across models, from "
-        f"{prices.usd(cheap['dollars'])} (focused on {cheap['model']}) to {prices.usd(dear['dollars'])} (granular on "
-        f"{dear['model']})"
+        f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost "
+        + ", ".join(f"{prices.usd(h[d])} {d}" for d in priced)
+        + f" ({h['strategy']} calls, modelled); with every prefix a hit "
+        + ", ".join(f"{prices.usd(h[d + 'Cached'])} {d}" for d in priced)
+        + f". Across models, from {prices.usd(cheap['dollars'])} ({other} on {cheap['model']}) to "
+        f"{prices.usd(dear['dollars'])} ({ref} on {dear['model']})"
     )
     if dearer:
         text += (
@@ -354,12 +360,12 @@ def answer_scale(result: dict[str, Any]) -> str:
 def answer_strategy(result: dict[str, Any]) -> str:
     """Section 8's one-line answer, from the figures."""
     tokens_row, dollars_row = result["callStrategy"]["order"]
+    ref, other = pair(result)
     largest = max(result["callStrategy"]["scale"], key=lambda r: r["lines"], default=None)
     text = (
-        f"The focused design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a "
-        "granular "
-        f"model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that asks "
-        "one "
+        f"The {other} design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a "
+        f"{ref} model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that "
+        "asks one "
         f"call per request ({dollars_row['parallel %']:.1f}% and {dollars_row['sequential %']:.1f}% of the price on "
         f"{_first(result)['model']}): "
         + (

@@ -41,11 +41,38 @@ def case_study_sentence(cs: dict[str, Any]) -> str:
     )
 
 
-def saving_sentence(ratios: list[dict[str, Any]]) -> str:
-    """The focused design's median input-token saving across the orders (tiktoken-estimated, modelled)."""
-    saving = median(r["focusedSavingPercent"] for r in ratios)
+def study_intro(study: Any) -> str:
+    """What a study compares, in one Markdown paragraph: its file, question, designs, cases and match."""
+    designs = "; ".join(
+        f"**{name}** ({d.target}{'' if d.serve else ', ' + str(d.transport)}: first {d.investigation.entry}"
+        + (
+            ", then " + ", ".join(f"{x.tool} for each {x.key}" for x in d.investigation.links)
+            if d.investigation.links
+            else ", page by page"
+            if d.investigation.cursor
+            else ", one call"
+        )
+        + ")"
+        for name, d in study.designs.items()
+    )
+    match = (
+        "every design's evidence must equal the reference's"
+        if study.match == "equal"
+        else "every other design's evidence must hold the reference's (match = contains)"
+    )
     return (
-        f"Median saving of the focused design across these orders: **{saving:.1f}%** "
+        f"Study **{study.title}** (`{study.path.name}`). The question: *{study.question}*. Designs: {designs}. "
+        f"{len(study.cases)} cases and {len(study.unfriendly)} unfriendly inputs; the reference is "
+        f"**{study.reference}**, and {match}." + (f" {study.description}" if study.description else "")
+    )
+
+
+def saving_sentence(ratios: list[dict[str, Any]]) -> str:
+    """The compared design's median input-token saving across the cases (tiktoken-estimated, modelled)."""
+    key = next(k for k in ratios[0] if k.endswith("SavingPercent"))
+    saving = median(r[key] for r in ratios)
+    return (
+        f"Median saving of the {key.removesuffix('SavingPercent')} design across these cases: **{saving:.1f}%** "
         f"of input tokens (tiktoken-estimated, modelled conversation without the final answer's output)."
     )
 

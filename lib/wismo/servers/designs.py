@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wismo.core import templates
 from wismo.core.errors import WismoError
 from wismo.domain.ids import ORDER
 from wismo.domain.links import LINKS, Link, kinds
+from wismo.domain.pages import merge
 from wismo.servers import granular
 from wismo.servers.toolspec import ToolSpec
 
@@ -36,42 +38,75 @@ ENV = "WISMO_DESIGNS"
 
 @dataclass(frozen=True)
 class FollowUp:
-    """An identifier in the entry tool's result that a follow-up tool takes: order[key] -> tool(argument=id);
-    `into` is where the focused context keeps the records found (a list when order[key] is a list)."""
+    """Identifiers in the entry tool's result that a follow-up tool takes: read(result, key) -> tool(argument=id);
+    `key` is a dotted path (a list on the way is read element by element); `into` is where the evidence keeps the
+    records found (a list when the identifiers are a list). With `batch`, the whole list goes in one call."""
 
     key: str
     tool: str
     argument: str
     into: str
+    batch: bool = False
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """How a paged design names its next page: the dotted path of the cursor in a page (null on the last page), and
+    the argument that asks for it."""
+
+    next: str = "page.next"
+    argument: str = "cursor"
 
 
 @dataclass(frozen=True)
 class Investigation:
-    """How a model (or a script) gathers the evidence for one order with this design's tools.
+    """How a model (or a script) gathers the evidence for one case with this design's tools.
 
-    Turn 1 calls `entry` with the order ID. With `links`, turn 2 calls every linked tool at once, one call per
-    identifier the entry result holds. With `cursor`, every later turn asks `entry` for the page named by the
-    previous page's page.next, until it is null.
+    Turn 1 calls `entry` with `arguments`, templates filled from the case ("{orderId}"). With `links`, turn 2
+    calls every linked tool at once, one call per identifier the entry result holds (one call per list with
+    batch). With `cursor`, every later turn asks `entry` for the page the previous page names, until it names none.
     """
 
     entry: str
     links: tuple[FollowUp, ...] = ()
-    cursor: bool = False
+    cursor: Cursor | None = None
+    arguments: dict[str, Any] = field(default_factory=lambda: {"orderId": "{orderId}"})
+    into: str = "order"  # where the entry result sits in the evidence; empty: the linked results merge into it
+    merge_pages: Callable[[list[Any]], Any] | None = None  # a paged design's own merge (else the generic one)
 
     def tools(self) -> set[str]:
         """Every tool name the investigation calls."""
         return {self.entry, *(link.tool for link in self.links)}
 
+    def entry_arguments(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The entry call's arguments for one case (its fields fill the templates)."""
+        return templates.fill(self.arguments, values)
+
+    def next_page(self, page: Any, values: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments of the call for the page after `page`, or None when it is the last (or no page at all)."""
+        if self.cursor is None:
+            return None
+        cursor = templates.read(page, self.cursor.next)
+        if cursor is None or cursor == "" or isinstance(cursor, list):
+            return None
+        return {**self.entry_arguments(values), self.cursor.argument: cursor}
+
+    def targets(self, record: Any, link: FollowUp) -> tuple[list[Any], bool]:
+        """The identifiers one link follows in an entry result, and whether they are a list (many records)."""
+        found = templates.read(record, link.key) if isinstance(record, dict) else None
+        many = isinstance(found, list)
+        values = found if many else [found]
+        return [v for v in values if isinstance(v, (str, int)) and not isinstance(v, bool)], many
+
     def linked_calls(self, record: Any) -> list[tuple[str, dict[str, Any]]]:
-        """The follow-up calls for an entry result: (tool, arguments) per identifier, in link order."""
+        """The follow-up calls for an entry result: (tool, arguments) per identifier (or per list), in link order."""
         calls: list[tuple[str, dict[str, Any]]] = []
-        if not isinstance(record, dict):
-            return calls
         for link in self.links:
-            targets = record.get(link.key)
-            for target in targets if isinstance(targets, list) else [targets]:
-                if isinstance(target, str):
-                    calls.append((link.tool, {link.argument: target}))
+            values, _ = self.targets(record, link)
+            if link.batch:
+                calls += [(link.tool, {link.argument: values})] if values else []
+            else:
+                calls += [(link.tool, {link.argument: value}) for value in values]
         return calls
 
 
@@ -133,7 +168,7 @@ SCOPED = Design(
     name="scoped",
     summary="the focused context in pages under a token cap, with a cursor and a statement of what was left out",
     color="#009E73",  # Okabe-Ito green
-    investigation=Investigation(entry="get_order_support_context", cursor=True),
+    investigation=Investigation(entry="get_order_support_context", cursor=Cursor(), merge_pages=merge),
     server="wismo.servers.scoped",
     compared=False,  # its pages carry a concise view by default; the scale report checks they merge back
 )

@@ -28,6 +28,19 @@ def turn_items(
 
 
 @dataclass(frozen=True)
+class Prompt:
+    """What every request of a conversation starts with: the instructions, and the user's question."""
+
+    instructions: str
+    question: str
+
+
+def prompt_for(asked: str | Prompt) -> Prompt:
+    """A prompt as given, or the article's for an order ID (wismo's instructions and the article's question)."""
+    return asked if isinstance(asked, Prompt) else Prompt(prompts.INSTRUCTIONS, prompts.question(asked))
+
+
+@dataclass(frozen=True)
 class Conversation:
     """The input tokens of every model call of one investigation (tiktoken-estimated), by part."""
 
@@ -38,15 +51,16 @@ class Conversation:
 
 
 def first_request(
-    order_id: str,
+    asked: str | Prompt,
     tools: list[dict[str, Any]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> tokens.RequestCount:
     """The first request of an investigation, by part: the tool definitions as the client profile sends them, the
-    instructions and the question as items, and the reply's priming."""
+    instructions and the question as items, and the reply's priming. `asked`: a Prompt, or an order ID."""
+    prompt = prompt_for(asked)
     functions = [profile.function(t) for t in tools]
-    return tokens.count_request(prompts.INSTRUCTIONS, functions, [_question(order_id)], encoding_name)
+    return tokens.count_request(prompt.instructions, functions, [_question(prompt)], encoding_name)
 
 
 def turn_additions(
@@ -61,28 +75,29 @@ def turn_additions(
     )
 
 
-def _question(order_id: str) -> dict[str, Any]:
+def _question(prompt: Prompt) -> dict[str, Any]:
     """The user message that opens an investigation."""
-    return {"type": "message", "role": "user", "content": prompts.question(order_id)}
+    return {"type": "message", "role": "user", "content": prompt.question}
 
 
 def conversation(
-    order_id: str,
+    asked: str | Prompt,
     tools: list[dict[str, Any]],
     turns: list[list[dict[str, Any]]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> Conversation:
     """Count every request of an investigation directly (definitions and results as the client profile sends them),
-    and split it into the first request and per-turn additions."""
+    and split it into the first request and per-turn additions. `asked`: a Prompt, or an order ID."""
+    prompt = prompt_for(asked)
     functions = [profile.function(t) for t in tools]
-    items = [_question(order_id)]
-    requests = [first_request(order_id, tools, encoding_name, profile).total]
+    items = [_question(prompt)]
+    requests = [first_request(prompt, tools, encoding_name, profile).total]
     results = []
     for index, turn in enumerate(turns, start=1):
         added = turn_items(turn, index, profile)
         items = items + added
-        requests.append(tokens.count_request(prompts.INSTRUCTIONS, functions, items, encoding_name).total)
+        requests.append(tokens.count_request(prompt.instructions, functions, items, encoding_name).total)
         results.extend(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call_output")
     additions = turn_additions(turns, encoding_name, profile)
     return Conversation(requests[0], additions, tuple(requests), tuple(results))

@@ -1,0 +1,90 @@
+"""`wismo study check FILE` and `wismo study run FILE`: a study file validated against its servers, and its
+comparison and token accounting rendered into a folder of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from wismo.cli.parsing import subparser
+
+NAME = "study"
+SUMMARY = "check a study file against its servers, or run its comparison and accounting"
+EXAMPLE = "wismo study run data/studies/memory-graph.toml --out /tmp/memory-study"
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo study check` and `wismo study run` and their options."""
+    from wismo.tokens import framing
+
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", help="check or run")
+    check = actions.add_parser(
+        "check", help="validate the file, then connect to every design and check its tools take the named arguments"
+    )
+    check.add_argument("file", help="the study file (TOML)")
+    run = actions.add_parser(
+        "run", help="run the equivalence and context-cost reports on the study into its own folder"
+    )
+    run.add_argument("file", help="the study file (TOML)")
+    run.add_argument("--out", default=None, help="output folder (default: outputs/studies/<file stem>/)")
+    run.add_argument(
+        "--profile",
+        default=framing.PYTHON.name,
+        choices=list(framing.PROFILES),
+        help="how the client frames definitions and results in the token figures (default %(default)s)",
+    )
+    run.add_argument("--models", nargs="+", default=None, help="models to price (default: the report's four)")
+    run.add_argument("--jobs", type=int, default=None, help="notebooks executed at once (default: one per core)")
+    return p
+
+
+def _problems(file: str) -> tuple[object | None, list[str]]:
+    """The study and every problem of the file and of its servers (one sentence each)."""
+    import anyio
+
+    from wismo.studies import servers
+    from wismo.studies.declaration import StudyInvalid, load
+
+    try:
+        study = load(file)
+    except StudyInvalid as exc:
+        return None, exc.problems
+    return study, anyio.run(servers.check, study)
+
+
+def _say(file: str, problems: list[str]) -> int:
+    """Print each problem on its own line; exit 2."""
+    print(f"wismo study: {file}: {len(problems)} problem{'s' if len(problems) != 1 else ''}:", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check or run the study; exit 2 when it is invalid or a server cannot be reached, 1 when evidence differs."""
+    study, problems = _problems(args.file)
+    if problems:
+        return _say(args.file, problems)
+    if args.action == "check":
+        print(
+            f"{args.file}: valid; {len(study.designs)} designs reached ({', '.join(study.designs)}), every entry and "
+            f"link tool offered and taking the named arguments; {len(study.cases)} cases, "
+            f"{len(study.unfriendly)} unfriendly inputs."
+        )
+        return 0
+    from wismo.render import study as study_run
+
+    params = {"profile": args.profile, **({"models": args.models} if args.models else {})}
+    try:
+        done = study_run.run(study, args.out, params, args.jobs)
+    except study_run.StudyRefused as exc:
+        return _say(args.file, [str(exc)])
+    if done.differing:
+        print(f"wismo study: {args.file}: the evidence differs in {len(done.differing)} case(s):", file=sys.stderr)
+        for line in done.differing:
+            print(f"  - {line}", file=sys.stderr)
+        print(f"the report as far as it ran: {done.out / 'html'}", file=sys.stderr)
+        return 1
+    print(f"{len(done.rendered)} reports for {study.title}; open {done.out / 'index.html'}")
+    return 0

@@ -1,0 +1,97 @@
+"""`wismo study run`: the equivalence and context-cost notebooks executed on a study into its own folder, both HTML
+versions of each and an index; the built-in outputs/ is never touched."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wismo.core.errors import WismoError
+from wismo.core.paths import NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
+from wismo.reports import REPORTS
+from wismo.studies.declaration import Study
+
+NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # the reports a study has (03 reads runs, 04 wismo's orders)
+
+
+class StudyRefused(WismoError, ValueError):
+    """A study run that cannot start as asked (its output folder would be the built-in reports'): `out`."""
+
+    def __init__(self, message: str, out: Path) -> None:
+        super().__init__(message)
+        self.out = out
+
+
+@dataclass
+class StudyRun:
+    """What a study run produced: the folder, the pages rendered, and the cases whose evidence differs."""
+
+    out: Path
+    rendered: list[Any] = field(default_factory=list)
+    differing: list[str] = field(default_factory=list)
+
+
+def out_folder(study: Study, out: str | Path | None) -> Path:
+    """Where the study's reports go: `out`, else outputs/studies/<file stem>/; never outputs/ itself."""
+    path = Path(out).resolve() if out else STUDY_OUTPUTS / study.stem
+    if path == OUTPUTS.resolve():
+        raise StudyRefused(f"{path} holds the built-in reports; a study writes to a folder of its own", path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def differing_cases(out: Path) -> list[str]:
+    """The cases whose evidence differs in the comparison written into `out`: a sentence each, with the first
+    difference."""
+    import json
+
+    path = out / REPORTS["01-equivalence"][1]
+    if not path.exists():
+        return []
+    result = json.loads(path.read_text(encoding="utf-8"))
+    lines = []
+    for r in result["cases"]:
+        if not r["equal"]:
+            d = r["differences"][0]
+            (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
+            lines.append(
+                f"case {r['label']!r} ({r['input']}): at {d['path']}, {ref} has {_short(ref_value)} and {other} "
+                f"{_short(value)}"
+            )
+    return lines
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """A value in a sentence, shortened."""
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run(
+    study: Study,
+    out: str | Path | None = None,
+    parameters: dict[str, Any] | None = None,
+    jobs: int | None = None,
+) -> StudyRun:
+    """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised
+    (its notebook is rendered as far as it ran)."""
+    from wismo.render import build
+
+    folder = out_folder(study, out)
+    params = {"study": str(study.path.resolve()), **(parameters or {})}
+    paths = [NOTEBOOKS / f"{stem}.ipynb" for stem in NOTEBOOKS_RUN]
+    try:
+        rendered = build.build(paths, folder, jobs, params, title=study.title)
+    except build.NotebookFailed as failed:
+        differing = differing_cases(folder)
+        if failed.ename != "ClaimFailed" or not differing:
+            raise
+        executed = folder / "notebooks" / failed.notebook
+        if executed.exists():  # the report as far as it ran, for the reader to see where it stopped
+            build.to_html(executed, folder, title=study.title)
+            build.to_html(executed, folder, reader=True, title=study.title)
+        return StudyRun(folder, [], differing)
+    return StudyRun(folder, rendered, differing_cases(folder))

@@ -1,0 +1,209 @@
+"""A study file read and checked: TOML (the standard library's tomllib) declaring the question, the designs (how
+to reach each server and how its investigation follows links), the cases and the unfriendly inputs.
+
+Every problem is one sentence naming the design (or the top level) and the key; all of them are gathered before
+StudyInvalid is raised, so one run of `wismo study check` lists them all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wismo.core import templates
+from wismo.core.errors import WismoError
+from wismo.studies.cases import StudyCase, check_unique, read_cases
+from wismo.studies.designs import StudyDesign, read_design
+from wismo.studies.problems import Problems
+
+TOP = {
+    "title": "a short name for the study",
+    "question": "the user message, with {field} from each case",
+    "description": "a paragraph on what the study compares",
+    "instructions": "the model's instructions (default: wismo's)",
+    "reference": "the design whose evidence the others must reproduce (default: the first)",
+    "match": '"equal" (default) or "contains"',
+    "key": "the case field that names each case in tables (default: the first case's first field)",
+    "setup": "how to install the servers, said when one cannot be started",
+    "designs": "one table per design",
+    "cases": "the cases, [[cases]]",
+    "unfriendly": "inputs every design must refuse alike, [[unfriendly]]",
+}
+MATCHES = ("equal", "contains")
+
+
+class UnknownCase(WismoError, ValueError):
+    """Cases asked for by key that the study does not have: `unknown`, and `known` (the keys it has)."""
+
+    def __init__(self, unknown: list[Any], known: list[Any]) -> None:
+        super().__init__(
+            f"not a case of the comparison: {', '.join(map(str, unknown))}; the cases are {', '.join(map(str, known))}"
+        )
+        self.unknown = unknown
+        self.known = known
+
+
+class StudyInvalid(WismoError, ValueError):
+    """A study file that cannot be used: `path` and `problems`, one sentence each."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        super().__init__(f"{path}: " + " ".join(problems))
+        self.path = path
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study: the question, the designs (the reference first), the cases and where the file lives."""
+
+    path: Path
+    title: str
+    question: str
+    instructions: str
+    reference: str
+    match: str
+    key: str
+    designs: dict[str, StudyDesign]
+    cases: tuple[StudyCase, ...]
+    unfriendly: tuple[StudyCase, ...] = ()
+    description: str = ""
+    setup: str = ""
+
+    @property
+    def folder(self) -> Path:
+        """The study file's folder: commands run there and relative paths start there."""
+        return self.path.parent
+
+    @property
+    def stem(self) -> str:
+        """The file's name without .toml: the study's folder under outputs/studies/."""
+        return self.path.stem
+
+    @property
+    def is_article(self) -> bool:
+        """Whether this is the article's study (the sections on its published run apply only to it)."""
+        from wismo.core.paths import ARTICLE_STUDY
+
+        return self.path.resolve() == ARTICLE_STUDY.resolve()
+
+    def question_for(self, case: StudyCase) -> str:
+        """The user message that opens the investigation of one case."""
+        text = templates.fill(self.question, case.fields)
+        return templates.as_text(text)
+
+    def case_key(self, case: StudyCase) -> Any:
+        """The value that names a case in tables: its key field (its label when the key field is not text)."""
+        value = case.value(self.key)
+        return value if isinstance(value, str) else case.label
+
+    def select(self, keys: list[str] | None, unfriendly: bool = True) -> list[StudyCase]:
+        """The cases named by key (or label), in the order asked (default all), then the unfriendly ones if asked;
+        UnknownCase names any that is not a case."""
+        known = {self.case_key(c): c for c in self.cases} | {c.label: c for c in self.cases}
+        if keys is None:
+            chosen = list(self.cases)
+        else:
+            unknown = [k for k in keys if not isinstance(k, str) or k not in known]
+            if unknown:
+                raise UnknownCase(unknown, [self.case_key(c) for c in self.cases])
+            chosen = [known[k] for k in keys]
+        return chosen + (list(self.unfriendly) if unfriendly else [])
+
+    def colors(self) -> dict[str, str]:
+        """Each design's colour, by name."""
+        return {name: d.color for name, d in self.designs.items()}
+
+
+def load(path: str | Path) -> Study:
+    """The study a file declares; StudyInvalid lists every problem, one sentence each (never a traceback)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StudyInvalid(path, ["no such file."]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StudyInvalid(path, [f"cannot be read ({exc})."]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyInvalid(path, [f"is not valid TOML: {exc}."]) from None
+    r = Problems(path)
+    r.keys("top level", raw, TOP)
+    title = r.text("top level", raw, "title")
+    question = r.text("top level", raw, "question")
+    instructions = r.text("top level", raw, "instructions", required=False)
+    cases = read_cases(r, raw, "cases", required=True)
+    unfriendly = read_cases(r, raw, "unfriendly", required=False)
+    declared = raw.get("designs")
+    found: dict[str, StudyDesign] = {}
+    if not isinstance(declared, dict) or not declared:
+        r.say("top level", "designs is missing: declare at least two, as [designs.NAME] tables")
+    else:
+        if len(declared) < 2:
+            r.say("top level", "a study compares at least two designs; designs declares one")
+        for i, (name, spec) in enumerate(declared.items()):
+            design = read_design(r, path.parent, name, spec, i)
+            if design is not None:
+                found[name] = design
+    reference = raw.get("reference", next(iter(declared), None) if isinstance(declared, dict) else None)
+    if isinstance(declared, dict) and declared and reference not in declared:
+        r.say(
+            "top level", f'reference names "{reference}", which is not a design; the designs are {", ".join(declared)}'
+        )
+    match = raw.get("match", "equal")
+    if match not in MATCHES:
+        r.say("top level", f'match must be "equal" or "contains", not {match!r}')
+    key = raw.get("key", next((k for k in cases[0].fields), None) if cases else None)
+    if not isinstance(key, str) or not key:
+        r.say("top level", "key must name a case field")
+    elif cases and any(key not in c.fields for c in cases):
+        lacking = next(c.label for c in cases if key not in c.fields)
+        r.say("top level", f'key names the field "{key}", which case "{lacking}" lacks')
+    if question and cases:
+        _templates_filled(r, "top level", "question", question, cases + unfriendly)
+    for name, design in found.items():
+        how = design.investigation
+        _templates_filled(r, f'design "{name}"', "entry.arguments", how.arguments, cases + unfriendly)
+    check_unique(r, cases + unfriendly)
+    if r.problems:
+        raise StudyInvalid(path, r.problems)
+    ordered = {reference: found[reference], **{n: d for n, d in found.items() if n != reference}}
+    from wismo.domain.prompts import INSTRUCTIONS
+
+    return Study(
+        path=path,
+        title=title or "",
+        question=question or "",
+        instructions=instructions or INSTRUCTIONS,
+        reference=reference,
+        match=match,
+        key=key,
+        designs=ordered,
+        cases=tuple(cases),
+        unfriendly=tuple(unfriendly),
+        description=raw.get("description", "") if isinstance(raw.get("description"), str) else "",
+        setup=raw.get("setup", "") if isinstance(raw.get("setup"), str) else "",
+    )
+
+
+def _templates_filled(r: Problems, where: str, key: str, template: Any, cases: list[StudyCase]) -> None:
+    """Each {field} a template names must be a field of every case."""
+    for name in sorted(templates.fields_named(template)):
+        lacking = [c.label for c in cases if name not in c.fields]
+        if lacking:
+            who = "no case has" if len(lacking) == len(cases) else f"case {lacking[0]!r} lacks"
+            r.say(where, f"{key} names {{{name}}}, which {who}")
+
+
+def article() -> Study:
+    """The article's study, "Where is my order?" (data/studies/where-is-my-order.toml): the built-in reports."""
+    from wismo.core.paths import ARTICLE_STUDY
+
+    return load(ARTICLE_STUDY)
+
+
+def chosen(study: str | Path | Study | None) -> Study:
+    """A study given as a file, as a Study, or None for the article's."""
+    if isinstance(study, Study):
+        return study
+    return article() if study in (None, "") else load(study)

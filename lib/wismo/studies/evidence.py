@@ -1,0 +1,107 @@
+"""What an investigation established, from its tool turns: the entry result and its linked results kept where the
+declaration says (`into`) or merged into one value, a paged design's pages merged, a failed linked call kept as
+an explicit missing record (never dropped)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wismo.core.jsonfmt import canonical
+from wismo.servers.designs import FollowUp, Investigation
+
+MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
+
+
+def decoded(text: str) -> Any:
+    """A tool's text as JSON, or the text itself when it is not JSON (a server may answer in words)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def missing(link: FollowUp, value: Any, message: str) -> dict[str, Any]:
+    """The explicit stand-in for a linked record that could not be read: the identifier asked for, and the error."""
+    return {link.argument: value, "missing": True, "error": message}
+
+
+def union(a: Any, b: Any) -> Any:
+    """Two results merged: objects key by key, lists concatenated without repeating an element already there, any
+    other value the first's (how a design's several results become one evidence value)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for key, value in b.items():
+            out[key] = union(a[key], value) if key in a else value
+        return out
+    if isinstance(a, list) and isinstance(b, list):
+        seen = {canonical(x) for x in a}
+        out_list = list(a)
+        for x in b:
+            if canonical(x) not in seen:
+                seen.add(canonical(x))
+                out_list.append(x)
+        return out_list
+    return a
+
+
+def pages_merged(pages: list[Any], how: Investigation) -> Any:
+    """A paged design's pages as one value: its own merge when it declares one, else every list concatenated and
+    every other value the first page's, without the part of a page that holds the cursor."""
+    if how.merge_pages is not None:
+        return how.merge_pages(pages)
+    top = how.cursor.next.split(".")[0] if how.cursor else None
+    merged: Any = None
+    for page in pages:
+        body = {k: v for k, v in page.items() if k != top} if isinstance(page, dict) else page
+        merged = body if merged is None else _concatenated(merged, body)
+    return merged
+
+
+def _concatenated(a: Any, b: Any) -> Any:
+    """Pages joined: objects key by key, lists one after the other (pages never repeat an element), else the first."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {**b, **{k: (_concatenated(v, b[k]) if k in b else v) for k, v in a.items()}}
+    if isinstance(a, list) and isinstance(b, list):
+        return a + b
+    return a
+
+
+def evidence(how: Investigation, tool_turns: list[list[dict[str, Any]]]) -> tuple[Any, str | None]:
+    """What an investigation established, or (None, the entry call's error text)."""
+    entry = tool_turns[0][0]
+    if entry["isError"]:
+        return None, entry["output"]
+    if how.cursor:
+        return pages_merged([decoded(c["output"]) for turn in tool_turns for c in turn], how), None
+    record = decoded(entry["output"])
+    if not how.links:
+        return record, None
+    context: Any = {how.into: record} if how.into else record
+    followed = iter(tool_turns[1] if len(tool_turns) > 1 else [])
+    for link in how.links:
+        values, many = how.targets(record, link)
+        if link.batch:
+            found = [_linked(next(followed, None), link, values)] if values else []
+        else:
+            found = [_linked(next(followed, None), link, value) for value in values]
+        if link.into:
+            context[link.into] = found if many and not link.batch else (found[0] if found else None)
+        else:
+            for result in found:
+                context = _merged_in(context, result)
+    return context, None
+
+
+def _linked(call: dict[str, Any] | None, link: FollowUp, value: Any) -> Any:
+    """A linked call's result, or its missing-record stand-in."""
+    if call is None:
+        return missing(link, value, "no call was made for it")
+    return missing(link, value, call["output"]) if call["isError"] else decoded(call["output"])
+
+
+def _merged_in(context: Any, result: Any) -> Any:
+    """A linked result merged into the evidence; a missing record goes to the evidence's `missing` list."""
+    if isinstance(result, dict) and result.get("missing") is True:
+        return union(context, {MISSING: [result]}) if isinstance(context, dict) else context
+    return union(context, result)

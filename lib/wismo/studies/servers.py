@@ -1,0 +1,92 @@
+"""Reaching a study's servers: each design as its declaration says (a design wismo serves, over the transport asked;
+a stdio command, run in the study's folder; or a Streamable HTTP URL), and checking that they offer what the
+study calls."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from wismo.client.connection import Connection, connect
+from wismo.client.failures import HarnessError
+from wismo.studies.declaration import Study, StudyDesign
+
+
+def reach(
+    design: StudyDesign, transport: str | None = None, env: dict[str, str] | None = None
+) -> AbstractAsyncContextManager[Connection]:
+    """A connection to one design's server: wismo's own over `transport` (default stdio), any other as declared."""
+    extra = {**design.env, **(env or {})}
+    if design.serve:
+        return connect(design.serve, transport or "stdio", extra or None)
+    if design.url:
+        return connect(design.name, "http", url=design.url, require_pinned=False)
+    return connect(
+        design.name, "stdio", extra or None, command=list(design.command), require_pinned=False, cwd=str(design.folder)
+    )
+
+
+def _properties(tool: dict[str, Any]) -> tuple[dict[str, Any], set[str]] | None:
+    """A tool's declared arguments and required ones, or None when its input schema declares no properties."""
+    schema = tool.get("inputSchema") or {}
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return None
+    return props, set(schema.get("required") or [])
+
+
+def tool_problems(name: str, how: Any, tools: list[dict[str, Any]]) -> list[str]:
+    """What a design's tools/list lacks for its investigation, one sentence each."""
+    by_name = {t.get("name"): t for t in tools}
+    offered = ", ".join(sorted(str(n) for n in by_name)) or "none"
+    where = f'design "{name}"'
+    problems = []
+
+    def check_args(key: str, tool_name: str, given: list[str], arrays: dict[str, bool]) -> None:
+        tool = by_name.get(tool_name)
+        if tool is None:
+            problems.append(f"{where}: {key} calls {tool_name}, which the server does not offer; it offers {offered}.")
+            return
+        declared = _properties(tool)
+        if declared is None:
+            return
+        props, required = declared
+        for arg in given:
+            if arg not in props:
+                known = ", ".join(props) or "no arguments"
+                problems.append(f"{where}: {key} passes {arg} to {tool_name}, which takes {known}.")
+            elif arg in arrays:
+                is_array = props[arg].get("type") == "array" if isinstance(props[arg], dict) else False
+                if is_array and not arrays[arg]:
+                    problems.append(
+                        f"{where}: {key} passes one identifier per call to {tool_name}, whose {arg} is a list; "
+                        "set batch = true."
+                    )
+                elif arrays[arg] and not is_array and "type" in props[arg]:
+                    problems.append(f"{where}: {key} has batch = true, but {tool_name}'s {arg} is not a list.")
+        for arg in sorted(required - set(given)):
+            problems.append(f"{where}: {key} leaves out {arg}, which {tool_name} requires.")
+
+    check_args("entry", how.entry, list(how.arguments), {})
+    if how.cursor is not None and how.entry in by_name:
+        declared = _properties(by_name[how.entry])
+        if declared is not None and how.cursor.argument not in declared[0]:
+            problems.append(f"{where}: cursor.argument is {how.cursor.argument}, which {how.entry} does not take.")
+    for i, link in enumerate(how.links, start=1):
+        check_args(f"links[{i}]", link.tool, [link.argument], {link.argument: link.batch})
+    return problems
+
+
+async def check(study: Study, transport: str | None = None) -> list[str]:
+    """Connect to every design and check its tools: every problem, one sentence each (empty when all is well)."""
+    problems = []
+    for name, design in study.designs.items():
+        try:
+            async with reach(design, transport) as conn:
+                tools = await conn.list_tools()
+        except HarnessError as exc:
+            hint = f" {study.setup}" if study.setup else ""
+            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {exc}.{hint}')
+            continue
+        problems += tool_problems(name, design.investigation, tools)
+    return problems
