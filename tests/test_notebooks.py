@@ -39,7 +39,7 @@ def test_report_executes_renders_and_indexes(built_reports):
         for f in r.figures:
             assert html.escape(f.value) in index and html.escape(f.label) in index
     page = (tmp_path / "html" / "01-equivalence.html").read_text()
-    assert "6/6 order cases equal" in page and page.count("data:image/png;base64") >= 2
+    assert "6/6 cases equal" in page and page.count("data:image/png;base64") >= 2
     comparison = json.loads((tmp_path / "deterministic-comparison.json").read_text())
     assert comparison["summary"]["allEqual"] is True
     context = json.loads((tmp_path / "context-cost.json").read_text())

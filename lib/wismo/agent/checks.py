@@ -74,8 +74,11 @@ def answer_problem(text: str | None) -> str | None:
     return None
 
 
-def outcome_problems(trace: dict[str, Any], tool_names: Iterable[str] | None = None) -> list[str]:
-    """Where a trace's recorded outcome disagrees with its transcript, by the rules the loop applied when recording."""
+def outcome_problems(
+    trace: dict[str, Any], tool_names: Iterable[str] | None = None, contract: bool = True
+) -> list[str]:
+    """Where a trace's recorded outcome disagrees with its transcript, by the rules the loop applied when recording
+    (`contract`: whether the answer had to be the JSON object the instructions ask for)."""
     requests, outcome = trace["requests"], trace["outcome"]
     last = requests[-1] if requests else None
     final = [o["content"] for o in (last["output"] if last else []) if o.get("type") == "message"]
@@ -83,13 +86,13 @@ def outcome_problems(trace: dict[str, Any], tool_names: Iterable[str] | None = N
     if outcome in (ANSWERED, UNEXPECTED_ANSWER):
         if trace["answerText"] != "\n".join(final):
             problems.append("answerText differs from the final message of the transcript")
-        problem = answer_problem(trace["answerText"])
+        problem = answer_problem(trace["answerText"]) if contract else None
         if (problem is None) != (outcome == ANSWERED):
             problems.append(
                 f"the outcome is {outcome!r} but the final text "
                 + (f"fails the contract: {problem}" if problem else "is a complete answer")
             )
-        if trace["answer"] != parse_answer(trace["answerText"]):
+        if trace["answer"] != (parse_answer(trace["answerText"]) if contract else None):
             problems.append("answer is not the JSON object of answerText")
     if outcome in REFUSED_CALLS and last is not None:
         calls = [o for o in last["output"] if o.get("type") == "function_call"]

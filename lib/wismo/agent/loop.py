@@ -106,13 +106,18 @@ async def run_case(
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
     cache_repeats: bool = False,
+    prompt: Any = None,
+    contract: bool = True,
 ) -> dict[str, Any]:
-    """One fresh conversation about one order; returns its trace (transcript, per-request and per-call records)."""
+    """One fresh conversation about one case (an order ID; for a study, its key with `prompt` giving the instructions
+    and question); returns its trace (transcript, per-request and per-call records). Without `contract`, any text
+    reply is an answer (a study whose instructions ask for no JSON object)."""
     # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
     offered = tools[: budgets.max_tools] if budgets.max_tools is not None else tools
     wrapped = client_tools(conn, offered, cache_repeats)
     functions = [tokens.mcp_tool_to_function(t.definition) for t in wrapped.values()]
-    question = prompts.question(order_id)
+    question = prompt.question if prompt is not None else prompts.question(order_id)
+    instructions = prompt.instructions if prompt is not None else prompts.INSTRUCTIONS
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
     requests, tool_calls = [], []
@@ -121,13 +126,13 @@ async def run_case(
     spent = 0
     reason = None
     while True:
-        stop = _budget_stop(budgets, requests, tool_calls, functions, items, sent, spent)
+        stop = _budget_stop(budgets, requests, tool_calls, functions, items, sent, spent, instructions)
         if stop:
             outcome, reason, answer_text = stop
             break
         started = time.perf_counter()
         try:
-            reply = await backend.respond(prompts.INSTRUCTIONS, functions, items)
+            reply = await backend.respond(instructions, functions, items)
         except ConversationEnded as ended:
             outcome, reason = ended.outcome, f"Request {len(requests) + 1}: {ended.reason}."
             break
@@ -152,7 +157,7 @@ async def run_case(
         calls = [o for o in reply.output if o.get("type") == "function_call"]
         if not calls:
             answer_text = "\n".join(o["content"] for o in reply.output if o.get("type") == "message")
-            problem = answer_problem(answer_text)
+            problem = answer_problem(answer_text) if contract else None
             outcome, reason = (
                 (ANSWERED, None) if problem is None else (UNEXPECTED_ANSWER, f"Request {record['index']}: {problem}.")
             )
@@ -204,7 +209,7 @@ async def run_case(
         "reason": reason,
         "answerText": answer_text,
         # The parsed object whenever there is one (an answer missing contract keys is still scored field by field).
-        "answer": parse_answer(answer_text) if outcome in (ANSWERED, UNEXPECTED_ANSWER) else None,
+        "answer": parse_answer(answer_text) if contract and outcome in (ANSWERED, UNEXPECTED_ANSWER) else None,
         # What was ready to send when the conversation ended: results of the last calls run, or the question itself.
         "unsentItems": items[sent + len(requests[-1]["output"]) if requests else 0 :],
         "totals": totals(requests, tool_calls, wall_ms),
@@ -224,6 +229,7 @@ def _budget_stop(
     items: list[dict[str, Any]],
     sent: int,
     spent: int,
+    instructions: str = prompts.INSTRUCTIONS,
 ) -> tuple[str, str, str] | None:
     """Before a request: the outcome, reason and user-facing note if the turn or token budget stops the session."""
     pending = [c for c in tool_calls if c["request"] == len(requests)]
@@ -242,7 +248,7 @@ def _budget_stop(
             + sum(tokens.count_item(i) for i in items[sent + len(requests[-1]["output"]) :])
         )
     else:
-        estimate = tokens.count_request(prompts.INSTRUCTIONS, functions, items).total
+        estimate = tokens.count_request(instructions, functions, items).total
     if spent + estimate <= budgets.max_input_tokens:
         return None
     why = (

@@ -34,7 +34,18 @@ class ScriptedBackend:
         self.model = model
         self.encoding_name = encoding_name
         self.profile = framing.profile(profile)
+        # A study's design, when the backend follows one (following()): its investigation and the study's cases.
+        self.study: Any = None
+        self.investigation: Any = None
         tokens.encoding(encoding_name)  # load before the first timed request, not during it
+
+    def following(self, study: Any, design: str) -> ScriptedBackend:
+        """The same backend following one design of a study: its declared investigation, for the case whose question
+        the conversation opens with, then the study's one-sentence answer (designs of a study may offer the same
+        tools, so the design is told, not guessed)."""
+        other = ScriptedBackend(self.model, self.encoding_name, self.profile.name)
+        other.study, other.investigation = study, study.designs[design].investigation
+        return other
 
     @property
     def token_counting(self) -> dict[str, str]:
@@ -61,9 +72,31 @@ class ScriptedBackend:
         )
         return Reply(output, usage)
 
+    def _decide_study(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The next output items for a study's design: the entry call with the case's arguments, then every linked
+        call at once or the next page while one is named, then the study's answer."""
+        calls = [i for i in items if i.get("type") == "function_call"]
+        asked = next((i.get("content") for i in items if i.get("role") == "user"), None)
+        case = next((c for c in self.study.cases if self.study.question_for(c) == asked), None)
+        how = self.investigation
+        if case is not None:
+            if not calls:
+                return [tokens.function_call(how.entry, how.entry_arguments(case.fields), _call_id(calls, 0))]
+            latest = _output_of(items, calls[-1]["call_id"])
+            following = how.next_page(latest, case.fields) if calls[-1]["name"] == how.entry else None
+            if following is not None:
+                return [tokens.function_call(how.entry, following, _call_id(calls, 0))]
+            if how.links and len(calls) == 1:
+                wanted = how.linked_calls(latest)
+                if wanted:
+                    return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
+        return [assistant_message(STUDY_ANSWER)]
+
     def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The next output items, by the investigation of the design whose tools were offered (wismo.servers.designs):
         the entry call, then every linked call at once or the next page while one is announced, then the answer."""
+        if self.investigation is not None:
+            return self._decide_study(items)
         calls = [i for i in items if i.get("type") == "function_call"]
         order_id = _order_id(items)
         design = designs.for_tools(names)

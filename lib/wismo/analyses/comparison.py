@@ -230,7 +230,16 @@ def check_equal(result: dict[str, Any]) -> str:
             detail,
             f"{len(bad)} case(s) differ between the designs: {detail}",
         )
-    return f"Checked: all {result['summary']['cases']} cases equal."
+    s = result["summary"]
+    agree = (
+        "give equal evidence"
+        if result.get("study", {}).get("match", "equal") == "equal"
+        else (f"hold the {s['reference']} design's evidence")
+    )
+    return (
+        f"Checked: all {s['cases']} inputs ({s['orders']} cases and {s['unfriendly']} unfriendly) {agree} in every "
+        "design, or are refused alike."
+    )
 
 
 def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 from wismo.cli.parsing import positive_seconds, subparser
 
 NAME = "evaluate"
-SUMMARY = "record agent runs into data/runs/: evaluate <design|both> <repetitions> [model] [provider]"
+SUMMARY = "record agent runs into data/runs/: evaluate [--study FILE] <design|both> <repetitions> [model] [provider]"
 EXAMPLE = "wismo evaluate focused 3 qwen2.5:7b openai-chat --base-url http://127.0.0.1:11434/v1"
 BOTH = "both"  # the article's two designs
 
@@ -18,15 +18,22 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo evaluate` and its options."""
     from wismo.agent.backends import BACKENDS, DEFAULT_TIMEOUT_S
     from wismo.agent.loop import Budgets
-    from wismo.core.paths import RUNS
     from wismo.servers import designs
     from wismo.tokens import framing
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument(
         "design",
-        choices=[*designs.names(), BOTH],
-        help=f"a registered design, or {BOTH} of the article's ({' and '.join(designs.article())})",
+        metavar="design",
+        help=f"a registered design ({', '.join(designs.names())}), or {BOTH} of the article's "
+        f"({' and '.join(designs.article())}); with --study, one of the study's designs, or {BOTH} (all of them)",
+    )
+    p.add_argument(
+        "--study",
+        default=None,
+        metavar="FILE",
+        help="record runs of a study's designs (a study file), with its question and instructions; the runs go "
+        "to data/runs/studies/<file stem>/ unless --runs-dir says otherwise",
     )
     p.add_argument("repetitions", type=int, help="runs of every order per design")
     p.add_argument("model", nargs="?", default=None, help="the model id (default: the backend's own)")
@@ -37,7 +44,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=BACKENDS,
         help="the backend (default: openai when a model is given, else scripted)",
     )
-    p.add_argument("--orders", nargs="*", help="order IDs (default: the six cases)")
+    p.add_argument("--orders", nargs="*", help="order IDs, or with --study case keys (default: every case)")
     p.add_argument(
         "--max-turns", type=int, default=Budgets.max_turns, help="model turns per conversation (default %(default)s)"
     )
@@ -54,7 +61,11 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
         help="add a modelled elapsed time per request (labelled modelled, kept in its own field)",
     )
-    p.add_argument("--runs-dir", default=str(RUNS), help="where the run folders go (default: data/runs/)")
+    p.add_argument(
+        "--runs-dir",
+        default=None,
+        help="where the run folders go (default: data/runs/; with --study data/runs/studies/<file stem>/)",
+    )
     p.add_argument(
         "--base-url",
         default=None,
@@ -85,16 +96,29 @@ def run(args: argparse.Namespace) -> int:
     from wismo.agent.backends import make
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
+    from wismo.core.paths import RUNS
     from wismo.core.progress import bar
+    from wismo.render.study import runs_folder
     from wismo.runs import recording
     from wismo.servers import designs
-    from wismo.studies.declaration import article
+    from wismo.studies.declaration import StudyInvalid, article, load
 
     provider = args.provider or ("openai" if args.model else "scripted")
-    chosen = list(designs.article()) if args.design == BOTH else [args.design]
-    orders = args.orders if args.orders is not None else [c.fields["orderId"] for c in article().cases]
     try:
-        recording.check_request(chosen, args.repetitions, orders)
+        study = load(args.study) if args.study else None
+    except StudyInvalid as exc:
+        print(f"wismo evaluate: {exc}", file=sys.stderr)
+        return 2
+    if study is not None:
+        chosen = list(study.designs) if args.design == BOTH else [args.design]
+        orders = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
+        runs_dir = Path(args.runs_dir) if args.runs_dir else runs_folder(study)
+    else:
+        chosen = list(designs.article()) if args.design == BOTH else [args.design]
+        orders = args.orders if args.orders is not None else [c.fields["orderId"] for c in article().cases]
+        runs_dir = Path(args.runs_dir) if args.runs_dir else RUNS
+    try:
+        recording.check_request(chosen, args.repetitions, orders, study)
         positive_seconds("--timeout", args.timeout)
         backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
     except (ValueError, BackendError) as exc:
@@ -110,17 +134,18 @@ def run(args: argparse.Namespace) -> int:
                     args.repetitions,
                     backend,
                     orders,
-                    Path(args.runs_dir),
+                    runs_dir,
                     Budgets(args.max_turns, args.max_tool_calls),
                     latency,
                     progress,
+                    study=study,
                 )
             )
     except (BackendError, runs.RunInvalid, FileExistsError) as exc:
-        print(f"wismo evaluate: {exc}; nothing was written to {args.runs_dir}", file=sys.stderr)
+        print(f"wismo evaluate: {exc}; nothing was written to {runs_dir}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"wismo evaluate: interrupted; nothing was written to {args.runs_dir}", file=sys.stderr)
+        print(f"wismo evaluate: interrupted; nothing was written to {runs_dir}", file=sys.stderr)
         return 130
     for folder in folders:
         print(f"{folder}: verified")

@@ -96,13 +96,15 @@ def calls_per_case(result: dict[str, Any]) -> Figure:
     """Bar chart: MCP tools/call requests needed per case, per design."""
     rows = _order_rows(result)
     values = {d: [r[d]["calls"] for r in rows] for d in designs_present(result["summary"]["designs"])}
-    return _paired_bars(
+    fig = _paired_bars(
         _case_labels(rows),
         values,
         "MCP interactions per case (measured)",
         "tools/call requests (count)",
         "case",
     )
+    fig.axes[0].yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))  # counts: whole ticks
+    return fig
 
 
 # The case study's two designs are not ours: they get their own pair of colours.

@@ -12,7 +12,8 @@ from wismo.core.paths import NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies.declaration import Study
 
-NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # the reports a study has (03 reads runs, 04 wismo's orders)
+NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports (04 is about wismo's own orders)
+RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo evaluate --study)
 
 
 class StudyRefused(WismoError, ValueError):
@@ -39,6 +40,13 @@ def out_folder(study: Study, out: str | Path | None) -> Path:
         raise StudyRefused(f"{path} holds the built-in reports; a study writes to a folder of its own", path)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def runs_folder(study: Study) -> Path:
+    """Where `wismo evaluate --study` records the study's runs by default (data/runs/studies/<file stem>/)."""
+    from wismo.core.paths import RUNS
+
+    return RUNS if study.is_article else RUNS / "studies" / study.stem
 
 
 def differing_cases(out: Path) -> list[str]:
@@ -78,11 +86,19 @@ def run(
 ) -> StudyRun:
     """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised
     (its notebook is rendered as far as it ran)."""
+    from wismo import runs
     from wismo.render import build
 
     folder = out_folder(study, out)
     params = {"study": str(study.path.resolve()), **(parameters or {})}
-    paths = [NOTEBOOKS / f"{stem}.ipynb" for stem in NOTEBOOKS_RUN]
+    stems = list(NOTEBOOKS_RUN)
+    recorded = runs_folder(study)
+    if runs.find(recorded):
+        stems.append(RECORDED)
+        params.setdefault("runs_dir", str(recorded))
+    if not study.is_article:
+        params.setdefault("focus_order", study.case_key(study.cases[0]))
+    paths = [NOTEBOOKS / f"{stem}.ipynb" for stem in stems]
     try:
         rendered = build.build(paths, folder, jobs, params, title=study.title)
     except build.NotebookFailed as failed:

@@ -57,7 +57,13 @@ HEADERS = {
 
 
 def header(key: str) -> str:
-    """A JSON key as a table header: the listed words, else camelCase split into lower-case words."""
+    """A JSON key as a table header: the listed words, a design's total or saving by its name, else camelCase split
+    into lower-case words."""
+    if key in HEADERS:
+        return HEADERS[key]
+    for suffix, words in (("SavingPercent", "saving (%)"), ("Total", "input (tokens)")):
+        if key.endswith(suffix) and key != suffix:
+            return f"{key.removesuffix(suffix)} {words}"
     return HEADERS.get(key) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
 
 
@@ -120,9 +126,27 @@ def tools_table(result: dict[str, Any]) -> Any:
     return show(rows)
 
 
+def parity_table(result: dict[str, Any]) -> Any:
+    """Per case, the verdict and bytes on every transport (bytes per design in the study's order); one sentence
+    instead when only one transport ran."""
+    parity = result["transportParity"]
+    if len(parity["transports"]) < 2:
+        from IPython.display import Markdown
+
+        return Markdown(f"Only {parity['transports'][0]} ran, so there is no table of transports to compare.")
+    names = " / ".join(result["summary"]["designs"])
+    rows = [{k.replace(": bytes", f": bytes ({names})"): v for k, v in r.items()} for r in parity["cases"]]
+    return show(rows)
+
+
 def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
     """One row per case: input, verdict, and bytes and calls for each design (measured)."""
     names = result["summary"]["designs"]
+    match = result.get("study", {}).get("match", "equal")
+    if unfriendly and not result["summary"]["unfriendly"]:
+        from IPython.display import Markdown
+
+        return Markdown("The study declares no unfriendly inputs.")
     rows = []
     for r in result["cases"]:
         if r["unfriendly"] != unfriendly:
@@ -131,7 +155,7 @@ def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
             "case": r["label"],
             "input": r["input"],
             "outcome": r["outcome"],
-            "verdict": "equal" if r["equal"] else "DIFFERENT",
+            "verdict": ("equal" if match == "equal" else "holds the reference's") if r["equal"] else "DIFFERENT",
         }
         row |= {f"{d} calls (measured)": r[d]["calls"] for d in names}
         row |= {f"{d} bytes (measured)": r[d]["bytes"] for d in names}

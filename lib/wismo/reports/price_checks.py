@@ -136,7 +136,8 @@ def check_strategy(result: dict[str, Any]) -> str:
         "processes less input",
         f"{order} {ref}: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call "
         f"per request; {other} {f['parallel']['requests']} in parallel, {f['sequential']['requests']} one call per "
-        f"request; every design and size of {len(rows)} conversations",
+        f"request; all {len(rows)} conversations, every design"
+        + (" and generated order size" if result["scaleRows"] else ""),
     )
 
 
@@ -293,14 +294,8 @@ def answer_price(result: dict[str, Any]) -> str:
     """Section 7's one-line answer, from the figures."""
     h = result["priceHeadline"]
     ref, other = pair(result)
-    cheap = min(
-        (r for r in result["pricePerConversations"] if r["design"] == other and r["caching"] == "no caching"),
-        key=lambda r: r["dollars"],
-    )
-    dear = max(
-        (r for r in result["pricePerConversations"] if r["design"] == ref and r["caching"] == "no caching"),
-        key=lambda r: r["dollars"],
-    )
+    uncached = [r for r in result["pricePerConversations"] if r["caching"] == "no caching"]
+    cheap, dear = min(uncached, key=lambda r: r["dollars"]), max(uncached, key=lambda r: r["dollars"])
     priced = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
     dearer = [
@@ -313,8 +308,8 @@ def answer_price(result: dict[str, Any]) -> str:
         + ", ".join(f"{prices.usd(h[d])} {d}" for d in priced)
         + f" ({h['strategy']} calls, modelled); with every prefix a hit "
         + ", ".join(f"{prices.usd(h[d + 'Cached'])} {d}" for d in priced)
-        + f". Across models, from {prices.usd(cheap['dollars'])} ({other} on {cheap['model']}) to "
-        f"{prices.usd(dear['dollars'])} ({ref} on {dear['model']})"
+        + f". Across models, from {prices.usd(cheap['dollars'])} ({cheap['design']} on {cheap['model']}) to "
+        f"{prices.usd(dear['dollars'])} ({dear['design']} on {dear['model']})"
     )
     if dearer:
         text += (
@@ -357,22 +352,33 @@ def answer_scale(result: dict[str, Any]) -> str:
     )
 
 
+def saves(percent: float) -> str:
+    """A saving in words: "saves 42.0%", or "costs 21.2% more" when it is negative."""
+    return f"saves {percent:.1f}%" if percent >= 0 else f"costs {-percent:.1f}% more"
+
+
 def answer_strategy(result: dict[str, Any]) -> str:
     """Section 8's one-line answer, from the figures."""
     tokens_row, dollars_row = result["callStrategy"]["order"]
     ref, other = pair(result)
     largest = max(result["callStrategy"]["scale"], key=lambda r: r["lines"], default=None)
-    text = (
-        f"The {other} design saves {tokens_row['parallel %']:.1f}% of {result['pricing']['order']}'s input against a "
-        f"{ref} model that asks for the linked records at once, and {tokens_row['sequential %']:.1f}% against one that "
-        "asks one "
-        f"call per request ({dollars_row['parallel %']:.1f}% and {dollars_row['sequential %']:.1f}% of the price on "
-        f"{_first(result)['model']}): "
-        + (
+    par, seq = tokens_row["parallel %"], tokens_row["sequential %"]
+    if par >= 0 and seq >= 0:
+        how = (
             "none of its saving depends on parallel calls, which only narrow it"
-            if tokens_row["sequential %"] >= tokens_row["parallel %"]
-            else f"parallel calls widen it by {tokens_row['parallel %'] - tokens_row['sequential %']:.1f} points"
+            if seq >= par
+            else f"parallel calls widen it by {par - seq:.1f} points"
         )
+    else:
+        how = (
+            "a negative figure is input the compared design adds: the saving depends on how the model calls tools, "
+            f"{seq - par:+.1f} points from parallel calls to one call per request"
+        )
+    text = (
+        f"Against the {ref} design with a model that asks for every call of a turn at once, the {other} design "
+        f"{saves(par)} of {result['pricing']['order']}'s input; against one that asks one call per request, "
+        f"{saves(seq)} ({saves(dollars_row['parallel %'])} and {saves(dollars_row['sequential %'])} of the price on "
+        f"{_first(result)['model']}): {how}"
     )
     if largest:
         text += (

@@ -52,6 +52,8 @@ def _group(
     """Every figure of one group of runs (one backend and model): never pooled with another group's."""
     rows = summaries.case_rows(loaded)
     kind = kinds([r.manifest for r in loaded])
+    study = next((r.manifest["study"] for r in loaded if r.manifest.get("study")), None)
+    pair = summaries.pair_of([r.manifest for r in loaded])
     reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
     first = loaded[0].manifest
     return {
@@ -76,7 +78,7 @@ def _group(
         ],
         "tokensAre": kind["tokens"],
         "cases": rows,
-        "medians": summaries.medians(rows),
+        "medians": summaries.medians(rows, pair),
         "passK": summaries.pass_k(rows),
         "outcomes": summaries.outcomes(rows),
         "scoresByCase": scores_by_case(rows),
@@ -102,8 +104,10 @@ def _group(
                 for t in r.traces
             )
         },
-        "againstArticle": against_article(rows, article, kind, [r.manifest for r in loaded]),
+        "againstArticle": [] if study else against_article(rows, article, kind, [r.manifest for r in loaded]),
         "costs": run_costs(loaded, reference_model, price_date),
+        # A study's runs: the study, and which pair of its designs the medians compare.
+        **({"study": {**study, "pair": list(pair)}} if study else {}),
     }
 
 
@@ -137,10 +141,18 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
     """The claim about one case turn by turn: the granular conversation has one request more than the focused one,
     and each later request carries everything the earlier one did plus the newest turn."""
     growth = {g["design"]: g for g in group["growth"]}
-    g, f = growth.get("granular"), growth.get("focused")
+    ref, other = group_pair(group)
+    g, f = growth.get(ref), growth.get(other)
     if g is None or f is None:
-        return "No granular and focused pair for this case in the selected runs; nothing to check."
+        return f"No {ref} and {other} pair for this case in the selected runs; nothing to check."
     grows = all(b > a for rows in (g, f) for a, b in zip(rows["inputs"], rows["inputs"][1:]))
+    if "study" in group:  # a study's designs need not differ by one request: the claim is the resending alone
+        return check(
+            grows,
+            f"for {result['focusOrder']} every request of both conversations resends all earlier ones",
+            f"{ref} inputs {', '.join(f'{v:,}' for v in g['inputs'])}; {other} "
+            f"{', '.join(f'{v:,}' for v in f['inputs'])} tokens ({group['tokensAre']})",
+        )
     holds = len(g["inputs"]) == len(f["inputs"]) + 1 and grows
     return check(
         holds,
@@ -170,7 +182,9 @@ def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {
                     "design": design,
                     "order": order_id,
-                    "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}",
+                    "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}"
+                    if any(r["passed"] is not None for r in mine)
+                    else "not scored (no expected answer)",
                     "ended": ", ".join(outcomes),
                     "failures": "; ".join(failures) or "none",
                     "summary claims flagged": "; ".join(flags) or "none",
@@ -275,11 +289,17 @@ MEASURES = {
 }
 
 
+def group_pair(group: dict[str, Any]) -> tuple[str, str]:
+    """The reference design and the one its medians compare with it (a study's, else granular and focused)."""
+    return tuple(group["study"]["pair"]) if "study" in group else summaries.ARTICLE_PAIR
+
+
 def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
     """A group's medians for the reader: each measure in words with its unit and kind, counts without decimals."""
+    ref, other = group_pair(group)
     out = []
     for m in group["medians"]:
-        if m["granular"] is None and m["focused"] is None:
+        if m[ref] is None and m[other] is None:
             continue
         what = MEASURES.get(m["measure"], m["measure"])
         if "tokens" in m["measure"].lower():
@@ -288,9 +308,9 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             {
                 "median per conversation": what,
-                "granular": whole(m["granular"]),
-                "focused": whole(m["focused"]),
-                "focused vs granular (%)": m["focused vs granular %"],
+                ref: whole(m[ref]),
+                other: whole(m[other]),
+                f"{other} vs {ref} (%)": m[summaries.change_key((ref, other))],
             }
         )
     return out

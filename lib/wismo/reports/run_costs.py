@@ -105,13 +105,14 @@ def check_costs(group: dict[str, Any]) -> str:
 def cost_answer(group: dict[str, Any]) -> str:
     """The cost section's one-line answer, from the figures."""
     priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
-    g, f = priced.get("granular"), priced.get("focused")
+    ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
+    g, f = priced.get(ref), priced.get(other)
     if not (g and f):
-        return "No granular and focused pair of priced runs; no comparison to make."
+        return f"No {ref} and {other} pair of priced runs; no comparison to make."
     per = f"usdPer{PER_CONVERSATIONS}"
     return (
-        f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} focused conversations cost {prices.usd(f[per])} against "
-        f"{prices.usd(g[per])} granular ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
+        f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} against "
+        f"{prices.usd(g[per])} {ref} ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
         f"{f['priceSource']})."
     )
 

@@ -3,6 +3,7 @@ number in them read from the result, none typed, so a notebook cell only display
 
 from __future__ import annotations
 
+import sys
 from statistics import median
 from typing import Any
 
@@ -43,27 +44,38 @@ def case_study_sentence(cs: dict[str, Any]) -> str:
 
 def study_intro(study: Any) -> str:
     """What a study compares, in one Markdown paragraph: its file, question, designs, cases and match."""
+
+    def server(d: Any) -> str:
+        if d.serve:
+            return f"`wismo serve {d.serve}`"
+        if d.url:
+            return f"`{d.url}`"
+        # The interpreter and the study's folder as the file names them, not as this machine resolved them.
+        words = ["python" if w == sys.executable else w.replace(str(study.folder.resolve()), ".") for w in d.command]
+        return f"`{' '.join(words)}` over stdio"
+
+    def link(x: Any) -> str:
+        return f"one {x.tool} call with every {x.key}" if x.batch else f"{x.tool} for each {x.key}"
+
+    def path(d: Any) -> str:
+        how = d.investigation
+        if how.links:
+            return ", then " + ", ".join(link(x) for x in how.links)
+        return ", page by page" if how.cursor else ", one call"
+
     designs = "; ".join(
-        f"**{name}** ({d.target}{'' if d.serve else ', ' + str(d.transport)}: first {d.investigation.entry}"
-        + (
-            ", then " + ", ".join(f"{x.tool} for each {x.key}" for x in d.investigation.links)
-            if d.investigation.links
-            else ", page by page"
-            if d.investigation.cursor
-            else ", one call"
-        )
-        + ")"
-        for name, d in study.designs.items()
+        f"**{name}** ({server(d)}: first {d.investigation.entry}{path(d)})" for name, d in study.designs.items()
     )
     match = (
         "every design's evidence must equal the reference's"
         if study.match == "equal"
         else "every other design's evidence must hold the reference's (match = contains)"
     )
+    n, u = len(study.cases), len(study.unfriendly)
     return (
-        f"Study **{study.title}** (`{study.path.name}`). The question: *{study.question}*. Designs: {designs}. "
-        f"{len(study.cases)} cases and {len(study.unfriendly)} unfriendly inputs; the reference is "
-        f"**{study.reference}**, and {match}." + (f" {study.description}" if study.description else "")
+        f"Study **{study.title}** (`{study.path.name}`). The question: *{study.question}* Designs: {designs}. "
+        f"{n} case{'s' if n != 1 else ''} and {u or 'no'} unfriendly input{'s' if u != 1 else ''}; the reference "
+        f"is **{study.reference}**, and {match}." + (f" {study.description}" if study.description else "")
     )
 
 
@@ -71,9 +83,10 @@ def saving_sentence(ratios: list[dict[str, Any]]) -> str:
     """The compared design's median input-token saving across the cases (tiktoken-estimated, modelled)."""
     key = next(k for k in ratios[0] if k.endswith("SavingPercent"))
     saving = median(r[key] for r in ratios)
+    said = f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"
     return (
-        f"Median saving of the {key.removesuffix('SavingPercent')} design across these cases: **{saving:.1f}%** "
-        f"of input tokens (tiktoken-estimated, modelled conversation without the final answer's output)."
+        f"Median across these cases, the {key.removesuffix('SavingPercent')} design's input tokens against the "
+        f"reference's: {said} (tiktoken-estimated, modelled conversation without the final answer's output)."
     )
 
 
@@ -89,16 +102,19 @@ def framing_sentence(shares: list[dict[str, Any]]) -> str:
 
 
 def medians_sentence(group: dict[str, Any]) -> str:
-    """One group of runs' medians, focused against granular, each with the kind of its figure."""
+    """One group of runs' medians, the compared design against the reference (focused against granular in the
+    article's), each with the kind of its figure."""
+    ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
+    change = f"{other} vs {ref} %"
     m = {r["measure"]: r for r in group["medians"]}
     elapsed = (
-        f"{m['modelledElapsedMs']['focused vs granular %']:+.1f}% elapsed time ({group['kinds']['elapsed']})."
-        if m["modelledElapsedMs"]["focused"] is not None
-        else f"{m['wallMs']['focused vs granular %']:+.1f}% elapsed time (measured)."
+        f"{m['modelledElapsedMs'][change]:+.1f}% elapsed time ({group['kinds']['elapsed']})."
+        if m["modelledElapsedMs"][other] is not None
+        else f"{m['wallMs'][change]:+.1f}% elapsed time (measured)."
     )
     return (
-        f"**{group['label']}**: the focused design needed a median of {m['turns']['focused']:g} model turns against "
-        f"{m['turns']['granular']:g} ({group['kinds']['turns']}), {m['totalTokens']['focused vs granular %']:+.1f}% "
+        f"**{group['label']}**: the {other} design needed a median of {m['turns'][other]:g} model turns against "
+        f"{m['turns'][ref]:g} ({group['kinds']['turns']}), {m['totalTokens'][change]:+.1f}% "
         "tokens "
         f"({group['kinds']['tokens']}) and " + elapsed
     )
@@ -109,6 +125,11 @@ def pass_k_sentence(group: dict[str, Any]) -> str:
     per = {
         d: [p for p in group["passK"] if p["design"] == d] for d in dict.fromkeys(p["design"] for p in group["passK"])
     }
+    if not per:
+        return (
+            f"**{group['label']}**: not scored: the study gives no expected answer for any of these cases, so the "
+            "five-field scorer does not apply (a case's `expect` table in the study file gives one)."
+        )
     return (
         f"**{group['label']}**: pass^k, every repetition passed ({group['kinds']['scores']}): "
         + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())

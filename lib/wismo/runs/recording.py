@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from wismo.domain import prompts
 from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
 from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
+from wismo.studies.recording import prompt as prompt_for
+from wismo.studies.servers import reach
 
 
 @dataclass
@@ -31,9 +34,18 @@ class _Recording:
     files: list[dict[str, Any]]
 
 
+def _file_name(key: str) -> str:
+    """A case key as part of a file name: a study's keys may hold spaces, slashes or anything else."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:60] or "case"
+
+
 def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     """Write one trace file and note its checksum for the manifest."""
-    relative = f"traces/{trace['orderId']}-r{trace['repetition']}.json"
+    stem = f"traces/{_file_name(trace['orderId'])}-r{trace['repetition']}"
+    taken = {f["path"] for f in rec.files}
+    relative = next(
+        p for p in (f"{stem}{'' if i == 0 else f'-{i}'}.json" for i in range(len(taken) + 1)) if p not in taken
+    )
     data = stable(trace).encode("utf-8")
     path = rec.folder / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,17 +56,19 @@ def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     rec.traces.append(trace)
 
 
-def check_request(design_names: list[str], repetitions: int, orders: list[str]) -> None:
+def check_request(design_names: list[str], repetitions: int, orders: list[str], study: Any = None) -> None:
     """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
     from wismo.domain import ORDER, load
 
-    known_designs = designs.names()
+    known_designs = list(study.designs) if study is not None else designs.names()
     unknown = [d for d in design_names if d not in known_designs]
     if unknown or not design_names or len(set(design_names)) < len(design_names):
-        raise ValueError(
-            f"designs must be registered ones ({', '.join(known_designs)}), each once, not "
-            f"{', '.join(design_names) or 'none'}"
+        whose = (
+            f"the study's ({', '.join(known_designs)})"
+            if study is not None
+            else f"registered ones ({', '.join(known_designs)})"
         )
+        raise ValueError(f"designs must be {whose}, each once, not {', '.join(design_names) or 'none'}")
     if repetitions < 1:
         raise ValueError(f"repetitions must be at least 1, not {repetitions}")
     if not orders:
@@ -64,6 +78,9 @@ def check_request(design_names: list[str], repetitions: int, orders: list[str]) 
         raise ValueError(
             f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition"
         )
+    if study is not None:
+        study.select(orders, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
+        return
     known = load().ids(ORDER)
     missing = [o for o in orders if o not in known]
     if missing:
@@ -83,9 +100,12 @@ def _manifest(
     latency: LatencyModel | None,
     design_order: list[dict[str, Any]],
     created: datetime,
+    study: Any = None,
 ) -> dict[str, Any]:
     """What was run, how, what its figures are, and a checksum of every trace; never a key."""
+    instructions = study.instructions if study is not None else prompts.INSTRUCTIONS
     return {
+        **({"study": about(study)} if study is not None else {}),
         "schema": "wismo.run/1",
         "runId": run_id,
         "design": rec.design,
@@ -97,7 +117,7 @@ def _manifest(
         "repetitions": repetitions,
         "orders": orders,
         "createdAt": created.isoformat(timespec="seconds"),
-        "instructionsSha256": prompts.instructions_sha256(),
+        "instructionsSha256": sha256(instructions.encode("utf-8")),
         "toolListSha256": sha256(stable(rec.tools).encode("utf-8")),
         "tools": rec.tools,
         "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
@@ -114,6 +134,19 @@ def _manifest(
     }
 
 
+def about(study: Any) -> dict[str, Any]:
+    """What a study run's manifest says of the study: title, file, case key, question, designs, and the answers its
+    cases expect (the five-field scorer applies to those cases only)."""
+    return {
+        "title": study.title,
+        "file": study.path.name,
+        "key": study.key,
+        "question": study.question,
+        "designs": list(study.designs),
+        "expectations": {study.case_key(c): c.expect for c in study.cases if c.expect},
+    }
+
+
 async def evaluate(
     design_names: list[str],
     repetitions: int,
@@ -124,14 +157,17 @@ async def evaluate(
     latency: LatencyModel | None = None,
     progress: Any = None,
     now: datetime | None = None,
+    study: Any = None,
 ) -> list[Path]:
     """Record `repetitions` fresh conversations per order for each design; return the run folders.
 
     With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
     Recording goes into hidden folders under runs_dir, moved into place only once every run verifies: a backend
-    that stops the run, an interruption or a run that does not verify leaves nothing behind.
+    that stops the run, an interruption or a run that does not verify leaves nothing behind. With a `study`, its
+    designs' servers are driven with its question and instructions (`orders` are its case keys), and a scripted
+    backend follows each design's declared investigation.
     """
-    check_request(design_names, repetitions, orders)
+    check_request(design_names, repetitions, orders, study)
     runs_dir = Path(runs_dir)
     created = now or datetime.now(UTC)
     stamp = created.strftime("%Y%m%dT%H%M%SZ")
@@ -143,7 +179,16 @@ async def evaluate(
     design_order = []
     try:
         async with AsyncExitStack() as stack:
-            conns = {d: await stack.enter_async_context(connect(d)) for d in design_names}  # one server per design
+            conns = {  # one server per design
+                d: await stack.enter_async_context(reach(study.designs[d]) if study is not None else connect(d))
+                for d in design_names
+            }
+            backends = {
+                d: backend.following(study, d) if study is not None and hasattr(backend, "following") else backend
+                for d in design_names
+            }
+            cases = {study.case_key(c): c for c in study.cases} if study is not None else {}
+            contract = study is None or study.instructions == prompts.INSTRUCTIONS
             for design in design_names:
                 staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
                 staging.mkdir(parents=True)
@@ -156,7 +201,18 @@ async def evaluate(
                     pair += 1
                     for design in sequence:
                         rec = recordings[design]
-                        trace = await run_case(backend, conns[design], rec.tools, order_id, budgets, latency)
+                        asked = prompt_for(study, cases[order_id]) if study is not None else None
+                        trace = await run_case(
+                            backends[design],
+                            conns[design],
+                            rec.tools,
+                            order_id,
+                            budgets,
+                            latency,
+                            False,
+                            asked,
+                            contract,
+                        )
                         trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
                         _write_trace(rec, trace)
                         if progress is not None:
@@ -172,6 +228,7 @@ async def evaluate(
                 latency,
                 design_order if len(design_names) > 1 else [],
                 created,
+                study,
             )
             (rec.folder / "manifest.json").write_text(stable(manifest), encoding="utf-8")
         for design, rec in recordings.items():

@@ -22,6 +22,7 @@ from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALL
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
 from wismo.core.paths import RUNS
+from wismo.domain.prompts import instructions_sha256
 from wismo.servers import designs
 
 STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
@@ -37,10 +38,11 @@ def _schema_file(name: str) -> dict[str, Any]:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
-def schema(name: str) -> dict[str, Any]:
-    """A JSON Schema of the run format ('manifest' or 'trace'); a run's design must be a registered one."""
+def schema(name: str, study_designs: list[str] | None = None) -> dict[str, Any]:
+    """A JSON Schema of the run format ('manifest' or 'trace'); a run's design must be a registered one, or for a
+    run of a study one of the study's designs."""
     value = json.loads(json.dumps(_schema_file(name)))
-    value["properties"]["design"]["enum"] = list(designs.names())
+    value["properties"]["design"]["enum"] = list(study_designs) if study_designs else list(designs.names())
     return value
 
 
@@ -55,17 +57,20 @@ def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
 
 
-def _schema_errors(kind: str, value: Any, where: str) -> list[str]:
+def _schema_errors(kind: str, value: Any, where: str, study_designs: list[str] | None = None) -> list[str]:
     """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
-    validator = jsonschema.Draft202012Validator(schema(kind))
+    validator = jsonschema.Draft202012Validator(schema(kind, study_designs))
     return [
         f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)
     ]
 
 
-def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None = None) -> list[str]:
+def verify_trace(
+    trace: dict[str, Any], where: str, tool_names: list[str] | None = None, contract: bool = True
+) -> list[str]:
     """Recompute a trace's counters from its transcript, check call ids pair up exactly once, and check its outcome
-    against the transcript (`tool_names`: the tools offered, when known)."""
+    against the transcript (`tool_names`: the tools offered, when known; `contract`: whether the answer had to be
+    wismo's JSON object)."""
     problems = []
     expected = totals(trace["requests"], trace["toolCalls"])
     for key, value in expected.items():
@@ -118,7 +123,7 @@ def verify_trace(trace: dict[str, Any], where: str, tool_names: list[str] | None
                 )
     for call_id in recorded.keys() - calls.keys():
         problems.append(f"{where}: toolCalls entry {call_id} answers no call in the transcript")
-    return problems + [f"{where}: {p}" for p in outcome_problems(trace, tool_names)]
+    return problems + [f"{where}: {p}" for p in outcome_problems(trace, tool_names, contract)]
 
 
 def verify(folder: str | Path) -> list[str]:
@@ -128,7 +133,9 @@ def verify(folder: str | Path) -> list[str]:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         return [f"{folder}: manifest.json cannot be read: {exc}"]
-    problems = _schema_errors("manifest", manifest, "manifest.json")
+    study = manifest.get("study") if isinstance(manifest, dict) else None
+    study_designs = study.get("designs") if isinstance(study, dict) and isinstance(study.get("designs"), list) else None
+    problems = _schema_errors("manifest", manifest, "manifest.json", study_designs)
     if problems:
         return problems
     listed = {f["path"]: f for f in manifest["files"]}
@@ -149,7 +156,7 @@ def verify(folder: str | Path) -> list[str]:
         except ValueError as exc:
             problems.append(f"{path}: not JSON: {exc}")
             continue
-        errors = _schema_errors("trace", trace, path)
+        errors = _schema_errors("trace", trace, path, study_designs)
         if errors:
             problems += errors
             continue
@@ -159,7 +166,9 @@ def verify(folder: str | Path) -> list[str]:
             manifest["design"],
         ):
             problems.append(f"{path}: its case does not match the manifest entry")
-        problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]])
+        # A study's own instructions ask for no JSON object: its answers are any text (wismo's ask for the contract).
+        contract = study is None or manifest["instructionsSha256"] == instructions_sha256()
+        problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]], contract)
         traces.append(trace)
     if traces and not problems:
         summed = sum_totals(traces)

@@ -28,10 +28,12 @@ def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
     """One row per trace: counters, score and summary check."""
-    expectations = scoring.load_expectations()
+    wismo_expectations = scoring.load_expectations()
     rows = []
     for run in runs:
         m = run.manifest
+        # A study run carries its cases' expectations; a case without one is not scored (passed stays None).
+        expectations = m["study"]["expectations"] if m.get("study") else wismo_expectations
         for t in run.traces:
             expected = expectations.get(t["orderId"])
             scored = scoring.score(t["answer"], expected) if expected else None
@@ -79,8 +81,23 @@ def _median(rows: list[dict[str, Any]], key: str) -> float | None:
     return median(values) if values else None
 
 
-def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Medians per design of turns, tool calls, tokens and elapsed time, and the focused design's difference in %."""
+ARTICLE_PAIR = ("granular", "focused")
+
+
+def pair_of(manifests: list[dict[str, Any]]) -> tuple[str, str]:
+    """The reference design and the one compared with it: a study run's first two designs, else the article's."""
+    study = next((m["study"] for m in manifests if m.get("study")), None)
+    return (study["designs"][0], study["designs"][1]) if study and len(study["designs"]) > 1 else ARTICLE_PAIR
+
+
+def change_key(pair: tuple[str, str]) -> str:
+    """The name of the compared design's difference against the reference, in %."""
+    return f"{pair[1]} vs {pair[0]} %"
+
+
+def medians(rows: list[dict[str, Any]], pair: tuple[str, str] = ARTICLE_PAIR) -> list[dict[str, Any]]:
+    """Medians per design of turns, tool calls, tokens and elapsed time, and the compared design's difference in %
+    against the reference (the article's: focused against granular)."""
     keys = (
         "turns",
         "toolCalls",
@@ -94,9 +111,9 @@ def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in designs_in(rows)}
     out = []
     for k in keys:
-        g, f = per["granular"][k], per["focused"][k]
+        g, f = per.get(pair[0], {}).get(k), per.get(pair[1], {}).get(k)
         change = None if g in (None, 0) or f is None else round((f - g) / g * 100, 1)
-        out.append({"measure": k, "granular": g, "focused": f, "focused vs granular %": change})
+        out.append({"measure": k, pair[0]: g, pair[1]: f, change_key(pair): change})
     return out
 
 

@@ -103,8 +103,8 @@ class Investigation:
         calls: list[tuple[str, dict[str, Any]]] = []
         for link in self.links:
             values, _ = self.targets(record, link)
-            if link.batch:
-                calls += [(link.tool, {link.argument: values})] if values else []
+            if link.batch:  # one call with every identifier, each once, in the order first met
+                calls += [(link.tool, {link.argument: list(dict.fromkeys(values))})] if values else []
             else:
                 calls += [(link.tool, {link.argument: value}) for value in values]
         return calls

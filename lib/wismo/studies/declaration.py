@@ -167,7 +167,7 @@ def load(path: str | Path) -> Study:
     check_unique(r, cases + unfriendly)
     if r.problems:
         raise StudyInvalid(path, r.problems)
-    ordered = {reference: found[reference], **{n: d for n, d in found.items() if n != reference}}
+    ordered = with_colors({reference: found[reference], **{n: d for n, d in found.items() if n != reference}})
     from wismo.domain.prompts import INSTRUCTIONS
 
     return Study(
@@ -193,6 +193,17 @@ def _templates_filled(r: Problems, where: str, key: str, template: Any, cases: l
         if lacking:
             who = "no case has" if len(lacking) == len(cases) else f"case {lacking[0]!r} lacks"
             r.say(where, f"{key} names {{{name}}}, which {who}")
+
+
+def with_colors(designs: dict[str, StudyDesign]) -> dict[str, StudyDesign]:
+    """Every design with a colour: its own, else the first of the palette no other design of the study uses."""
+    import dataclasses
+
+    from wismo.studies.designs import PALETTE
+
+    taken = {d.color.upper() for d in designs.values() if d.color}
+    free = iter([c for c in PALETTE if c.upper() not in taken] + list(PALETTE))
+    return {n: d if d.color else dataclasses.replace(d, color=next(free)) for n, d in designs.items()}
 
 
 def article() -> Study:

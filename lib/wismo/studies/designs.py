@@ -20,8 +20,9 @@ CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PYTHON = "{python}"  # in a command: the interpreter wismo runs on (its virtual environment's)
 FOLDER = "{folder}"  # in a command or an env value: the study file's folder, as an absolute path
-# Colour-blind-safe (Okabe-Ito) colours for designs that declare none, after the registry's three.
-PALETTE = ("#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000", "#999999")
+# Colour-blind-safe (Okabe-Ito) colours for designs that declare none: the registry's blue and orange first, never
+# the case study's pink and green (render/charts.py CASE_STUDY_COLORS), so no study design looks like broad or scoped.
+PALETTE = ("#0072B2", "#E69F00", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
     return StudyDesign(
         name=name,
         investigation=how,
-        color=color or PALETTE[index % len(PALETTE)],
+        color=color or "",  # filled in by the study once every design's colour is known
         serve=serve,
         command=tuple(command),
         url=url,

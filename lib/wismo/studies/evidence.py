@@ -82,7 +82,7 @@ def evidence(how: Investigation, tool_turns: list[list[dict[str, Any]]]) -> tupl
     for link in how.links:
         values, many = how.targets(record, link)
         if link.batch:
-            found = [_linked(next(followed, None), link, values)] if values else []
+            found = [_linked(next(followed, None), link, list(dict.fromkeys(values)))] if values else []
         else:
             found = [_linked(next(followed, None), link, value) for value in values]
         if link.into:
