@@ -619,11 +619,6 @@ def test_check_refuses_an_invalid_file_without_a_traceback(checks):
     assert problem.startswith("is not valid TOML"), problem
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: studies.servers.check appends the study's `setup` text after the problem's full stop, so an "
-    "unreachable server's problem is two sentences, not one as the contract says",
-)
 def test_an_unreachable_server_with_a_setup_hint_is_still_one_sentence(tmp_path):
     path = helpdesk_copy(
         tmp_path,
@@ -778,3 +773,74 @@ def test_run_exits_1_naming_the_differing_case_and_its_first_difference(runs):
     assert f"case {FAULTY!r}" in line and f"at {path}," in line, line
     assert "open, no comments" not in done.stderr
     assert (runs.fault_out / "html" / "01-equivalence.html").is_file()  # the report as far as it ran
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 8. The README's example is the tested one; a study never writes into the repository; recorded runs of a study.
+
+
+def test_the_readme_shows_the_helpdesk_study_exactly_as_tested():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split("## Your own servers", 1)[1]
+    for name in ("helpdesk.toml", "helpdesk.py"):
+        assert (HELPDESK / name).read_text(encoding="utf-8") in readme, f"README's {name} differs from the tested one"
+
+
+def test_a_study_run_refuses_the_repository_as_its_folder():
+    from wismo.render.study import StudyRefused, out_folder
+
+    study = declaration.load(HELPDESK_TOML)
+    for folder in (REPO_ROOT, OUTPUTS):
+        with pytest.raises(StudyRefused, match="folder of"):
+            out_folder(study, folder)
+
+
+def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_path):
+    from wismo import runs
+    from wismo.runs import summaries
+
+    expect = (
+        '{ deliveredSkus = [], outstandingSkus = [], delayReasons = [], deliveryEstimate = "none", '
+        "missingEvidence = [] }"
+    )
+    path = helpdesk_copy(tmp_path, ('ticketId = "T-1001"', f'ticketId = "T-1001"\nexpect = {expect}'))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wismo",
+            "evaluate",
+            "--study",
+            str(path),
+            "both",
+            "1",
+            "--runs-dir",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    folders = sorted((tmp_path / "r").iterdir())
+    assert [f.name.split("-")[1] for f in folders] == ["focused", "granular"]
+    loaded = [runs.load(f) for f in folders]  # each verifies, with the study's designs as the schema's enum
+    assert list(loaded[0].manifest["study"]["expectations"]) == ["T-1001"]
+    turns = {r.manifest["design"]: {t["orderId"]: t["totals"]["turns"] for t in r.traces} for r in loaded}
+    # The scripted backend follows each design's declaration: granular entry, links, answer; focused entry, answer.
+    assert turns == {"granular": {"T-1001": 3, "T-1002": 3}, "focused": {"T-1001": 2, "T-1002": 2}}
+    rows = summaries.case_rows(loaded)
+    assert {r["orderId"]: r["passed"] is not None for r in rows} == {"T-1001": True, "T-1002": False}
+    bad = subprocess.run(
+        [sys.executable, "-m", "wismo", "evaluate", "--study", str(path), "nope", "1", "--runs-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=TIMEOUT_S,
+    )
+    assert bad.returncode == 2 and "the study's (granular, focused)" in bad.stderr and "Traceback" not in bad.stderr
+    wrong = helpdesk_copy(
+        tmp_path / "wrong", ('ticketId = "T-1001"', 'ticketId = "T-1001"\nexpect = { summary = "x" }')
+    )
+    with pytest.raises(StudyInvalid, match="the five-field scorer needs exactly deliveredSkus"):
+        declaration.load(wrong)

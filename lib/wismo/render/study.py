@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.errors import WismoError
-from wismo.core.paths import NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
+from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies.declaration import Study
 
@@ -38,6 +38,8 @@ def out_folder(study: Study, out: str | Path | None) -> Path:
     path = Path(out).resolve() if out else STUDY_OUTPUTS / study.stem
     if path == OUTPUTS.resolve():
         raise StudyRefused(f"{path} holds the built-in reports; a study writes to a folder of its own", path)
+    if (path / "notebooks").resolve() == NOTEBOOKS.resolve() or (path / "data").resolve() == DATA.resolve():
+        raise StudyRefused(f"{path} is the repository itself; give a folder of the study's own, such as /tmp/out", path)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -62,7 +64,10 @@ def differing_cases(out: Path) -> list[str]:
     for r in result["cases"]:
         if not r["equal"]:
             d = r["differences"][0]
-            (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
+            # The reference first, as the comparison wrote the pair (the JSON's keys come back sorted).
+            ref = result["summary"]["reference"]
+            other, value = next((k, v) for k, v in d.items() if k not in ("path", ref))
+            ref_value = d[ref]
             lines.append(
                 f"case {r['label']!r} ({r['input']}): at {d['path']}, {ref} has {_short(ref_value)} and {other} "
                 f"{_short(value)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wismo.domain.answer import SCORED
 from wismo.studies.problems import Problems
 
 CASE_RESERVED = ("label", "expect")
@@ -72,6 +73,13 @@ def read_cases(r: Problems, raw: dict[str, Any], key: str, required: bool) -> li
         if expect is not None and (key == "unfriendly" or not isinstance(expect, dict)):
             r.say(
                 where, "expect must be a table of the answer's fields, and only cases (not unfriendly inputs) have one"
+            )
+            expect = None
+        elif expect is not None and set(expect) != set(SCORED):
+            r.say(
+                where,
+                f"expect gives {', '.join(sorted(expect)) or 'nothing'}; the five-field scorer needs exactly "
+                f"{', '.join(SCORED)}",
             )
             expect = None
         fields = {k: expanded(v) for k, v in row.items() if k not in CASE_RESERVED}

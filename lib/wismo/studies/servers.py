@@ -9,6 +9,7 @@ from typing import Any
 
 from wismo.client.connection import Connection, connect
 from wismo.client.failures import HarnessError
+from wismo.core.errors import described
 from wismo.studies.declaration import Study, StudyDesign
 
 
@@ -85,8 +86,11 @@ async def check(study: Study, transport: str | None = None) -> list[str]:
             async with reach(design, transport) as conn:
                 tools = await conn.list_tools()
         except HarnessError as exc:
-            hint = f" {study.setup}" if study.setup else ""
-            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {exc}.{hint}')
+            # One sentence: what failed and why (the underlying error, not the harness's own sentence around it),
+            # then how to install the servers when the study says so.
+            why = described(exc.error) if exc.error is not None else str(exc)
+            hint = f"; {study.setup.rstrip('.')}" if study.setup else ""
+            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {why}{hint}.')
             continue
         problems += tool_problems(name, design.investigation, tools)
     return problems
