@@ -150,5 +150,7 @@ async def test_equivalence_report_stops_with_the_servers_failure(tmp_path):
 
 
 def test_a_report_refuses_an_unknown_parameter():
-    with pytest.raises(TypeError, match="takes no parameter 'transport'; it takes orders, transports"):
+    from wismo.reports.params import ParameterError
+
+    with pytest.raises(ParameterError, match="takes no such parameter; it takes orders, transports"):
         anyio.run(equivalence.build, {"transport": "stdio"})

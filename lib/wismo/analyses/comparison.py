@@ -22,7 +22,9 @@ from wismo.studies.designs import served
 from wismo.studies.evidence import evidence as found_evidence
 from wismo.studies.servers import reach
 
-DEFAULT_OUT = Path("outputs") / "deterministic-comparison.json"
+# Not the built report's file (outputs/deterministic-comparison.json, which also holds the transport parity and
+# which the index reads): a one-transport comparison from the command line never replaces it.
+DEFAULT_OUT = Path("outputs") / "compare" / "deterministic-comparison.json"
 
 
 def evidence(design: str | Any, tool_turns: list[list[Call]]) -> tuple[Any, str | None]:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+from wismo.core.errors import WismoError
 
 # lib/wismo/core/paths.py: the repository root is three folders up from this package.
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -19,6 +22,40 @@ STUDY_OUTPUTS = OUTPUTS / "studies"  # `wismo study run` writes under here, one 
 def fixtures_dir() -> Path:
     """The fixtures folder: WISMO_FIXTURES if set, else data/fixtures in this checkout."""
     return Path(os.environ.get("WISMO_FIXTURES") or DEFAULT_FIXTURES)
+
+
+BUILD_ENV = "WISMO_REPORT_BUILD"  # set by the report build for its kernels: the folder it writes the reports into
+SCRATCH = "wismo-by-hand"  # under the system's temporary folder: where a notebook run by hand writes its JSON
+
+
+class OutputsProtected(WismoError, ValueError):
+    """A report asked to write into the built reports' folder outside the report build: `path`."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"output_dir {path} holds the built reports, which only the report build (make report) writes; leave "
+            "output_dir out (a scratch folder is used) or give another folder"
+        )
+        self.path = path
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback.
+        return [f"{type(self).__name__}: {self}"]
+
+
+def report_dir(value: str | Path | None = None) -> Path:
+    """Where a report writes its JSON, created: the folder given; none given, the report build's folder when the
+    build runs the notebook, else a scratch folder outside the checkout. outputs/ itself is refused unless the build
+    asked for it, so a notebook run by hand or in JupyterLab never changes the built reports."""
+    build = os.environ.get(BUILD_ENV)
+    if value in (None, ""):
+        path = Path(build) if build else Path(tempfile.gettempdir()) / SCRATCH
+    else:
+        path = Path(value) if Path(value).is_absolute() else REPO_ROOT / value
+    if path.resolve() == OUTPUTS.resolve() and not (build and Path(build).resolve() == OUTPUTS.resolve()):
+        raise OutputsProtected(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def output_dir(value: str | Path | None = None) -> Path:

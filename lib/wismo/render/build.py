@@ -20,8 +20,9 @@ from typing import Any
 from papermill.exceptions import PapermillExecutionError
 
 from wismo.analyses import measurements
+from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
-from wismo.core.paths import NOTEBOOKS, OUTPUTS, output_dir
+from wismo.core.paths import BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
 from wismo.core.progress import bar
 from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
@@ -309,15 +310,9 @@ def shared_measurements(out: Path) -> Iterator[Path]:
     folder = out / MEASUREMENTS
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    previous = os.environ.get(measurements.ENV)
-    os.environ[measurements.ENV] = str(folder)
-    try:
+    # The kernels also learn that the build asked for this folder: only then may a report write into outputs/.
+    with temporary_env(**{measurements.ENV: str(folder), BUILD_ENV: str(out)}):
         yield folder
-    finally:
-        if previous is None:
-            os.environ.pop(measurements.ENV, None)
-        else:
-            os.environ[measurements.ENV] = previous
 
 
 def build(

@@ -18,15 +18,6 @@ REPORTS = {
 }
 
 
-def parameters(params: Mapping[str, Any] | None, defaults: Mapping[str, Any], report: str) -> dict[str, Any]:
-    """The report's parameters: the defaults with `params` laid over them; an unknown name is an error."""
-    given = dict(params or {})
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        raise TypeError(f"{report} takes no parameter {', '.join(map(repr, unknown))}; it takes {', '.join(defaults)}")
-    return {**defaults, **given}
-
-
 def check(holds: bool, claim: str, detail: str) -> str:
     """A visible check: the claim when it holds (to display), else ClaimFailed naming the claim and numbers."""
     if not holds:

@@ -13,16 +13,18 @@ from wismo.core import reference
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import DERIVED, MEASURED, MODELLED, PUBLISHED, TIKTOKEN
-from wismo.core.paths import output_dir
+from wismo.core.paths import report_dir
+from wismo.cost import prices
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
 from wismo.reports import calibration as shown_calibration
 from wismo.reports import check, context_price
-from wismo.reports import parameters as report_parameters
 from wismo.reports.case_study import case_study, parameters, reproduce
+from wismo.reports.params import Param, ParameterError, defaults
+from wismo.reports.params import checked as check_parameters
 from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
-from wismo.studies.declaration import Study, chosen
+from wismo.studies.declaration import Study, UnknownCase, chosen
 from wismo.tokens import conversation, definitions, framing
 
 
@@ -150,22 +152,45 @@ DEFAULT_SWEEP_CALLS = tuple(range(1, 16))
 
 
 OUTPUT = "context-cost.json"
-DEFAULTS: dict[str, Any] = {
-    "base": None,
-    "result_sizes": None,
-    "calls": None,
-    "context_window": None,
-    "target": None,  # None: the case study's
-    "encoding": tokens.DEFAULT_ENCODING,
-    "orders": None,  # our orders to estimate; None means all six cases
-    "sweep_rs": None,  # r values of the sweep; None means DEFAULT_SWEEP_RS
-    "sweep_calls": None,  # numbers of calls of the sweep; None means DEFAULT_SWEEP_CALLS
-    "focus_order": "ORD-1004",
-    "profile": "python",  # how the client frames definitions and results (wismo.tokens.framing.PROFILES)
-    "study": None,  # a study file; None means the article's (data/studies/where-is-my-order.toml)
-    "output_dir": "outputs",
-    **context_price.DEFAULTS,  # caching, prices and call strategy (sections 6 to 8)
+PARAMETERS = {
+    "base": Param(None, "count", optional=True),  # None (each of these five): the case study's assumption
+    "result_sizes": Param(None, "counts", optional=True),  # [r broad, r scoped]
+    "calls": Param(None, "count", optional=True),
+    "context_window": Param(None, "count", optional=True),
+    "target": Param(None, "count", optional=True),
+    "encoding": Param(tokens.DEFAULT_ENCODING, "text", choices=lambda: tokens.PACKAGED_ENCODINGS),
+    "orders": Param(None, "texts", optional=True),  # case keys (order IDs in the article's); None: every case
+    "sweep_rs": Param(None, "counts", optional=True),  # r values of the sweep; None: DEFAULT_SWEEP_RS
+    "sweep_calls": Param(None, "counts", optional=True),  # numbers of calls of the sweep; None: 1 to 15
+    "focus_order": Param("ORD-1004", "text"),  # the case drawn call by call (the first when not a case)
+    "profile": Param("python", "text", choices=lambda: tuple(framing.PROFILES)),  # how the client frames
+    "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
+    "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
+    **context_price.PARAMETERS,  # caching, prices and call strategy (sections 6 to 8)
 }
+DEFAULTS = defaults(PARAMETERS)
+REPORT = "the context-cost report"
+
+
+def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report's parameters checked before any server starts (ParameterError or StudyInvalid, one sentence):
+    each against its declaration, the study read, the cases found in it and every model priced."""
+    p = check_parameters(params, PARAMETERS, REPORT)
+    if p["result_sizes"] is not None and len(p["result_sizes"]) != 2:
+        raise ParameterError(REPORT, "result_sizes", p["result_sizes"], "it must be two numbers, [r broad, r scoped]")
+    if not p["models"]:
+        raise ParameterError(REPORT, "models", p["models"], "the price sections need at least one model")
+    study = chosen(p["study"])
+    try:
+        study.select(p["orders"], unfriendly=False)
+    except UnknownCase as exc:
+        allowed = str(exc).replace("not a case of the comparison", "each must be a case of the study")
+        raise ParameterError(REPORT, "orders", p["orders"], allowed) from None
+    try:
+        prices.resolve(p["models"], p["prices"], p["price_date"])
+    except (KeyError, ValueError, LookupError) as exc:
+        raise ParameterError(REPORT, "models", p["models"], f"every model must have a price ({exc})") from None
+    return p
 
 
 def study_block(study: Study) -> dict[str, Any]:
@@ -204,7 +229,7 @@ def roles_of(study: Study) -> tuple[str, str]:
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every figure of the report: the case study and its checks, the sweep, the study's servers over MCP, and for
     the article's study its published run and the calibration."""
-    p = report_parameters(params, DEFAULTS, "the context-cost report")
+    p = checked(params)
     study = chosen(p["study"])
     key, article = study.key, study.is_article
     case_ref, article_ref = load_references()
@@ -280,7 +305,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
     if unlabelled:  # a block added without saying what kind of figures it holds
         raise ClaimFailed("every block of context-cost.json carries its kind", f"no kind for {sorted(unlabelled)}")
-    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 

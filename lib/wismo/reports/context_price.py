@@ -13,20 +13,22 @@ from wismo.analyses import strategy, sweep
 from wismo.client import investigation
 from wismo.cost import caching, prices
 from wismo.domain.generate import order_id as generated_order
+from wismo.reports.params import Param, defaults
 from wismo.servers.designs import names as design_names
 from wismo.tokens import conversation, framing
 
-DEFAULTS: dict[str, Any] = {
-    "models": ["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"],  # the first is the one charted
-    "prices": None,  # {model: {input, cachedInput, cacheWrite, output}} USD per million tokens, for a model
-    # genai-prices lacks or to override it
-    "price_date": None,  # ISO date prices are looked up for; None: the price data's own date
-    "cache_threshold": None,  # minimum cacheable prefix (tokens); None: each provider's documented one
-    "cache_granularity": None,  # tokens a cached prefix grows by beyond the threshold; None: documented
-    "strategy": strategy.PARALLEL,  # how the priced conversations call tools: parallel or sequential
-    "scale_sizes": [1, 10, 100, 1000],  # generated order sizes (lines), notebook 04's up to 1,000
-    "conversations": 1000,  # prices are per this many conversations
+PARAMETERS = {
+    "models": Param(["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"], "texts"),  # first is charted
+    # {model: {input, cachedInput, cacheWrite, output}} USD per million tokens, for a model genai-prices lacks
+    "prices": Param(None, "table", optional=True),
+    "price_date": Param(None, "date", optional=True),  # prices looked up for this date; None: the data's own
+    "cache_threshold": Param(None, "whole", optional=True),  # minimum cacheable prefix; None: documented
+    "cache_granularity": Param(None, "count", optional=True),  # a cached prefix's step; None: documented
+    "strategy": Param(strategy.PARALLEL, "text", choices=lambda: strategy.STRATEGIES),  # how tools are called
+    "scale_sizes": Param([1, 10, 100, 1000], "counts", empty=True),  # generated order sizes (lines) priced
+    "conversations": Param(1000, "count"),  # prices are per this many conversations
 }
+DEFAULTS = defaults(PARAMETERS)
 # What each caching mode assumes about the cache (wismo.cost.caching states the assumption).
 MODES = {"none": "no caching", "hit": "every prefix a hit", "miss": "every prefix a miss"}
 CURVE_CALLS = tuple(range(1, 16))

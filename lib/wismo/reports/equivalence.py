@@ -9,21 +9,42 @@ from pathlib import Path
 from typing import Any
 
 from wismo.analyses import comparison
+from wismo.client.connection import TRANSPORTS
 from wismo.core.jsonfmt import write_stable
-from wismo.core.paths import output_dir
-from wismo.reports import check, parameters
+from wismo.core.paths import OUTPUTS, report_dir
+from wismo.reports import check
+from wismo.reports.params import Param, ParameterError, defaults
+from wismo.reports.params import checked as check_parameters
 from wismo.servers import designs
-from wismo.studies.declaration import Study, chosen
+from wismo.studies.declaration import Study, UnknownCase, chosen
 
 OUTPUT = "deterministic-comparison.json"
-DEFAULTS: dict[str, Any] = {
-    "orders": None,  # order IDs to compare; None means all six cases
-    "transports": ["stdio", "http"],  # the first is the one tabulated in full
-    "include_unfriendly": True,
-    "focused_env": {},  # extra environment for the focused server only (a planted fault)
-    "study": None,  # a study file; None means the article's (data/studies/where-is-my-order.toml)
-    "output_dir": "outputs",
+PARAMETERS = {
+    "orders": Param(None, "texts", optional=True),  # case keys (order IDs in the article's); None: every case
+    "transports": Param(["stdio", "http"], "texts", choices=lambda: TRANSPORTS, subset=True),  # the first tabulated
+    "include_unfriendly": Param(True, "flag"),
+    "focused_env": Param({}, "table"),  # extra environment for the focused server only (a planted fault)
+    "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
+    "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
 }
+DEFAULTS = defaults(PARAMETERS)
+REPORT = "the equivalence report"
+
+
+def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report's parameters checked before any server starts: each against its declaration, the study read and
+    the cases asked for found in it (ParameterError or StudyInvalid, one sentence)."""
+    p = check_parameters(params, PARAMETERS, REPORT)
+    if not p["transports"]:
+        raise ParameterError(REPORT, "transports", [], f"give at least one of {', '.join(TRANSPORTS)}")
+    study = chosen(p["study"])
+    try:
+        study.select(p["orders"], p["include_unfriendly"])
+    except UnknownCase as exc:
+        raise ParameterError(
+            REPORT, "orders", p["orders"], str(exc).replace("not a case", "each must be a case")
+        ) from None
+    return p
 
 
 def transports_for(study: Study, asked: list[str]) -> list[str]:
@@ -36,7 +57,7 @@ def transports_for(study: Study, asked: list[str]) -> list[str]:
 
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
     """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
-    p = parameters(params, DEFAULTS, "the equivalence report")
+    p = checked(params)
     study = chosen(p["study"])
     results = {
         t: await comparison.run(
@@ -51,7 +72,7 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
     }
     result = results[next(iter(results))]
     result["transportParity"] = {"transports": list(results), "cases": comparison.parity(results)}
-    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 
@@ -104,7 +125,7 @@ def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
     """What the report shows of a fuzz run in `out`: a Markdown sentence and the per-tool rows (none if no run)."""
     from wismo.qa.fuzz import summary_rows
 
-    path = Path(output_dir(out)) / "fuzz.json"
+    path = (Path(out) if out else OUTPUTS) / "fuzz.json"
     if not path.exists():
         return "No fuzz run in this output folder yet: `make fuzz` writes one.", []
     fuzzed = json.loads(path.read_text(encoding="utf-8"))

@@ -10,20 +10,29 @@ from wismo import runs
 from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED
-from wismo.core.paths import output_dir
-from wismo.reports import check, parameters
+from wismo.core.paths import report_dir
+from wismo.reports import check
+from wismo.reports.params import Param, defaults
+from wismo.reports.params import checked as check_parameters
 from wismo.reports.run_costs import run_costs
 from wismo.runs import summaries
 
 OUTPUT = "recorded-runs.json"
-DEFAULTS: dict[str, Any] = {
-    "run_ids": None,  # run folder names; None means the newest run of each design, backend and model
-    "runs_dir": None,  # where the runs are; None means data/runs
-    "focus_order": "ORD-1004",  # the case drawn turn by turn and shown as transcripts
-    "output_dir": "outputs",
-    "reference_model": "gpt-4.1-mini",  # the price scripted runs (which have no model) are shown under
-    "price_date": None,  # ISO date prices are looked up for; None: the price data's own date
+PARAMETERS = {
+    "run_ids": Param(None, "texts", optional=True),  # run folder names; None: the newest of each design and model
+    "runs_dir": Param(None, "text", optional=True),  # where the runs are; None means data/runs
+    "focus_order": Param("ORD-1004", "text"),  # the case drawn turn by turn and shown as transcripts
+    "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
+    "reference_model": Param("gpt-4.1-mini", "text"),  # the price scripted runs (which have no model) get
+    "price_date": Param(None, "date", optional=True),  # prices looked up for this date; None: the data's own
 }
+DEFAULTS = defaults(PARAMETERS)
+REPORT = "the recorded-runs report"
+
+
+def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report's parameters checked against their declarations before any run is read (one sentence)."""
+    return check_parameters(params, PARAMETERS, REPORT)
 
 
 def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
@@ -114,7 +123,7 @@ def _group(
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Load and verify the runs (a run that does not verify is refused), group them by backend and model (scripted
     first), score and summarise each group apart, write the JSON."""
-    p = parameters(params, DEFAULTS, "the recorded-runs report")
+    p = checked(params)
     loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"], p["runs_dir"])]
     if not loaded:
         raise runs.RunInvalid(
@@ -133,7 +142,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         for key in keys
     ]
     result = {"focusOrder": p["focus_order"], "articleSource": article["source"], "groups": groups}
-    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 

@@ -11,25 +11,34 @@ from wismo.agent.loop import Budgets
 from wismo.analyses import breaking, sweep
 from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
-from wismo.core.paths import output_dir
+from wismo.core.paths import report_dir
 from wismo.domain.pages import DEFAULT_CAP
-from wismo.reports import check, parameters
+from wismo.reports import check
+from wismo.reports.params import Param, defaults
+from wismo.reports.params import checked as check_parameters
 
 OUTPUT = "scale.json"
-DEFAULTS: dict[str, Any] = {
-    "sizes": [1, 10, 100, 1000, 10000],  # item lines of the generated orders
-    "encoding": tokens.DEFAULT_ENCODING,
-    "context_window": None,  # tokens; None: the case study's 128,000
-    "budget": None,  # session input-token budget; None: the case study's 75,000 goal
-    "cap": None,  # scoped result cap in tokens; None: the case study's 2,000
-    "budget_sizes": [10, 1000],  # orders the budgeted agent sessions are run on
-    "output_dir": "outputs",
+PARAMETERS = {
+    "sizes": Param([1, 10, 100, 1000, 10000], "counts"),  # item lines of the generated orders
+    "encoding": Param(tokens.DEFAULT_ENCODING, "text", choices=lambda: tokens.PACKAGED_ENCODINGS),
+    "context_window": Param(None, "count", optional=True),  # tokens; None: the case study's 128,000
+    "budget": Param(None, "count", optional=True),  # session input-token budget; None: the case study's 75,000
+    "cap": Param(None, "count", optional=True),  # scoped result cap in tokens; None: the case study's 2,000
+    "budget_sizes": Param([10, 1000], "counts", empty=True),  # orders the budgeted agent sessions are run on
+    "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
 }
+DEFAULTS = defaults(PARAMETERS)
+REPORT = "the scale report"
+
+
+def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report's parameters checked against their declarations before any server starts (one sentence)."""
+    return check_parameters(params, PARAMETERS, REPORT)
 
 
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
     """Drive every design over the generated orders, find where each breaks, run budgeted sessions, write the JSON."""
-    p = parameters(params, DEFAULTS, "the scale report")
+    p = checked(params)
     case_ref = reference.load("context-budget-case-study")
     window = p["context_window"] or case_ref["assumptions"]["contextWindow"]
     budget = p["budget"] or case_ref["assumptions"]["targetTokens"]
@@ -58,7 +67,7 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
         # Where the measured turns came from: a fact about this run, not a figure, so kept out of comparisons.
         "timings": {"generatedOrders": source},
     }
-    write_stable(output_dir(p["output_dir"]) / OUTPUT, result)
+    write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 
