@@ -154,3 +154,49 @@ def test_a_report_refuses_an_unknown_parameter():
 
     with pytest.raises(ParameterError, match="takes no such parameter; it takes orders, transports"):
         anyio.run(equivalence.build, {"transport": "stdio"})
+
+
+def _chart_functions() -> set[str]:
+    """The names of charts.* and price_charts.* functions that draw a chart (they return a Figure)."""
+    import inspect
+
+    from wismo.render import charts, price_charts
+
+    return {
+        f"{module.__name__.rsplit('.', 1)[1]}.{name}"
+        for module in (charts, price_charts)
+        for name, fn in vars(module).items()
+        if inspect.isfunction(fn)
+        and not name.startswith("_")
+        and fn.__module__ == module.__name__
+        and "Figure" in str(fn.__annotations__.get("return"))
+    }
+
+
+CHART_CALL = re.compile(r"\b((?:price_)?charts\.\w+)\(")
+
+
+def charts_without_image(executed) -> list[str]:
+    """The code cells of an executed notebook that call a chart function more often than they show a PNG, each as
+    'In [n]: the chart calls'."""
+    drawing = _chart_functions()
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    missing = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        calls = [c for c in CHART_CALL.findall("".join(cell["source"])) if c in drawing]
+        images = [o for o in cell["outputs"] if "image/png" in o.get("data", {})]
+        if len(images) < len(calls):
+            missing.append(f"In [{cell['execution_count']}]: {', '.join(calls)} ({len(images)} PNG shown)")
+    return missing
+
+
+def test_every_chart_a_cell_draws_is_shown(built_reports):
+    for r in built_reports.rendered:
+        assert not charts_without_image(r.executed), f"{r.executed.name}: {charts_without_image(r.executed)}"
+        nb = json.loads(r.executed.read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            for o in cell.get("outputs", []):
+                if "image/png" in o.get("data", {}):  # alt text: the chart's title and the finding shown above it
+                    assert o.get("metadata", {}).get("image/png", {}).get("alt"), f"{r.executed.name}: a PNG has no alt"

@@ -249,3 +249,103 @@ def test_designs_keep_their_colours(chart):
     assert {matplotlib.colors.to_hex(charts.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name
     greys = {c for c in used if len(set(matplotlib.colors.to_rgb(c))) == 1}
     assert used - greys <= designs, f"{name}: colours outside charts.DESIGN_COLORS: {used - greys - designs}"
+
+
+# The shapes the notebooks chart, with their numbers as a build produced them: six orders of nearly equal totals
+# (the tallest bar ends at the right, under where a default legend goes), and the scripted runs' long kinds.
+_SIX_ORDERS = [f"ORD-100{i}" for i in range(1, 7)]
+LAYOUT_SAMPLES = {
+    **SAMPLES,
+    "totals_per_case (six orders)": lambda: charts.totals_per_case(
+        [
+            {"design": d, "orderId": o, "total": t}
+            for d, totals in (
+                ("granular", (2131, 2139, 2001, 2259, 2107, 2139)),
+                ("focused", (1043, 1050, 939, 1129, 1019, 1049)),
+            )
+            for o, t in zip(_SIX_ORDERS, totals)
+        ]
+    ),
+    "recorded_medians (scripted runs)": lambda: charts.recorded_medians(
+        _recorded_rows(), "scripted (no model), tiktoken-estimated", "scripted (no model)"
+    ),
+}
+MIN_GAP_PX = 16  # at the notebooks' 100 dpi: a y-label closer to the next panel reads as that panel's
+
+
+def _overlap(a, b) -> bool:
+    """Whether two display boxes share more than a pixel's sliver."""
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
+
+
+def _data_boxes(fig, renderer):
+    """What a legend must leave visible: every drawn bar, every text on the axes (bar labels, annotations) and every
+    plotted point of a line, as display boxes named for the message."""
+    import matplotlib.transforms
+
+    for ax in _axes(fig):
+        for patch in ax.patches:
+            box = patch.get_window_extent(renderer)
+            if patch.get_visible() and box.width > 0 and box.height > 0:
+                yield f"bar at x={box.x0:.0f}px", box
+        for text in ax.texts:
+            if text.get_visible() and text.get_text().strip():
+                yield f"label {text.get_text()!r}", text.get_window_extent(renderer)
+        for line in ax.lines:
+            for x, y in line.get_transform().transform(line.get_xydata()):
+                if np.isfinite([x, y]).all():
+                    yield f"point of line {line.get_label()!r}", matplotlib.transforms.Bbox([[x, y], [x, y]])
+
+
+def _legends(fig):
+    return [lg for lg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if lg is not None]
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
+def test_legends_cover_no_bar_label_or_point(name):
+    fig = LAYOUT_SAMPLES[name]()
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for legend in _legends(fig):
+            frame = legend.get_window_extent(renderer)
+            covered = [what for what, box in _data_boxes(fig, renderer) if _overlap(frame, box.expanded(1, 1))]
+            points = [
+                what for what, box in _data_boxes(fig, renderer) if box.width == 0 and frame.contains(box.x0, box.y0)
+            ]
+            assert not covered and not points, f"{name}: the legend covers {(covered + points)[:4]}"
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
+def test_side_by_side_panels_keep_their_labels_apart(name):
+    fig = LAYOUT_SAMPLES[name]()
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        panels = sorted((ax for ax in _axes(fig) if ax.get_visible()), key=lambda ax: ax.get_window_extent(renderer).x0)
+        for left, right in zip(panels, panels[1:]):
+            left_box, right_box = left.get_window_extent(renderer), right.get_window_extent(renderer)
+            if right_box.x0 < left_box.x1 or not _overlap_rows(left_box, right_box):
+                continue  # not side by side
+            # The left panel's axes and the texts on them (bar labels) against the right panel's y-label and tick
+            # labels; the titles, above both, against each other.
+            reach = max([left_box.x1, *(t.get_window_extent(renderer).x1 for t in left.texts if t.get_text())])
+            label = right.yaxis.label.get_window_extent(renderer)
+            ticks = [t.get_window_extent(renderer) for t in right.get_yticklabels() if t.get_text()]
+            start = min([label.x0, *(t.x0 for t in ticks)])
+            assert start - reach >= MIN_GAP_PX, (
+                f"{name}: the y-label {right.get_ylabel()!r} starts {start - reach:.0f} px from the panel to its left"
+            )
+            titles = left.title.get_window_extent(renderer), right.title.get_window_extent(renderer)
+            assert titles[1].x0 - titles[0].x1 >= MIN_GAP_PX, (
+                f"{name}: titles {left.get_title()!r} and {right.get_title()!r} run into each other"
+            )
+    finally:
+        plt.close(fig)
+
+
+def _overlap_rows(a, b) -> bool:
+    """Whether two boxes share some height (panels in one row)."""
+    return min(a.y1, b.y1) - max(a.y0, b.y0) > 0

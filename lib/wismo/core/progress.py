@@ -17,3 +17,11 @@ def bar(total: int, label: str, unit: str = "case") -> Iterator[tqdm]:
         yield progress
     finally:
         progress.close()
+
+
+def say(progress: tqdm, line: str) -> None:
+    """Print one line above the bar, on the bar's own stream, and flush it at once: piped (`2>&1 | cat`) or sent to
+    a file, the line arrives when it is said, not when a buffer fills or the work ends."""
+    # tqdm.write alone prints to stdout, which is block-buffered when it is not a terminal.
+    progress.write(line, file=progress.fp)
+    progress.fp.flush()

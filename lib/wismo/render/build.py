@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Iterator
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from wismo.analyses import measurements
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
 from wismo.core.paths import BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
-from wismo.core.progress import bar
+from wismo.core.progress import bar, say
 from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
 
@@ -268,17 +268,18 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def _report_done(progress, rendered: Rendered, out: Path) -> None:
-    """Advance the bar and say where one notebook's pages went."""
+    """Advance the bar and say, at once, where one notebook's pages went."""
     progress.update(1)
-    progress.write(
+    say(
+        progress,
         f"{rendered.executed.name}: executed in {rendered.duration_s:.1f} s -> "
-        f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}"
+        f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}",
     )
 
 
 def _build_parallel(paths: list[Path], out: Path, jobs: int, parameters: dict | None = None) -> dict[Path, Rendered]:
-    """Every notebook on a pool of `jobs` processes; on the first failure the queued ones are cancelled, the
-    running ones finish, and that failure is raised."""
+    """Every notebook on a pool of `jobs` processes, each reported as it finishes; on the first failure the queued
+    ones are cancelled, the running ones finish, and that failure is raised."""
     import nbconvert  # noqa: F401  (imported once here, inherited by every forked worker)
 
     done: dict[Path, Rendered] = {}
@@ -290,7 +291,9 @@ def _build_parallel(paths: list[Path], out: Path, jobs: int, parameters: dict | 
         with bar(len(paths), "reports", unit="notebook") as progress:
             pending = set(futures)
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                # FIRST_COMPLETED, not FIRST_EXCEPTION: the latter waits for all of them when none fails, and the bar
+                # and every notebook's line would arrive together at the end.
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 failed = [f for f in finished if f.exception() is not None]
                 if failed:
                     for f in pending:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -49,6 +50,18 @@ def designs_present(names: Iterable[str]) -> list[str]:
     return [d for d in order if d in wanted] + [d for d in wanted if d not in order]
 
 
+def legend_above(fig: Figure, title: str | None = None, **options: Any) -> None:
+    """The figure's legend in one row above its axes (and their titles), clear of every bar and bar label: inside
+    the axes, "best" still lands on a bar when the tallest ones stand where a legend would go."""
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    handles, labels = options.pop("handles", handles), options.pop("labels", labels)
+    fig.legend(handles, labels, title=title, loc="outside upper right", ncols=len(handles), frameon=False, **options)
+
+
+# Constrained layout leaves ~8 px between side-by-side panels: a y-label then reads as the left panel's.
+PANEL_GAP = {"w_pad": 0.06, "wspace": 0.08}
+
+
 def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str, xlabel: str) -> Figure:
     """Side-by-side bars per label, one colour per design, each bar annotated with its value."""
     fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
@@ -65,7 +78,7 @@ def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, 
     thousands(ax)
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(title="design", frameon=False)
+    legend_above(fig, "design")
     return fig
 
 
@@ -120,6 +133,7 @@ def thousands(ax: Any, axis: str = "y") -> None:
 def case_study_sessions(cs: dict[str, Any]) -> Figure:
     """Two panels: input tokens of each call against the window, and cumulative input against the target."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    fig.get_layout_engine().set(**PANEL_GAP)
     calls = list(range(1, cs["calls"] + 1))
     width = 0.4
     for i, name in enumerate(("broad", "scoped")):
@@ -251,6 +265,7 @@ def recorded_medians(rows: list[dict[str, Any]], label: str, runs: str = "record
         panels.append(("modelledElapsedMs", "elapsed time", "ms (modelled)"))
     # Under 12 inches wide so the chart is shown at full size on a laptop-width page.
     fig, axes = plt.subplots(1, len(panels), figsize=(2.2 * len(panels) + 0.8, 3.8), layout="constrained")
+    fig.get_layout_engine().set(**PANEL_GAP)
     shown = designs_present(r["design"] for r in rows)
     for ax, (key, title, unit) in zip(axes, panels):
         values = []
@@ -262,7 +277,9 @@ def recorded_medians(rows: list[dict[str, Any]], label: str, runs: str = "record
         bars = ax.bar(shown, values, color=[DESIGN_COLORS[d] for d in shown])
         ax.bar_label(bars, fmt="{:,.0f}", fontsize=9)
         ax.set_title(f"median {title}", fontsize=10)
-        ax.set_ylabel(unit, fontsize=9)
+        # A long kind ("tokens (scripted (no model), tiktoken-estimated)") on two lines: one would take a panel's
+        # width off its bars.
+        ax.set_ylabel(textwrap.fill(unit, 28), fontsize=9)
         ax.margins(y=0.15)
         ax.spines[["top", "right"]].set_visible(False)
         thousands(ax)
@@ -316,5 +333,5 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     thousands(ax)
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(title="client profile", frameon=False)
+    legend_above(fig, "client profile")
     return fig

@@ -32,9 +32,10 @@ class Shown:
         return ({"image/png": self.png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}})
 
 
-def show(fig: Figure, finding: str) -> Shown:
-    """Display a chart after the sentence saying what to see in it; its alt text is its title and that sentence."""
+def show(fig: Figure, finding: str) -> None:
+    """Display a chart now, wherever the call stands in its cell, after the sentence saying what to see in it; its
+    alt text is its title and that sentence. Returns None, so a call that ends a cell does not show it twice."""
     from IPython.display import Markdown, display
 
     display(Markdown(finding))
-    return Shown(fig, finding)
+    display(Shown(fig, finding))

@@ -9,7 +9,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, thousands
+from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, legend_above, thousands
 
 # Line styles of the price charts: the same design, priced two ways or called two ways.
 _STYLES = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
@@ -132,7 +132,15 @@ def price_per_conversations(rows: list[dict[str, Any]], models: list[str], conve
     )
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(title="design (bars: no caching)", frameon=False, fontsize=8)
+    handles, labels = ax.get_legend_handles_labels()
+    designs_first = sorted(range(len(labels)), key=lambda i: labels[i] not in shown)  # then the diamond
+    legend_above(
+        fig,
+        "design (bars: no caching)",
+        handles=[handles[i] for i in designs_first],
+        labels=[labels[i] for i in designs_first],
+        fontsize=8,
+    )
     return fig
 
 
