@@ -147,10 +147,10 @@ def prices_table(result: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "model": p["model"],
             "provider": p["provider"],
-            "input (USD per million tokens)": p["inputPerMTok"],
-            "cached input (USD/M)": p["cachedInputPerMTok"],
-            "cache write (USD/M)": p["cacheWritePerMTok"],
-            "output (USD/M)": p["outputPerMTok"],
+            "input (USD per million tokens, published)": p["inputPerMTok"],
+            "cached input (USD per million tokens, published)": p["cachedInputPerMTok"],
+            "cache write (USD per million tokens, published)": p["cacheWritePerMTok"],
+            "output (USD per million tokens, published)": p["outputPerMTok"],
             "cache rule": f"{p['cachePolicy']['name']}: from {p['cachePolicy']['threshold']:,} tokens, "
             f"in steps of {p['cachePolicy']['granularity']:,}",
             "price from": p["source"]
@@ -175,13 +175,13 @@ def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
                 {
                     "model": r["model"],
                     "case study design": d,
-                    f"no caching (USD per {n:,})": r[d]["none"],
-                    "every prefix a hit (USD)": r[d]["hit"],
-                    "every prefix a miss (USD)": r[d]["miss"],
-                    "resent history, no caching (USD)": r[d]["resentNone"],
-                    "resent history, cached (USD)": r[d]["resentHit"],
-                    "broad / scoped, no caching": r["ratioNone"],
-                    "broad / scoped, cached": r["ratioHit"],
+                    f"no caching (USD per {n:,} sessions, modelled)": r[d]["none"],
+                    f"every prefix a hit (USD per {n:,} sessions, modelled)": r[d]["hit"],
+                    f"every prefix a miss (USD per {n:,} sessions, modelled)": r[d]["miss"],
+                    f"resent history, no caching (USD per {n:,} sessions, modelled)": r[d]["resentNone"],
+                    f"resent history, cached (USD per {n:,} sessions, modelled)": r[d]["resentHit"],
+                    "broad / scoped price, no caching (ratio, modelled)": r["ratioNone"],
+                    "broad / scoped price, cached (ratio, modelled)": r["ratioHit"],
                 }
             )
     return out
@@ -195,10 +195,10 @@ def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "design": c["design"],
             "call strategy": c["strategy"],
-            "input of each model call (tokens)": c["inputs"],
-            "longest prefix (tokens)": c["longestPrefix"],
-            "threshold (tokens)": c["threshold"],
-            "read from cache (tokens)": c["read"],
+            "input of each model call (tokens, tiktoken-estimated)": c["inputs"],
+            "longest prefix a later call could read (tokens, modelled)": c["longestPrefix"],
+            "threshold (tokens, documented)": c["threshold"],
+            "read from the cache at each call (tokens, modelled)": c["read"],
         }
         for c in result["caching"]["calls"]
         if c["model"] == model
@@ -215,7 +215,7 @@ def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             "model": m,
             "call strategy": how,
             **{
-                f"{d}, {mode} (USD per {n:,})": cell.get((m, d, mode))
+                f"{d}, {mode} (USD per {n:,} conversations, modelled)": cell.get((m, d, mode))
                 for d in designs
                 for mode in ("no caching", "every prefix a hit")
             },
@@ -230,12 +230,34 @@ def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "design": c["design"],
             "call strategy": c["strategy"],
-            "model requests": c["requests"],
-            "tool calls": c["toolCalls"],
-            "input, all requests (tokens)": c["totalInput"],
-            "output (tokens)": sum(c["outputs"]),
+            "model requests (count, modelled)": c["requests"],
+            "tool calls (count, measured)": c["toolCalls"],
+            "input, all requests (tokens, modelled)": c["totalInput"],
+            "output (tokens, tiktoken-estimated)": sum(c["outputs"]),
         }
         for c in result["conversations"]
+    ]
+
+
+def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The compared design's saving under each call strategy, for the focus case (input and price) and for every
+    generated order size (input), in words: which figure, on which order, saved how much."""
+    ref, other = pair(result)
+    model = _first(result)["model"]
+    what = {
+        "totalInput": "input, all requests (tokens)",
+        "dollars": f"price on {model} (USD)",
+    }
+    order = result["pricing"]["order"]
+    return [
+        {
+            "order": order if r.get("lines") is None else f"generated, {r['lines']:,} lines",
+            f"{other}'s saving on": what.get(r["measure"], r["measure"]),
+            "parallel calls: saving (%, modelled)": r["parallel %"],
+            "one call per request: saving (%, modelled)": r["sequential %"],
+            "points added by one call per request (modelled)": r["points added by one call per request"],
+        }
+        for r in result["callStrategy"]["order"] + result["callStrategy"]["scale"]
     ]
 
 
@@ -253,15 +275,23 @@ def answer_caching(result: dict[str, Any]) -> str:
         "design and "
         f"call strategy (threshold {threshold:,} tokens)"
     )
-    starts = [s for s in result["caching"]["scaleStarts"] if s["strategy"] == strategy.PARALLEL]
 
     def at(lines: int | None) -> str:
         return "never" if not lines else f"{lines:,} line" + ("s" if lines > 1 else "")
 
+    def starts(how: str) -> str:
+        return ", ".join(
+            f"{s['design']} {at(s['first order size cached (lines)'])}"
+            for s in result["caching"]["scaleStarts"]
+            if s["strategy"] == how
+        )
+
+    parallel, sequential = starts(strategy.PARALLEL), starts(strategy.SEQUENTIAL)
     scale = (
-        "; on generated orders, with every tool call of a turn in one request, caching starts at "
-        + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
-        if starts
+        "; on generated orders, caching starts, with every tool call of a turn in one request (parallel calls), at "
+        + parallel
+        + (f", and with one tool call per request (sequential calls), at {sequential}" if sequential else "")
+        if parallel
         else ""
     )
     return (

@@ -107,9 +107,15 @@ def cost_answer(group: dict[str, Any]) -> str:
     priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
     ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
     g, f = priced.get(ref), priced.get(other)
+    per = f"usdPer{PER_CONVERSATIONS}"
     if not (g and f):
         return f"No {ref} and {other} pair of priced runs; no comparison to make."
-    per = f"usdPer{PER_CONVERSATIONS}"
+    if not group.get("comparable", True):
+        return (
+            f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} and "
+            f"{prices.usd(g[per])} {ref}, each run on its own; no saving is computed across them, since the runs "
+            f"differ in {' and '.join(d['property'] for d in group['differences'])} ({f['priceSource']})."
+        )
     return (
         f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} against "
         f"{prices.usd(g[per])} {ref} ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
