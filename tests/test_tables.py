@@ -55,7 +55,9 @@ def test_a_table_has_no_index_and_headers_in_words():
     assert "input of each model call (tokens, modelled)" in html
     assert "420,000" in html and "1 · 2" in html
     assert 'class="row_heading' not in html  # no index column
-    assert tables.header("toolCalls") == "tool calls (count, measured)" and tables.header("someNewKey") == "some new key"
+    assert (
+        tables.header("toolCalls") == "tool calls (count, measured)" and tables.header("someNewKey") == "some new key"
+    )
     assert tables.header("USD per 1,000") == "USD per 1,000"
 
 

@@ -94,11 +94,21 @@ def check_costs(group: dict[str, Any]) -> str:
     return check(
         True,
         "each run is priced from its own tokens at its model's per-million prices",
-        "; ".join(
-            f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, "
-            f"{c['label']}"
-            for c in priced
-        ),
+        _priced_runs(priced),
+    )
+
+
+def _priced_runs(priced: list[dict[str, Any]]) -> str:
+    """Each priced run's price per n conversations, and how it was priced: once for all when they share it."""
+    per = f"usdPer{PER_CONVERSATIONS}"
+    labels = list(dict.fromkeys(c["label"] for c in priced))
+    if len(labels) == 1:
+        return (
+            "; ".join(f"{c['run']}: {prices.usd(c[per])} per {PER_CONVERSATIONS:,} conversations" for c in priced)
+            + f"; {'each' if len(priced) > 1 else 'it'} {labels[0]}"
+        )
+    return "; ".join(
+        f"{c['run']}: {prices.usd(c[per])} per {PER_CONVERSATIONS:,} conversations, {c['label']}" for c in priced
     )
 
 

@@ -212,3 +212,17 @@ def pass_k_sentence(group: dict[str, Any]) -> str:
         + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())
         + f"; summary claims flagged: {sum(len(r['summaryFlags']) for r in group['cases'])}."
     )
+
+
+def transcript_headings(group: dict[str, Any]) -> dict[str, str]:
+    """Per design, the Markdown line above its transcript: the group, the design and its final summary, given once
+    (a later design whose summary is the same says so instead of repeating it)."""
+    out: dict[str, str] = {}
+    said: dict[str, str] = {}
+    for design in group["transcripts"]:
+        answer = group["answers"][design]
+        same = next((d for d, a in said.items() if a == answer), None)
+        summary = f"the same as the {same} design's" if same else f"*{answer}*"
+        said[design] = answer
+        out[design] = f"**{group['label']}, {design}** ({group['kinds']['runs']}): final summary: {summary}"
+    return out
