@@ -69,3 +69,10 @@ def test_the_ambiguous_sentences_say_what_their_figures_show(built_reports, name
     soup = _readers(built_reports)[name]
     text = re.sub(r"\s+", " ", soup.get_text(" ", strip=True))
     assert said in text
+
+
+def test_lists_of_numbers_in_sentences_cannot_be_misread(built_reports):
+    # "549, 678, 1,032" reads as four numbers: a list is joined by a middle dot.
+    for name, soup in _readers(built_reports).items():
+        found = re.findall(r".{0,30}\d, \d{1,3},\d{3}.{0,10}", narrative(soup))
+        assert not found, f"{name}: {found}"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from wismo.core.textgrid import count, figure
+from wismo.core.textgrid import LIST_SEPARATOR, count, figure
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
 HEADERS = {
@@ -106,7 +106,7 @@ def cell(value: Any, decimals: int = 1, usd: bool = False) -> str:
         if not value:
             return "none"
         numbers = all(isinstance(_plain(v), (int, float)) and not isinstance(v, bool) for v in value)
-        return (" · " if numbers else ", ").join(cell(v, decimals, usd) for v in value)
+        return (LIST_SEPARATOR if numbers else ", ").join(cell(v, decimals, usd) for v in value)
     if isinstance(value, Mapping):
         return "; ".join(f"{header(str(k))}: {cell(v, decimals, usd)}" for k, v in value.items())
     return str(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.analyses import strategy
+from wismo.core.textgrid import numbers
 from wismo.cost import caching, prices
 from wismo.reports import check, pair
 
@@ -82,7 +83,7 @@ def check_article_cache(result: dict[str, Any]) -> str:
     return check(
         predicted == a["articleMedianCachedInput"],
         "the cache model predicts the cached input the article reported for its granular ORD-1004 requests",
-        f"requests {', '.join(f'{v:,}' for v in a['requests'])} (provider-reported, published): longest prefix "
+        f"requests {numbers(a['requests'])} (provider-reported, published): longest prefix "
         f"{a['longestPrefix']:,} tokens, under {a['policy']['threshold']:,}, so {predicted} tokens read (modelled); "
         f"the article's median cached input {a['articleMedianCachedInput']}",
     )

@@ -11,6 +11,7 @@ from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED
 from wismo.core.paths import output_dir
+from wismo.core.textgrid import numbers
 from wismo.reports import check, parameters
 from wismo.reports.run_costs import run_costs
 from wismo.runs import summaries
@@ -162,17 +163,14 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         return check(
             grows,
             f"for {result['focusOrder']} every request of both conversations resends all earlier ones",
-            f"{ref} inputs {', '.join(f'{v:,}' for v in g['inputs'])}; {other} "
-            f"{', '.join(f'{v:,}' for v in f['inputs'])} tokens ({group['tokensAre']})",
+            f"{ref} inputs {numbers(g['inputs'])}; {other} {numbers(f['inputs'])} tokens ({group['tokensAre']})",
         )
     holds = len(g["inputs"]) == len(f["inputs"]) + 1 and grows
     return check(
         holds,
         f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
         "resends all earlier ones",
-        f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused "
-        f"{', '.join(f'{v:,}' for v in f['inputs'])} "
-        f"tokens ({group['tokensAre']})",
+        f"granular inputs {numbers(g['inputs'])}; focused {numbers(f['inputs'])} tokens ({group['tokensAre']})",
     )
 
 
