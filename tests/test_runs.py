@@ -1,6 +1,7 @@
 """Recorded runs: the shipped ones verify, and every kind of tampering is named by `wismo verify`."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -231,3 +232,47 @@ def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path):
     assert staged[0].startswith(runs.STAGING_PREFIX) and staged[0].endswith("/traces/ORD-1001-r1.json")
     assert proc.returncode == 130 and "wismo evaluate: interrupted; nothing was written to" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_runs_of_different_repetitions_are_shown_apart_not_compared(tmp_path):
+    # The README's `wismo evaluate focused 1` beside the shipped three-repetition granular run: both real runs.
+    from wismo import cli
+    from wismo.render import tables
+    from wismo.reports import recorded_runs, run_costs, sentences
+
+    runs_dir = tmp_path / "runs"
+    granular = next(f for f in SHIPPED if "granular" in f.name)
+    shutil.copytree(granular, runs_dir / granular.name)
+    assert cli.main(["evaluate", "focused", "1", "--orders", "ORD-1004", "--runs-dir", str(runs_dir)]) == 0
+    focused = next(f.name for f in runs_dir.iterdir() if f.name.startswith("scripted-focused-"))
+    result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
+    (group,) = result["groups"]
+    assert group["comparable"] is False
+    assert [d["property"] for d in group["differences"]] == ["repetitions", "latency model"]
+    # No saving or median change across them, anywhere.
+    assert all(m["focused vs granular %"] is None for m in group["medians"])
+    assert all(r["wismo"] is None for r in group["againstArticle"] if r["figure"].startswith("focused:"))
+    said = sentences.medians_sentence(group)
+    assert said.count(".") >= 1 and said.rstrip(".").count(". ") == 0  # one sentence
+    assert granular.name in said and focused in said
+    assert "repetitions (3 for granular against 1 for focused)" in said and "latency model (" in said
+    assert "no saving or median change is computed" in said and "%" not in said
+    assert "no saving is computed across them" in run_costs.cost_answer(group) and "%" not in run_costs.cost_answer(
+        group
+    )
+    assert all("vs granular (%)" not in row for row in recorded_runs.medians_table(group))
+    # Each kind is said once, and no nan reaches the reader.
+    assert group["kinds"]["tokens"].count("tiktoken-estimated") == 1
+    for rows in (recorded_runs.medians_table(group), group["againstArticle"], group["runs"]):
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", tables.show(rows).to_html())
+        assert "nan" not in cells
+    counts = [r for r in recorded_runs.medians_table(group) if "(count)" in r["median per conversation"]]
+    assert [(r["granular"], r["focused"]) for r in counts] == [(3, 2), (4, 1)]
+    assert all(type(v) is int for r in counts for v in (r["granular"], r["focused"]))
+
+
+def test_runs_that_share_repetitions_and_latency_model_are_compared():
+    chosen = [runs.load(f) for f in summaries.selected_runs(None)]
+    assert summaries.differences([r.manifest for r in chosen]) == []
+    rows = summaries.case_rows(chosen)
+    assert all(m["focused vs granular %"] is not None for m in summaries.medians(rows) if m["granular"])

@@ -1,5 +1,7 @@
 """The sentences the notebooks show around their figures: every number read from the result it is given."""
 
+import re
+
 from wismo.reports import case_study as case_study_report
 from wismo.reports import sentences
 
@@ -64,3 +66,45 @@ def test_medians_and_pass_k_sentences_say_what_each_figure_is():
         "**scripted backend, model scripted-v1**: pass^k, every repetition passed (scripted (no model): scored against "
         "the expectations): granular 1/2 order cases; focused 1/1 order cases; summary claims flagged: 1."
     )
+
+
+def test_the_case_study_checks_read_in_words_without_a_legend():
+    from wismo.core import reference
+    from wismo.reports.case_study import case_study_from_reference, reproduce
+
+    ref = reference.load("context-budget-case-study")
+    cs = case_study_from_reference(ref)
+    rows = sentences.case_study_checks_table(reproduce(cs, ref), cs)
+    assert len(rows) == 9
+    for row in rows:
+        for text in [*row, *(v for v in row.values() if isinstance(v, str))]:
+            assert not re.search(r"[a-z][A-Z]", text), text  # no JSON key such as broadTotal
+        assert row["computed against published"] == "equal"
+        assert row["where the case study gives it"] in (
+            "printed in its text",
+            "implied by its printed figures, not printed",
+        )
+    assert rows[0]["figure"] == "broad session: input of all calls (tokens)"
+    assert rows[-1]["figure"] == "earlier turns resent over 7 calls, 0 + 1 + … + 6 (count)"
+
+
+def test_kinds_are_defined_once_and_rendered_from_that_definition():
+    from wismo.core.kinds import MEANINGS, PROVIDER, TIKTOKEN
+
+    text = sentences.kinds_sentence([TIKTOKEN, PROVIDER], {PROVIDER: "here, as the article published them"})
+    assert f"**{PROVIDER}**, {MEANINGS[PROVIDER]} (here, as the article published them)" in text
+    assert f"**{TIKTOKEN}**, {MEANINGS[TIKTOKEN]};" in text
+
+
+def test_counts_agree_with_their_nouns():
+    group = {"label": "scripted backend, model scripted-v1", "kinds": {"runs": "scripted (no model)", "tokens": "x"}}
+    assert sentences.groups_sentence([group]).startswith("1 group of runs, every run verified")
+    assert sentences.groups_sentence([group, group]).startswith("2 groups of runs")
+    assert "(s)" not in sentences.groups_sentence([group])
+
+
+def test_a_scripted_run_without_a_latency_model_has_no_elapsed_time_of_a_model():
+    group = _group(False)
+    group["kinds"]["runs"] = "scripted (no model)"
+    text = sentences.medians_sentence(group)
+    assert "-57.1% wall time of the harness's own loop (measured;" in text and "elapsed time (measured)" not in text

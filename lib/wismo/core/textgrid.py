@@ -11,6 +11,15 @@ def count(value: int) -> str:
     return f"{value:,}"
 
 
+# Between the numbers of a list: a comma would read as a thousands separator ("549, 678, 1,032").
+LIST_SEPARATOR = " · "
+
+
+def numbers(values: Sequence[int]) -> str:
+    """Counts as a list a reader cannot misread: each with thousands separators, joined by a middle dot."""
+    return LIST_SEPARATOR.join(count(v) for v in values)
+
+
 def figure(value: float, decimals: int = 1) -> str:
     """A measured or computed figure: whole thousands without decimals, fractions below one with three significant
     digits (a price of $0.15 per million keeps them), anything else with `decimals` and thousands separators."""

@@ -9,100 +9,175 @@ from typing import Any
 
 import pandas as pd
 
-from wismo.core.textgrid import count, figure
+from wismo.core.textgrid import LIST_SEPARATOR, count, figure
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
 HEADERS = {
     "orderId": "order",
-    "toolDefinitions": "tool definitions (tokens)",
-    "base": "first request (tokens)",
-    "additions": "added by each turn (tokens)",
-    "inputs": "input of each model call (tokens)",
-    "total": "input, all model calls (tokens)",
-    "modelCalls": "model calls",
-    "toolCalls": "tool calls",
-    "meanResultTokens": "mean tool result (tokens)",
-    "granularTotal": "granular input (tokens)",
-    "focusedTotal": "focused input (tokens)",
-    "ratio": "granular / focused",
-    "focusedSavingPercent": "focused saving (%)",
-    "lines": "order lines",
-    "modelTurns": "model turns",
-    "resultBytes": "tool result bytes",
-    "resultTokens": "all tool results (tokens)",
-    "largestResultTokens": "largest tool result (tokens)",
-    "finalInput": "last call's input (tokens)",
-    "totalInput": "session input (tokens)",
+    "toolDefinitions": "tool definitions (tokens, tiktoken-estimated)",
+    "base": "first request (tokens, tiktoken-estimated)",
+    "additions": "added by each turn (tokens, tiktoken-estimated)",
+    "inputs": "input of each model call (tokens, modelled)",
+    "total": "input, all model calls (tokens, modelled)",
+    "modelCalls": "model calls (count, scripted investigation)",
+    "toolCalls": "tool calls (count, measured)",
+    "meanResultTokens": "mean tool result (tokens, tiktoken-estimated)",
+    "ratio": "granular / focused input (modelled)",
+    "lines": "order lines (count)",
+    "modelTurns": "model turns (count, scripted investigation)",
+    "resultBytes": "tool result bytes (measured)",
+    "resultTokens": "all tool results (tokens, tiktoken-estimated)",
+    "largestResultTokens": "largest tool result (tokens, tiktoken-estimated)",
+    "finalInput": "last call's input (tokens, modelled)",
+    "totalInput": "session input (tokens, modelled)",
     "inputTokens": "input (tokens)",
     "failedFields": "fields that did not match",
     "summaryFlags": "summary claims flagged",
     "pass^k": "every repetition passed",
-    "k": "repetitions",
+    "k": "repetitions (count)",
     "passed": "passed",
-    "turns": "model turns",
+    "turns": "model turns (count)",
     "answered": "answered",
     "note": "what the session said",
-    "bytes": "bytes",
+    "bytes": "tool result bytes (measured)",
+    "count": "conversations (count)",
+    "pages": "pages (count, measured)",
     "examples": "examples",
     "figure": "figure",
     "published": "published",
     "computed": "computed",
     "match": "matches",
     # Client profiles (wismo.tokens.framing), as columns of tokens.
-    "python": "python, bare text (tokens)",
-    "csharp-raw-element": "csharp-raw-element (tokens)",
-    "csharp-relaxed": "csharp-relaxed (tokens)",
-    "framing share %": "share from framing (%)",
+    "python": "python, bare text (tokens, tiktoken-estimated)",
+    "csharp-raw-element": "csharp-raw-element (tokens, tiktoken-estimated)",
+    "csharp-relaxed": "csharp-relaxed (tokens, tiktoken-estimated)",
+    "framing share %": "share from framing (%, tiktoken-estimated)",
+    # The framing share of a rebuilt conversation (notebook 02, section 5).
+    "input, bare text": "input, bare text (tokens, modelled)",
+    "input, csharp-raw-element framing": "input, csharp-raw-element framing (tokens, modelled)",
+    "share from framing %": "share from framing (%, modelled)",
 }
 
 
 def header(key: str) -> str:
-    """A JSON key as a table header: the listed words, a design's total or saving by its name, else camelCase split
-    into lower-case words."""
+    """A JSON key as a table header: the listed words, a design's total or saving by its name, a camelCase key split
+    into lower-case words; a header already in words stays as written (its units keep their case: USD)."""
     if key in HEADERS:
         return HEADERS[key]
-    for suffix, words in (("SavingPercent", "saving (%)"), ("Total", "input (tokens)")):
-        if key.endswith(suffix) and key != suffix:
+    for suffix, words in (("SavingPercent", "saving (%, modelled)"), ("Total", "input (tokens, modelled)")):
+        if key.endswith(suffix) and key != suffix:  # a design's figures are modelled from tiktoken estimates
             return f"{key.removesuffix(suffix)} {words}"
-    return HEADERS.get(key) or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    if " " in key or not re.search(r"[a-z][A-Z]", key):
+        return key
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
 
 
-def cell(value: Any, decimals: int = 1) -> str:
-    """One value as a reader sees it: counts with thousands separators, a fixed number of decimals for the rest,
-    lists and objects as text, yes/no for booleans, a dash for nothing."""
+def _plain(value: Any) -> Any:
+    """A numpy or pandas scalar as the Python value it holds; NaN (pandas' stand-in for nothing) as None."""
+    if hasattr(value, "item") and not isinstance(value, (list, tuple, Mapping, str)):
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+def money(value: float) -> str:
+    """Dollars as the charts print them: cents from ten cents up, else three significant digits ($0.00107)."""
+    return f"${value:,.2f}" if abs(value) >= 0.1 or value == 0 else f"${value:.3g}"
+
+
+def cell(value: Any, decimals: int = 1, usd: bool = False) -> str:
+    """One value as a reader sees it, formatted here and nowhere else: counts (and whole floats) as integers with
+    thousands separators, a fixed number of decimals for the rest, dollars with their sign when `usd`, lists of
+    numbers joined by " · " (a comma would read as a thousands separator), objects as text, yes/no for booleans, a
+    dash for nothing (None or NaN)."""
+    value = _plain(value)
     if value is None:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return count(value)
+    if usd and isinstance(value, (int, float)):
+        return money(value)
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return count(int(value))
     if isinstance(value, float):
         return figure(value, decimals)
     if isinstance(value, (list, tuple)):
-        return ", ".join(cell(v, decimals) for v in value) if value else "none"
+        if not value:
+            return "none"
+        numbers = all(isinstance(_plain(v), (int, float)) and not isinstance(v, bool) for v in value)
+        return (LIST_SEPARATOR if numbers else ", ").join(cell(v, decimals, usd) for v in value)
     if isinstance(value, Mapping):
-        return "; ".join(f"{k}: {cell(v, decimals)}" for k, v in value.items())
+        return "; ".join(f"{header(str(k))}: {cell(v, decimals, usd)}" for k, v in value.items())
     return str(value)
+
+
+# A cell that is one token with a hyphen (ORD-1004, RSV-1004-B, a run's folder name) must not break at it.
+_IDENTIFIER = re.compile(r"^[^\s]*[A-Za-z0-9]-[A-Za-z0-9][^\s]*$")
+
+
+def _columns(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None) -> dict[str, list[Any]]:
+    """The chosen columns, each as its list of values exactly as given: never through a DataFrame's column types,
+    which turn a column of counts holding one None into floats (3.0) and the None into NaN."""
+    if isinstance(rows, pd.DataFrame):
+        return {str(c): [_plain(v) for v in rows[c]] for c in (list(columns) if columns is not None else rows.columns)}
+    rows = list(rows)
+    keys = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
+    return {k: [r.get(k) for r in rows] for k in keys}
 
 
 def show(
     rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1
 ) -> Any:
-    """A table for the reader: the chosen columns, headers in words, every cell as text in full, no index."""
-    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
-    if columns is not None:
-        frame = frame[list(columns)]
-    shown = pd.DataFrame({header(str(c)): [cell(v, decimals) for v in frame[c]] for c in frame.columns})
+    """A table for the reader: the chosen columns, headers in words, every cell as text in full, no index; numbers
+    right-aligned under right-aligned headers, words left under left, identifiers never broken at a hyphen."""
+    data = _columns(rows, columns)
+    heads = [header(k) for k in data]
+    shown = pd.DataFrame(
+        {h: [cell(v, decimals, usd="USD" in h) for v in values] for h, values in zip(heads, data.values())}
+    )
     numeric = [
-        header(str(c))
-        for c in frame.columns
-        if frame[c].map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all()
+        i
+        for i, values in enumerate(data.values())
+        if values
+        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values)
+        and any(v is not None for v in values)
+    ]
+    styles = [{"selector": "th.col_heading", "props": "text-align: left; vertical-align: bottom;"}] + [
+        {"selector": f"th.col_heading.col{i}", "props": "text-align: right;"} for i in numeric
     ]
     return (
         shown.style.hide(axis="index")
+        .set_table_styles(styles)
         .set_properties(**{"white-space": "pre-wrap", "text-align": "left", "vertical-align": "top"})
-        .set_properties(subset=numeric, **{"text-align": "right"})
+        .set_properties(subset=[heads[i] for i in numeric], **{"text-align": "right"})
+        .map(lambda text: "white-space: nowrap;" if _IDENTIFIER.match(text) and len(text) <= 48 else "")
     )
+
+
+ANNOTATIONS = {
+    ("readOnlyHint", True): "read-only",
+    ("readOnlyHint", False): "may change data",
+    ("openWorldHint", False): "closed-world",
+    ("openWorldHint", True): "open-world",
+    ("destructiveHint", True): "destructive",
+    ("destructiveHint", False): "not destructive",
+    ("idempotentHint", True): "idempotent",
+    ("idempotentHint", False): "not idempotent",
+}
+
+
+def annotations_in_words(annotations: Mapping[str, Any]) -> str:
+    """A tool's MCP annotations as words (read-only, closed-world), read-only first; a title as itself."""
+    order = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+    words = [
+        ANNOTATIONS.get((k, v), f"{header(k)}: {cell(v)}")
+        for k, v in sorted(annotations.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else 9, kv[0]))
+        if k != "title"
+    ]
+    if "title" in annotations:
+        words.insert(0, f"titled {annotations['title']!r}")
+    return ", ".join(words) or "none"
 
 
 def tools_table(result: dict[str, Any]) -> Any:
@@ -117,9 +192,7 @@ def tools_table(result: dict[str, Any]) -> Any:
                     "tool": tool["name"],
                     "arguments": ", ".join(f"{k} ({v.get('type')})" for k, v in schema.get("properties", {}).items()),
                     "required": ", ".join(schema.get("required", [])),
-                    "annotations": ", ".join(
-                        f"{k}: {str(v).lower()}" for k, v in sorted(tool.get("annotations", {}).items())
-                    ),
+                    "annotations": annotations_in_words(tool.get("annotations", {})),
                     "description": tool.get("description", ""),
                 }
             )
@@ -135,7 +208,11 @@ def parity_table(result: dict[str, Any]) -> Any:
 
         return Markdown(f"Only {parity['transports'][0]} ran, so there is no table of transports to compare.")
     names = " / ".join(result["summary"]["designs"])
-    rows = [{k.replace(": bytes", f": bytes ({names})"): v for k, v in r.items()} for r in parity["cases"]]
+    words = {"same": "same on every transport"}
+    rows = [
+        {words.get(k, k.replace(": bytes", f": bytes ({names}, measured)")): v for k, v in r.items()}
+        for r in parity["cases"]
+    ]
     return show(rows)
 
 

@@ -112,15 +112,15 @@ def residual_statement(result: dict[str, Any]) -> str:
 
 
 def sensitivity_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sensitivity cells as a reader's table."""
+    """The sensitivity grid (every framing crossed with every way of counting calls) as a reader's table."""
     derived = " / ".join(f"{d:,}" for d in result["sensitivity"]["rows"][0]["derived"])
     return [
         {
             "result framing": r["framing"],
             "function calls counted": r["counting"],
-            "turn 2 / turn 3 add (tokens)": " / ".join(f"{a:,}" for a in r["additions"]),
-            f"vs {derived} derived from published": " / ".join(f"{e:+.1f}%" for e in r["errorPercent"]),
-            "requests 2 / 3: cumulative turn error": " / ".join(f"{e:+.1f}%" for e in r["cumulativeErrorPercent"]),
+            "turn 2 / turn 3 add (tokens, tiktoken-estimated)": " / ".join(f"{a:,}" for a in r["additions"]),
+            f"against {derived} (%, derived from published)": " / ".join(f"{e:+.1f}%" for e in r["errorPercent"]),
+            "requests 2 / 3: cumulative turn error (%)": " / ".join(f"{e:+.1f}%" for e in r["cumulativeErrorPercent"]),
         }
         for r in result["sensitivity"]["rows"]
     ]
@@ -134,12 +134,18 @@ def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "client profile": r["profile"],
                 "definitions counted by": r["definitions"],
-                "turn 2 adds (tokens)": r["turnAdditions"][0],
-                "turn 3 adds (tokens)": r["turnAdditions"][1],
-                "vs article (derived)": " / ".join(f"{e:+.1f}%" for e in r["additionErrorPercent"]),
-                "request-1 residual (tokens)": r["instructionsTokensSolved"],
-                "requests 2, 3 rebuilt": ", ".join(f"{v:,}" for v in r["predictedRequests"][1:]),
-                "cumulative turn error": " / ".join(f"{e:+.1f}%" for e in r["requestErrorPercent"][1:]),
+                "turn 2 adds (tokens, tiktoken-estimated)": r["turnAdditions"][0],
+                "turn 3 adds (tokens, tiktoken-estimated)": r["turnAdditions"][1],
+                "against the article's turns (%, derived from published)": " / ".join(
+                    f"{e:+.1f}%" for e in r["additionErrorPercent"]
+                ),
+                "request-1 residual (tokens, derived from published minus tiktoken-estimated)": r[
+                    "instructionsTokensSolved"
+                ],
+                "requests 2 and 3 rebuilt (tokens, modelled)": r["predictedRequests"][1:],
+                "requests 2 and 3 against the article (%, cumulative turn error)": " / ".join(
+                    f"{e:+.1f}%" for e in r["requestErrorPercent"][1:]
+                ),
             }
         )
     return out
@@ -152,15 +158,17 @@ def focused_table(result: dict[str, Any], profile: str = "csharp-raw-element") -
     return [
         {
             "starting from": "our rebuilt first request",
-            "request 1 (tokens)": r["focusedFirstRequest"],
-            "request 2 (tokens)": r["focusedSecondRequest"],
-            "output implied (tokens)": r["focusedOutputImplied"],
+            "request 1 (tokens, tiktoken-estimated)": r["focusedFirstRequest"],
+            "request 2 (tokens, modelled)": r["focusedSecondRequest"],
+            "output implied (tokens, derived from published minus modelled)": r["focusedOutputImplied"],
         },
         {
             "starting from": f"the published first request ({pub['focusedFirstRequest']['kind']})",
-            "request 1 (tokens)": pub["focusedFirstRequest"]["value"],
-            "request 2 (tokens)": r["focusedSecondFromPublishedFirst"],
-            "output implied (tokens)": r["focusedOutputImpliedFromPublishedFirst"],
+            "request 1 (tokens, tiktoken-estimated)": pub["focusedFirstRequest"]["value"],
+            "request 2 (tokens, modelled)": r["focusedSecondFromPublishedFirst"],
+            "output implied (tokens, derived from published minus modelled)": r[
+                "focusedOutputImpliedFromPublishedFirst"
+            ],
         },
     ]
 
@@ -175,10 +183,10 @@ def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             {
                 "counted by": defs["granular"][method]["method"],
-                "granular definitions (tokens)": g,
-                "focused definitions (tokens)": f,
-                "difference (tokens)": g - f,
-                "article's first-request difference (provider-reported)": published_smaller,
+                "granular definitions (tokens, tiktoken-estimated)": g,
+                "focused definitions (tokens, tiktoken-estimated)": f,
+                "difference (tokens, tiktoken-estimated)": g - f,
+                "article's first-request difference (tokens, provider-reported)": published_smaller,
             }
         )
     return out

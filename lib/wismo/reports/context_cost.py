@@ -131,11 +131,11 @@ def against_article(
     return [
         {
             "figure": name,
-            "article": value,
+            "article (tokens)": value,
             "article figure is": kind,
-            f"wismo ({tokens.LABEL}, {g['profile']} profile)": ours,
-            "difference": ours - value,
-            "difference %": round((ours - value) / value * 100, 1),
+            f"wismo (tokens, {tokens.LABEL}, {g['profile']} profile)": ours,
+            "wismo minus article (tokens)": ours - value,
+            "wismo minus article (%)": round((ours - value) / value * 100, 1),
         }
         for name, value, kind, ours in figures
     ]

@@ -6,8 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.analyses import strategy
+from wismo.core.textgrid import numbers
 from wismo.cost import caching, prices
 from wismo.reports import check, pair
+
+# The section's tables, shown through this module as the notebook names them.
+from wismo.reports.price_tables import (  # noqa: F401
+    caching_table,
+    prefix_table,
+    price_table,
+    prices_table,
+    strategy_saving_table,
+    strategy_table,
+)
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
 
@@ -72,7 +83,7 @@ def check_article_cache(result: dict[str, Any]) -> str:
     return check(
         predicted == a["articleMedianCachedInput"],
         "the cache model predicts the cached input the article reported for its granular ORD-1004 requests",
-        f"requests {', '.join(f'{v:,}' for v in a['requests'])} (provider-reported, published): longest prefix "
+        f"requests {numbers(a['requests'])} (provider-reported, published): longest prefix "
         f"{a['longestPrefix']:,} tokens, under {a['policy']['threshold']:,}, so {predicted} tokens read (modelled); "
         f"the article's median cached input {a['articleMedianCachedInput']}",
     )
@@ -141,104 +152,6 @@ def check_strategy(result: dict[str, Any]) -> str:
     )
 
 
-def prices_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each model's prices per million tokens, its cache rule, and where the price comes from."""
-    return [
-        {
-            "model": p["model"],
-            "provider": p["provider"],
-            "input (USD per million tokens)": p["inputPerMTok"],
-            "cached input (USD/M)": p["cachedInputPerMTok"],
-            "cache write (USD/M)": p["cacheWritePerMTok"],
-            "output (USD/M)": p["outputPerMTok"],
-            "cache rule": f"{p['cachePolicy']['name']}: from {p['cachePolicy']['threshold']:,} tokens, "
-            f"in steps of {p['cachePolicy']['granularity']:,}",
-            "price from": p["source"]
-            + (
-                f" (base prices shown; a request of {p['tierStartsAt']:,} tokens or more pays more)"
-                if p["tiered"]
-                else ""
-            ),
-        }
-        for p in result["prices"]
-    ]
-
-
-def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The case study's sessions per model: price without caching, with every prefix a hit, with every prefix a miss,
-    the resent history's price both ways, and the broad/scoped ratio both ways."""
-    n = result["pricing"]["conversations"]
-    out = []
-    for r in result["caching"]["caseStudy"]:
-        for d in ("broad", "scoped"):
-            out.append(
-                {
-                    "model": r["model"],
-                    "case study design": d,
-                    f"no caching (USD per {n:,})": r[d]["none"],
-                    "every prefix a hit (USD)": r[d]["hit"],
-                    "every prefix a miss (USD)": r[d]["miss"],
-                    "resent history, no caching (USD)": r[d]["resentNone"],
-                    "resent history, cached (USD)": r[d]["resentHit"],
-                    "broad / scoped, no caching": r["ratioNone"],
-                    "broad / scoped, cached": r["ratioHit"],
-                }
-            )
-    return out
-
-
-def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Our servers' focus-order conversations under the first model's rule: each call's input, the longest prefix a
-    later call could read, and what is read."""
-    model = _first(result)["model"]
-    return [
-        {
-            "design": c["design"],
-            "call strategy": c["strategy"],
-            "input of each model call (tokens)": c["inputs"],
-            "longest prefix (tokens)": c["longestPrefix"],
-            "threshold (tokens)": c["threshold"],
-            "read from cache (tokens)": c["read"],
-        }
-        for c in result["caching"]["calls"]
-        if c["model"] == model
-    ]
-
-
-def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """USD per n conversations of the focus order, per model and design, with and without caching."""
-    n, how = result["pricing"]["conversations"], result["pricing"]["strategy"]
-    cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
-    designs = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
-    return [
-        {
-            "model": m,
-            "call strategy": how,
-            **{
-                f"{d}, {mode} (USD per {n:,})": cell.get((m, d, mode))
-                for d in designs
-                for mode in ("no caching", "every prefix a hit")
-            },
-        }
-        for m in result["pricing"]["models"]
-    ]
-
-
-def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The focus order per design and call strategy: requests, tool calls, input, output."""
-    return [
-        {
-            "design": c["design"],
-            "call strategy": c["strategy"],
-            "model requests": c["requests"],
-            "tool calls": c["toolCalls"],
-            "input, all requests (tokens)": c["totalInput"],
-            "output (tokens)": sum(c["outputs"]),
-        }
-        for c in result["conversations"]
-    ]
-
-
 def answer_caching(result: dict[str, Any]) -> str:
     """Section 6's one-line answer, from the figures."""
     row, first = result["caching"]["caseStudy"][0], _first(result)
@@ -253,15 +166,23 @@ def answer_caching(result: dict[str, Any]) -> str:
         "design and "
         f"call strategy (threshold {threshold:,} tokens)"
     )
-    starts = [s for s in result["caching"]["scaleStarts"] if s["strategy"] == strategy.PARALLEL]
 
     def at(lines: int | None) -> str:
         return "never" if not lines else f"{lines:,} line" + ("s" if lines > 1 else "")
 
+    def starts(how: str) -> str:
+        return ", ".join(
+            f"{s['design']} {at(s['first order size cached (lines)'])}"
+            for s in result["caching"]["scaleStarts"]
+            if s["strategy"] == how
+        )
+
+    parallel, sequential = starts(strategy.PARALLEL), starts(strategy.SEQUENTIAL)
     scale = (
-        "; on generated orders, with every tool call of a turn in one request, caching starts at "
-        + ", ".join(f"{s['design']} {at(s['first order size cached (lines)'])}" for s in starts)
-        if starts
+        "; on generated orders, caching starts, with every tool call of a turn in one request (parallel calls), at "
+        + parallel
+        + (f", and with one tool call per request (sequential calls), at {sequential}" if sequential else "")
+        if parallel
         else ""
     )
     return (

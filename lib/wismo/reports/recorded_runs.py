@@ -11,6 +11,7 @@ from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED
 from wismo.core.paths import report_dir
+from wismo.core.textgrid import numbers
 from wismo.reports import check
 from wismo.reports.params import Param, defaults
 from wismo.reports.params import checked as check_parameters
@@ -36,19 +37,24 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
-    """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number."""
+    """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number;
+    each kind is said once (the client profile once, after the kind it qualifies)."""
     backends = sorted({m["backend"] for m in manifests})
-    counting = sorted(
-        {f" ({c['profile']} profile)" if (c := m["figures"].get("tokenCounting")) else "" for m in manifests}
-    )
-    tokens_are = sorted({m["figures"]["tokens"] + c for m in manifests for c in counting})
+    profiles = sorted({p for m in manifests if (p := summaries.token_counting(m))})
+    where = "" if all(summaries.token_counting(m) for m in manifests) else " where the run records one"
+    counted = f" ({', '.join(profiles)} profile{where})" if profiles else ""
+    tokens_are = ", ".join(sorted({m["figures"]["tokens"] for m in manifests})) + counted
     scripted = backends == ["scripted"]
-    latency = any(m["latencyModel"] for m in manifests)
+    latency = [bool(m["latencyModel"]) for m in manifests]
     return {
         "runs": SCRIPTED if scripted else f"model runs ({', '.join(backends)})",
         "turns": f"{SCRIPTED}: fixed by the script's rules" if scripted else "measured",
-        "tokens": f"{SCRIPTED}, {', '.join(tokens_are)}" if scripted else ", ".join(tokens_are),
-        "elapsed": "modelled (a stated latency model)" if latency else "measured",
+        "tokens": f"{SCRIPTED}, {tokens_are}" if scripted else tokens_are,
+        "elapsed": "modelled (a stated latency model)"
+        if all(latency)
+        else "modelled where a run has a latency model, else measured"
+        if any(latency)
+        else "measured",
         "scores": f"{SCRIPTED}: scored against the expectations"
         if scripted
         else "measured: scored against the expectations",
@@ -63,6 +69,8 @@ def _group(
     kind = kinds([r.manifest for r in loaded])
     study = next((r.manifest["study"] for r in loaded if r.manifest.get("study")), None)
     pair = summaries.pair_of([r.manifest for r in loaded])
+    # Runs that differ in repetitions or latency model are shown side by side, never compared.
+    differ = summaries.differences([r.manifest for r in loaded])
     reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
     first = loaded[0].manifest
     return {
@@ -71,6 +79,8 @@ def _group(
         "label": f"{first['backend']} backend, model {first['model']}",
         "server": first.get("server"),
         "kinds": kind,
+        "comparable": not differ,
+        "differences": differ,
         "runs": [
             {
                 "run": r.manifest["runId"],
@@ -80,14 +90,15 @@ def _group(
                 "protocol": r.manifest["protocolRevision"],
                 "cases": r.manifest["totals"]["cases"],
                 "repetitions": r.manifest["repetitions"],
-                "tokens are": r.manifest["figures"]["tokens"],
-                "latency model": r.manifest["latencyModel"],
+                "tokens are": r.manifest["figures"]["tokens"]
+                + (f" ({p} profile)" if (p := summaries.token_counting(r.manifest)) else ""),
+                "latency model": summaries.latency_in_words(r.manifest["latencyModel"]),
             }
             for r in loaded
         ],
         "tokensAre": kind["tokens"],
         "cases": rows,
-        "medians": summaries.medians(rows, pair),
+        "medians": summaries.medians(rows, pair, comparable=not differ),
         "passK": summaries.pass_k(rows),
         "outcomes": summaries.outcomes(rows),
         "scoresByCase": scores_by_case(rows),
@@ -113,7 +124,9 @@ def _group(
                 for t in r.traces
             )
         },
-        "againstArticle": [] if study else against_article(rows, article, kind, [r.manifest for r in loaded]),
+        "againstArticle": []
+        if study
+        else against_article(rows, article, kind, [r.manifest for r in loaded], comparable=not differ),
         "costs": run_costs(loaded, reference_model, price_date),
         # A study's runs: the study, and which pair of its designs the medians compare.
         **({"study": {**study, "pair": list(pair)}} if study else {}),
@@ -159,17 +172,14 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         return check(
             grows,
             f"for {result['focusOrder']} every request of both conversations resends all earlier ones",
-            f"{ref} inputs {', '.join(f'{v:,}' for v in g['inputs'])}; {other} "
-            f"{', '.join(f'{v:,}' for v in f['inputs'])} tokens ({group['tokensAre']})",
+            f"{ref} inputs {numbers(g['inputs'])}; {other} {numbers(f['inputs'])} tokens ({group['tokensAre']})",
         )
     holds = len(g["inputs"]) == len(f["inputs"]) + 1 and grows
     return check(
         holds,
         f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
         "resends all earlier ones",
-        f"granular inputs {', '.join(f'{v:,}' for v in g['inputs'])}; focused "
-        f"{', '.join(f'{v:,}' for v in f['inputs'])} "
-        f"tokens ({group['tokensAre']})",
+        f"granular inputs {numbers(g['inputs'])}; focused {numbers(f['inputs'])} tokens ({group['tokensAre']})",
     )
 
 
@@ -215,10 +225,15 @@ def _elapsed_arithmetic(row: dict[str, Any], manifest: dict[str, Any]) -> str:
 
 
 def against_article(
-    rows: list[dict[str, Any]], article: dict[str, Any], kind: dict[str, str], manifests: list[dict[str, Any]]
+    rows: list[dict[str, Any]],
+    article: dict[str, Any],
+    kind: dict[str, str],
+    manifests: list[dict[str, Any]],
+    comparable: bool = True,
 ) -> list[dict[str, Any]]:
     """The article's published ORD-1004 conversations and medians beside ours, each side saying what its figure is;
-    for scripted runs, which figures the script fixes and the arithmetic of the modelled elapsed time."""
+    for scripted runs, which figures the script fixes and the arithmetic of the modelled elapsed time; no median
+    change of ours when the runs are not comparable."""
     pub, source = article["ORD-1004"], article["source"]["figureSections"]
     by_design = {m["design"]: m for m in manifests}
     out = []
@@ -259,14 +274,19 @@ def against_article(
             mine and mine["totalTokens"],
             kind["tokens"],
         )
+        modelled = mine and mine["modelledElapsedMs"]
         add(
             f"{design} ORD-1004 elapsed seconds",
             pub[design]["elapsedSeconds"],
             f"ORD-1004.{design}.elapsedSeconds",
-            mine and mine["modelledElapsedMs"] and round(mine["modelledElapsedMs"] / 1000, 3),
-            _elapsed_arithmetic(mine, by_design[design]) if mine else "",
+            round(modelled / 1000, 3) if modelled else None,
+            _elapsed_arithmetic(mine, by_design[design])
+            if modelled
+            else "no latency model: the harness's wall time is no model's elapsed time"
+            if mine
+            else "",
         )
-    med = {m["measure"]: m for m in summaries.medians(rows)}
+    med = {m["measure"]: m for m in summaries.medians(rows, comparable=comparable)}
     tokens_change = med["totalTokens"]["focused vs granular %"]
     add(
         "focused: fewer median tokens, %",
@@ -314,12 +334,8 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         if "tokens" in m["measure"].lower():
             what += f" ({group['kinds']['tokens']})"
         whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
-        out.append(
-            {
-                "median per conversation": what,
-                ref: whole(m[ref]),
-                other: whole(m[other]),
-                f"{other} vs {ref} (%)": m[summaries.change_key((ref, other))],
-            }
-        )
+        row = {"median per conversation": what, ref: whole(m[ref]), other: whole(m[other])}
+        if group.get("comparable", True):  # runs that differ are shown apart, with no change across them
+            row[f"{other} vs {ref} (%)"] = m[summaries.change_key((ref, other))]
+        out.append(row)
     return out

@@ -94,11 +94,21 @@ def check_costs(group: dict[str, Any]) -> str:
     return check(
         True,
         "each run is priced from its own tokens at its model's per-million prices",
-        "; ".join(
-            f"{c['run']}: {prices.usd(c[f'usdPer{PER_CONVERSATIONS}'])} per {PER_CONVERSATIONS:,} conversations, "
-            f"{c['label']}"
-            for c in priced
-        ),
+        _priced_runs(priced),
+    )
+
+
+def _priced_runs(priced: list[dict[str, Any]]) -> str:
+    """Each priced run's price per n conversations, and how it was priced: once for all when they share it."""
+    per = f"usdPer{PER_CONVERSATIONS}"
+    labels = list(dict.fromkeys(c["label"] for c in priced))
+    if len(labels) == 1:
+        return (
+            "; ".join(f"{c['run']}: {prices.usd(c[per])} per {PER_CONVERSATIONS:,} conversations" for c in priced)
+            + f"; {'each' if len(priced) > 1 else 'it'} {labels[0]}"
+        )
+    return "; ".join(
+        f"{c['run']}: {prices.usd(c[per])} per {PER_CONVERSATIONS:,} conversations, {c['label']}" for c in priced
     )
 
 
@@ -107,9 +117,15 @@ def cost_answer(group: dict[str, Any]) -> str:
     priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
     ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
     g, f = priced.get(ref), priced.get(other)
+    per = f"usdPer{PER_CONVERSATIONS}"
     if not (g and f):
         return f"No {ref} and {other} pair of priced runs; no comparison to make."
-    per = f"usdPer{PER_CONVERSATIONS}"
+    if not group.get("comparable", True):
+        return (
+            f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} and "
+            f"{prices.usd(g[per])} {ref}, each run on its own; no saving is computed across them, since the runs "
+            f"differ in {' and '.join(d['property'] for d in group['differences'])} ({f['priceSource']})."
+        )
     return (
         f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} against "
         f"{prices.usd(g[per])} {ref} ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "

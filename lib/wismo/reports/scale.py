@@ -98,3 +98,71 @@ def check_session_unbounded(result: dict[str, Any]) -> str:
         f"at {largest:,} lines the paged session processes more input than the single focused result",
         f"scoped {total['scoped']:,} vs focused {total['focused']:,} input tokens, modelled",
     )
+
+
+def rows_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per design and order size, what the investigation took and returned, each header with its unit and kind."""
+    return [
+        {
+            "design": r["design"],
+            "order lines (count)": r["lines"],
+            "tool calls (count, measured over MCP)": r["toolCalls"],
+            "model turns (count, scripted investigation)": r["modelTurns"],
+            "all tool results (bytes, measured)": r["resultBytes"],
+            "all tool results (tokens, tiktoken-estimated)": r["resultTokens"],
+            "largest single tool result (tokens, tiktoken-estimated)": r["largestResultTokens"],
+            "last model request's input (tokens, modelled)": r["finalInput"],
+            "session input, all model requests (tokens, modelled)": r["totalInput"],
+        }
+        for r in result["rows"]
+    ]
+
+
+def breaking_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Where each design breaks, in words: the limit a model request (which carries the whole history, not one tool
+    result) crosses, the session's, and the largest single tool result beside them."""
+    return [
+        {
+            "design": b["design"],
+            f"first order size at which one model request exceeds the {result['window']:,}-token window "
+            "(lines, modelled)": b["first N over the window"],
+            f"first order size at which the session exceeds the {result['budget']:,}-token budget (lines, modelled)": b[
+                "first N over the budget"
+            ],
+            "largest single tool result at any size (tokens, tiktoken-estimated)": b["largest single result (tokens)"],
+            "how it was found": b["how"],
+        }
+        for b in result["breakingPoints"]
+    ]
+
+
+def breaking_sentence(result: dict[str, Any]) -> str:
+    """What the breaking points mean beside the cap: a model request grows with the history, a tool result does not."""
+    at = {b["design"]: b["first N over the window"] for b in result["breakingPoints"]}
+    scoped = next((b for b in result["breakingPoints"] if b["design"] == "scoped"), None)
+    if not scoped or at.get("scoped") is None:
+        return "No scoped model request exceeds the window at the sizes measured."
+    return (
+        f"A model request carries the instructions, the definitions and every earlier tool result, so it can exceed "
+        f"the {result['window']:,}-token window while no single tool result does: from {at['scoped']:,} lines a "
+        f"scoped session's model request is over the window, although its largest tool result is "
+        f"{scoped['largest single result (tokens)']:,} tokens, within its {result['cap']:,}-token cap "
+        "(modelled on tiktoken estimates)."
+    )
+
+
+def budgeted_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The budgeted sessions (the scripted agent loop under the orchestrator's limits), headers with unit and kind."""
+    return [
+        {
+            "design": s["design"],
+            "order lines (count)": s["lines"],
+            "how the session ended": s["outcome"],
+            "model turns (count, scripted (no model))": s["turns"],
+            "tool calls (count, measured)": s["toolCalls"],
+            "input, all model requests (tokens, tiktoken-estimated)": s["inputTokens"],
+            "answered": s["answered"],
+            "what the session said": s["note"] or "–",
+        }
+        for s in result["budgetedSessions"]
+    ]

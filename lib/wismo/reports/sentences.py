@@ -28,6 +28,63 @@ def case_study_table(cs: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def case_study_figure(key: str, cs: dict[str, Any]) -> str:
+    """A figure the case study published, named in words with its unit (its JSON key is no reader's word)."""
+    n, target = cs["calls"], cs["target"]
+    words = {
+        "broadTotal": "broad session: input of all calls (tokens)",
+        "broadFinalCall": "broad session: input of the last call (tokens)",
+        "scopedTotal": "scoped session: input of all calls (tokens)",
+        "ratio": "broad to scoped session input (ratio)",
+        "broadNextCallAfterSeventhTool": "broad session: input of the next call after one more tool call (tokens)",
+        "scopedNextCallAfterSeventhTool": "scoped session: input of the next call after one more tool call (tokens)",
+        "scopedMeetsTarget": f"scoped session within the {target:,}-token goal",
+        "broadMeetsTarget": f"broad session within the {target:,}-token goal",
+        "sumOfTurnIndices": f"earlier turns resent over {n} calls, 0 + 1 + … + {n - 1} (count)",
+    }
+    return words.get(key, key)
+
+
+def case_study_checks_table(checks: list[dict[str, Any]], cs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each figure the case study published beside the one computed here, in words: where the case study gives it
+    (printed, or implied by what it prints) and whether the two agree."""
+    return [
+        {
+            "figure": case_study_figure(c["figure"], cs),
+            "the case study's figure (published)": c["published"],
+            "where the case study gives it": "printed in its text"
+            if c["printed by the source"]
+            else "implied by its printed figures, not printed",
+            "computed here (modelled)": c["computed"],
+            "computed against published": "equal" if c["match"] else "DIFFERENT",
+        }
+        for c in checks
+    ]
+
+
+def kinds_sentence(kinds: list[str], notes: dict[str, str] | None = None) -> str:
+    """What each kind of figure a report shows means, in one Markdown sentence, from the one definition
+    (wismo.core.kinds.MEANINGS), with a report's note on where its figures of that kind come from."""
+    from wismo.core.kinds import MEANINGS
+
+    notes = notes or {}
+    return (
+        "Every figure is labelled with its kind: "
+        + "; ".join(f"**{k}**, {MEANINGS[k]}" + (f" ({notes[k]})" if k in notes else "") for k in kinds)
+        + "."
+    )
+
+
+def groups_sentence(groups: list[dict[str, Any]]) -> str:
+    """The groups of verified runs in one Markdown sentence, counted in words that agree with their number."""
+    n = len(groups)
+    return (
+        f"{n} group{'s' if n != 1 else ''} of runs, every run verified: "
+        + "; ".join(f"**{g['label']}** ({g['kinds']['runs']}, tokens {g['kinds']['tokens']})" for g in groups)
+        + "."
+    )
+
+
 def case_study_sentence(cs: dict[str, Any]) -> str:
     """What the case study's two sessions come to, in one Markdown paragraph (modelled)."""
     return (
@@ -101,17 +158,37 @@ def framing_sentence(shares: list[dict[str, Any]]) -> str:
     )
 
 
+def not_comparable_sentence(group: dict[str, Any]) -> str:
+    """Why one group's runs are not compared, in one sentence: the runs and each property they differ in."""
+    runs = list(dict.fromkeys(f"{r['design']} run {r['run']}" for d in group["differences"] for r in d["runs"]))
+    differ = "; ".join(
+        f"{d['property']} (" + " against ".join(f"{r['value']} for {r['design']}" for r in d["runs"]) + ")"
+        for d in group["differences"]
+    )
+    return (
+        f"**{group['label']}**: the {' and the '.join(runs)} are not comparable, since they differ in {differ}, so "
+        "no saving or median change is computed across them; each design's medians are shown apart."
+    )
+
+
 def medians_sentence(group: dict[str, Any]) -> str:
     """One group of runs' medians, the compared design against the reference (focused against granular in the
-    article's), each with the kind of its figure."""
+    article's), each with the kind of its figure; why they are not compared when the runs differ."""
+    if not group.get("comparable", True):
+        return not_comparable_sentence(group)
     ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
     change = f"{other} vs {ref} %"
     m = {r["measure"]: r for r in group["medians"]}
-    elapsed = (
-        f"{m['modelledElapsedMs'][change]:+.1f}% elapsed time ({group['kinds']['elapsed']})."
-        if m["modelledElapsedMs"][other] is not None
-        else f"{m['wallMs'][change]:+.1f}% elapsed time (measured)."
-    )
+    scripted = group["kinds"].get("runs", "").startswith("scripted")
+    if m["modelledElapsedMs"][other] is not None:
+        elapsed = f"{m['modelledElapsedMs'][change]:+.1f}% elapsed time ({group['kinds']['elapsed']})."
+    elif scripted:  # no model ran: the wall time is the harness's own loop, not a model's elapsed time
+        elapsed = (
+            f"{m['wallMs'][change]:+.1f}% wall time of the harness's own loop (measured; without a latency model a "
+            "scripted run has no model's elapsed time)."
+        )
+    else:
+        elapsed = f"{m['wallMs'][change]:+.1f}% elapsed time (measured)."
     return (
         f"**{group['label']}**: the {other} design needed a median of {m['turns'][other]:g} model turns against "
         f"{m['turns'][ref]:g} ({group['kinds']['turns']}), {m['totalTokens'][change]:+.1f}% "
@@ -135,3 +212,17 @@ def pass_k_sentence(group: dict[str, Any]) -> str:
         + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())
         + f"; summary claims flagged: {sum(len(r['summaryFlags']) for r in group['cases'])}."
     )
+
+
+def transcript_headings(group: dict[str, Any]) -> dict[str, str]:
+    """Per design, the Markdown line above its transcript: the group, the design and its final summary, given once
+    (a later design whose summary is the same says so instead of repeating it)."""
+    out: dict[str, str] = {}
+    said: dict[str, str] = {}
+    for design in group["transcripts"]:
+        answer = group["answers"][design]
+        same = next((d for d, a in said.items() if a == answer), None)
+        summary = f"the same as the {same} design's" if same else f"*{answer}*"
+        said[design] = answer
+        out[design] = f"**{group['label']}, {design}** ({group['kinds']['runs']}): final summary: {summary}"
+    return out

@@ -95,9 +95,12 @@ def change_key(pair: tuple[str, str]) -> str:
     return f"{pair[1]} vs {pair[0]} %"
 
 
-def medians(rows: list[dict[str, Any]], pair: tuple[str, str] = ARTICLE_PAIR) -> list[dict[str, Any]]:
+def medians(
+    rows: list[dict[str, Any]], pair: tuple[str, str] = ARTICLE_PAIR, comparable: bool = True
+) -> list[dict[str, Any]]:
     """Medians per design of turns, tool calls, tokens and elapsed time, and the compared design's difference in %
-    against the reference (the article's: focused against granular)."""
+    against the reference (the article's: focused against granular); no difference (None) when the runs are not
+    `comparable` (see differences)."""
     keys = (
         "turns",
         "toolCalls",
@@ -112,8 +115,58 @@ def medians(rows: list[dict[str, Any]], pair: tuple[str, str] = ARTICLE_PAIR) ->
     out = []
     for k in keys:
         g, f = per.get(pair[0], {}).get(k), per.get(pair[1], {}).get(k)
-        change = None if g in (None, 0) or f is None else round((f - g) / g * 100, 1)
+        change = None if not comparable or g in (None, 0) or f is None else round((f - g) / g * 100, 1)
         out.append({"measure": k, pair[0]: g, pair[1]: f, change_key(pair): change})
+    return out
+
+
+def latency_in_words(model: dict[str, Any] | None) -> str:
+    """A run's latency model as a reader reads it: what each request costs in milliseconds, or that there is none."""
+    if not model:
+        return "none"
+    return (
+        f"{model['overhead_ms']:g} ms per request + {model['per_input_token_ms']:g} ms per input token + "
+        f"{model['per_output_token_ms']:g} ms per output token"
+    )
+
+
+def token_counting(manifest: dict[str, Any]) -> str | None:
+    """The client profile a run's token estimates were counted under, when its manifest records one."""
+    counting = manifest["figures"].get("tokenCounting")
+    return counting["profile"] if counting else None
+
+
+# What runs of one backend and model must share for their figures to be compared: name -> the property in words.
+COMPARED = {
+    "repetitions": lambda m: str(m["repetitions"]),
+    "latency model": lambda m: latency_in_words(m["latencyModel"]),
+}
+
+
+def differences(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the runs differ in among the properties they must share to be compared (repetitions, latency model,
+    and the client profile their tokens were counted under where both record one): each property with every run's
+    value; none when they are comparable."""
+    out = []
+    for name, of in COMPARED.items():
+        if len({of(m) for m in manifests}) > 1:
+            out.append(
+                {
+                    "property": name,
+                    "runs": [{"run": m["runId"], "design": m["design"], "value": of(m)} for m in manifests],
+                }
+            )
+    profiles = {token_counting(m) for m in manifests} - {None}
+    if len(profiles) > 1:
+        out.append(
+            {
+                "property": "token counting profile",
+                "runs": [
+                    {"run": m["runId"], "design": m["design"], "value": token_counting(m) or "not recorded"}
+                    for m in manifests
+                ],
+            }
+        )
     return out
 
 
