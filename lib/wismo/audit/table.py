@@ -128,7 +128,7 @@ def table(m: dict[str, Any]) -> str:
     d = m["definitions"]
     lines = [
         f"{s['name']} {s['version']} over {t['transport']} ({where}), protocol {s['protocolVersion']}: "
-        f"{len(m['tools'])} tools",
+        f"{len(m['tools'])} tool{'' if len(m['tools']) == 1 else 's'}",
         "",
         *_definitions(m),
         "",
@@ -204,7 +204,7 @@ def changes_text(diff: dict[str, Any], baseline: str) -> str:
         f"--- {baseline} (baseline)",
         "+++ now",
         f"definitions: {count(diff['before'])} -> {count(diff['after'])} tokens ({diff['delta']:+,}); "
-        f"{len(diff['tools'])} tools changed, {diff['unchanged']} unchanged",
+        f"{len(diff['tools'])} tool{'' if len(diff['tools']) == 1 else 's'} changed, {diff['unchanged']} unchanged",
     ]
     for r in diff["tools"]:
         was = "" if r["before"] is None else count(r["before"])
