@@ -85,8 +85,9 @@ def _options_problem(args: argparse.Namespace) -> str | None:
 def run(args: argparse.Namespace) -> int:
     """Check or run the study; exit 2 when it is invalid or a server cannot be reached, 1 when evidence differs."""
     problem = _options_problem(args) if args.action == "run" else None
-    if problem:
-        return _say(args.file, [problem])
+    if problem:  # an option's, not the file's: one sentence, as every command says bad input
+        print(f"wismo study: {problem}", file=sys.stderr)
+        return 2
     study, problems = _problems(args.file)
     if problems:
         return _say(args.file, problems)
