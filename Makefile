@@ -41,12 +41,15 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	  else echo "chromium is missing and this is not root: run 'sudo apt-get install chromium', or the browser test skips"; fi; }
 
-## lab: JupyterLab on 127.0.0.1 with the project's environment as the python3 kernel
+## lab: JupyterLab on 127.0.0.1 with the project's environment as the python3 kernel (`make lab PORT=8899` chooses the
+## port; without it JupyterLab's own default, 8888 or the next free one)
 # JUPYTER_PREFER_ENV_PATH: the venv's python3 kernelspec wins over any user-level one of the same name.
 # JupyterLab refuses to run as root unless told to, and containers and CI run as root.
+# PORT is set here, not with ?=, so a PORT in the environment (many hosts set one) does not choose it unasked.
+PORT =
 ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
-	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ip 127.0.0.1 --notebook-dir notebooks --MappingKernelManager.default_kernel_name=python3 $(ALLOW_ROOT)
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ip 127.0.0.1 $(if $(PORT),--port $(PORT)) --notebook-dir notebooks --MappingKernelManager.default_kernel_name=python3 $(ALLOW_ROOT)
 
 ## runs: record a new pair of scripted runs (6 orders x 3 repetitions per design) into data/runs/
 # The latency model's parameters are illustrative, not fitted: a modelled time, labelled so and kept apart.

@@ -3,9 +3,16 @@ choices read from the registries, and only the chosen subcommand's registries im
 
 import argparse
 import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +159,207 @@ def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
     assert result["examplesPerTool"] == 5 and result["totals"]["crashes"] == 0
     assert [d["design"] for d in result["designs"]] == list(designs.names())
     assert capsys.readouterr().out.rstrip().endswith(f"wrote {out}")
+
+
+# --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------
+
+WISMO = [sys.executable, "-m", "wismo"]
+STUDY = str(Path(__file__).resolve().parents[1] / "data" / "studies" / "where-is-my-order.toml")
+
+
+def _wismo(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real command, as a user runs it."""
+    return subprocess.run(
+        [*WISMO, *argv], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
+
+
+def _one_sentence(done: subprocess.CompletedProcess, command: str, said: str) -> None:
+    """Exit 2, nothing on stdout, and on stderr one line from `wismo COMMAND` that contains `said`."""
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr and done.stdout == "", done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"wismo{command}: "), done.stderr
+    assert said in done.stderr, done.stderr
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "a-file"
+    path.write_text("not a folder\n")
+    return path
+
+
+INPUT_ERRORS = {
+    # name: (argv, with {file} a regular file and {dir} an existing folder, what the sentence says)
+    "compare: an order that is no case": (
+        ["compare", "--orders", "ORD-9999", "--out", "{dir}/c.json"],
+        "not a case of the comparison: ORD-9999;",
+    ),
+    "compare: --out is a folder": (["compare", "--orders", "ORD-1004", "--out", "{dir}"], "is a folder"),
+    "compare: --out under a file": (["compare", "--out", "{file}/c.json"], "is a file, not a folder"),
+    "serve: port out of range": (["serve", "focused", "--http", "99999"], "from 0 to 65535, not 99999"),
+    "serve: --http-fd not open": (["serve", "focused", "--http-fd", "987"], "--http-fd 987 is not an open socket"),
+    "serve: host not here": (
+        ["serve", "focused", "--http", "0", "--host", "no.such.host.invalid"],
+        "cannot listen on no.such.host.invalid",
+    ),
+    "report: --out under a file": (["report", "--out", "{file}/out"], "is a file, not a folder"),
+    "study run: --out under a file": (["study", "run", STUDY, "--out", "{file}/out"], "is a file, not a folder"),
+    "evaluate: no turns": (
+        ["evaluate", "focused", "1", "--max-turns", "0", "--runs-dir", "{dir}"],
+        "--max-turns must be 1 or more, not 0",
+    ),
+    "evaluate: negative calls": (
+        ["evaluate", "focused", "1", "--max-tool-calls", "-1", "--runs-dir", "{dir}"],
+        "--max-tool-calls must be 0 or more, not -1",
+    ),
+    "evaluate: negative latency": (
+        ["evaluate", "focused", "1", "--latency", "-1", "0", "0", "--runs-dir", "{dir}"],
+        "--latency OVERHEAD_MS must be 0 or more, not -1",
+    ),
+    "evaluate: --runs-dir is a file": (["evaluate", "focused", "1", "--runs-dir", "{file}"], "is a file"),
+    "verify: no such folder": (["verify", "{dir}/nope"], "/nope: no such run folder"),
+    "verify: a file": (["verify", "{file}"], "a file, not a run folder"),
+    "fuzz: --out is a folder": (["fuzz", "1", "--out", "{dir}"], "is a folder"),
+    "bench: --out is a folder": (["bench", "--quick", "--only", "tokens", "--out", "{dir}"], "is a folder"),
+    "peers: OUT is a folder": (["peers", "{dir}", "a={file}"], "OUT {dir} is a folder"),
+}
+
+
+@pytest.mark.parametrize("argv, said", INPUT_ERRORS.values(), ids=INPUT_ERRORS.keys())
+def test_every_subcommands_input_errors_are_one_sentence_and_exit_2(argv, said, tmp_path, a_file):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    given = [a.format(file=a_file, dir=folder) for a in argv]
+    done = _wismo(*given)
+    _one_sentence(done, f" {given[0]}", said.format(file=a_file, dir=folder))
+    assert [p.name for p in folder.iterdir()] == []  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["serve", "--help"], ["compare"], ["serve", "focused"], ["evaluate", "focused", "1"]]
+)
+def test_a_design_file_that_cannot_be_used_is_one_sentence_for_every_command(argv):
+    done = _wismo(*argv, env={designs.ENV: "/no/such.py"}, timeout=30)
+    command = f" {argv[0]}" if argv[0] in COMMANDS else ""
+    _one_sentence(done, command, f"{designs.ENV} names /no/such.py, which is not a readable Python file")
+
+
+def _announced(proc: subprocess.Popen, within_s: float = 30) -> str:
+    """The first line the server writes on stderr, waited for at most `within_s`."""
+    import selectors
+
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stderr, selectors.EVENT_READ)
+        assert sel.select(within_s), "the server said nothing on stderr"
+    return proc.stderr.readline()
+
+
+@pytest.mark.anyio
+async def test_serve_http_says_where_it_listens_and_a_client_reaches_it_there():
+    from wismo.client.connection import connect
+
+    proc = subprocess.Popen(
+        [*WISMO, "serve", "focused", "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = _announced(proc)
+        found = re.fullmatch(
+            r"focused server: Streamable HTTP on (http://127\.0\.0\.1:(\d+)/mcp) \(Ctrl-C stops it\)\n", line
+        )
+        assert found, line
+        async with connect("focused", url=found.group(1)) as conn:
+            tools = await conn.list_tools()
+        assert [t["name"] for t in tools] == [s.name for s in designs.get("focused").tools()]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and out == "" and "Traceback" not in err, err
+
+
+def test_serve_http_on_a_taken_port_says_so_in_one_sentence():
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = _wismo("serve", "focused", "--http", str(port), timeout=30)
+    _one_sentence(done, " serve", f"port {port} on 127.0.0.1 is taken; choose another with --http PORT")
+    assert done.stderr == f"wismo serve: port {port} on 127.0.0.1 is taken; choose another with --http PORT\n"
+
+
+def test_evaluate_ends_with_a_paragraph_on_what_it_recorded(tmp_path):
+    done = _wismo("evaluate", "both", "1", "--orders", "ORD-1004", "ORD-1001", "--runs-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    from wismo import runs
+
+    recorded = {r.manifest["design"]: r for r in map(runs.load, sorted(tmp_path.iterdir()))}
+    assert set(recorded) == {"granular", "focused"}
+    paragraph = done.stdout.rstrip("\n")
+    assert "\n" not in paragraph and ": verified" not in paragraph, done.stdout
+    total = sum(r.manifest["totals"]["inputTokens"] + r.manifest["totals"]["outputTokens"] for r in recorded.values())
+    for fact in (
+        "Recorded 2 runs with the scripted backend",
+        f"into {tmp_path}:",
+        *(f"{d} in {r.folder.name} (2 answered)" for d, r in recorded.items()),
+        "2 cases x 1 repetition = 2 conversations",
+        f"{total:,} in total",
+        "tiktoken-estimated",
+    ):
+        assert fact in paragraph, (fact, paragraph)
+
+
+def test_verify_counts_one_problem_in_the_singular(tmp_path):
+    from wismo import runs
+
+    source = runs.find()[0]
+    run = tmp_path / source.name
+    shutil.copytree(source, run)
+    (run / "traces" / "extra.json").write_text("{}\n")
+    done = _wismo("verify", str(run))
+    assert done.returncode == 1 and done.stdout.startswith(f"{run}: 1 problem\n"), done.stdout
+
+
+def _parsers(p: argparse.ArgumentParser, path: str = "wismo"):
+    """Every parser under `p`, nested subcommands (study check, study run) included, with its command line."""
+    yield path, p
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_every_option_of_every_parser_at_any_depth_has_help_and_an_example():
+    parsers = dict(_parsers(parser()))
+    assert {"wismo study check", "wismo study run"} <= set(parsers)
+    missing = [f"{path}: {a.dest}" for path, p in parsers.items() for a in p._actions if not (a.help or "").strip()]
+    assert not missing, missing
+    no_example = [path for path, p in parsers.items() if not (p.epilog or "").startswith(f"{EXAMPLE_PREFIX}{path}")]
+    assert not no_example, no_example
+
+
+@pytest.mark.parametrize("action", ["check", "run"])
+def test_study_actions_end_their_help_with_an_example(action):
+    done = _wismo("study", action, "--help", timeout=30)
+    assert done.returncode == 0 and done.stdout.rstrip().splitlines()[-1].startswith(
+        f"{EXAMPLE_PREFIX}wismo study {action} "
+    ), done.stdout
+
+
+def _lab_argv(*make_args: str, env: dict[str, str] | None = None) -> list[str]:
+    recipe = subprocess.run(
+        ["make", "-s", "-n", "-o", ".venv/.wismo-installed", "lab", *make_args],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+        env={**os.environ, **(env or {})},
+    ).stdout
+    return shlex.split(recipe)
+
+
+def test_make_lab_port_chooses_jupyterlabs_port():
+    argv = _lab_argv("PORT=8899")
+    assert "--port" in argv and argv[argv.index("--port") + 1] == "8899", argv
+    # Without PORT on make's command line, JupyterLab's own default, even when the environment has a PORT.
+    assert "--port" not in _lab_argv() and "--port" not in _lab_argv(env={"PORT": "1234"})

@@ -217,7 +217,7 @@ def test_a_bad_baseline_or_call_is_named_before_any_server_starts(tmp_path):
         (
             ["--", sys.executable, "-c", "print(1)"],
             "-c print(1)` is not an MCP server: it closed the connection without answering initialize after writing 1 "
-            "line(s) that are not JSON-RPC",
+            "line that is not JSON-RPC",
             20,
         ),
         (["--timeout", "2", "--", "sleep", "100"], "`sleep 100` did not answer the MCP handshake within 2 s", 20),

@@ -580,7 +580,7 @@ def test_check_passes_on_the_helpdesk_study(checks):
     done = checks["helpdesk"]
     assert done.returncode == 0, done.stderr
     assert "valid; 2 designs reached (granular, focused)" in done.stdout
-    assert "2 cases, 1 unfriendly inputs" in done.stdout
+    assert "2 cases, 1 unfriendly input." in done.stdout
     assert "Traceback" not in done.stderr
 
 

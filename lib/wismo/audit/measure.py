@@ -139,7 +139,8 @@ def _problem(failure: HarnessError, where: Target, timeout_s: float, unreadable:
     if failure.cause == "missing-command":
         return f"cannot start {name}: {error}"
     if failure.cause == "exited-at-start" and where.transport == "stdio":
-        wrote = f" after writing {unreadable} line(s) that are not JSON-RPC" if unreadable else ""
+        lines = "1 line that is" if unreadable == 1 else f"{unreadable} lines that are"
+        wrote = f" after writing {lines} not JSON-RPC" if unreadable else ""
         return f"{name} is not an MCP server: it closed the connection without answering initialize{wrote}{said}"
     if failure.cause == "not-mcp":
         return f"{name} is not an MCP server: it answered initialize with the error {str(failure.error)!r}{said}"

@@ -4,8 +4,9 @@ the table."""
 from __future__ import annotations
 
 import argparse
+import sys
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import subparser, writable_file
 
 NAME = "bench"
 SUMMARY = "time the round trip, server start, the comparison, the report build and more, each beside its floor"
@@ -34,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from wismo.bench.table import table
     from wismo.core.jsonfmt import write_stable
 
+    try:
+        writable_file("--out", args.out)
+    except ValueError as exc:
+        print(f"wismo bench: {exc}", file=sys.stderr)
+        return 2
     result = suite.run(args.only, Settings.quick() if args.quick else Settings())
     path = write_stable(args.out, result)
     print(table(result))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import subparser, writable_file
 
 NAME = "compare"
 SUMMARY = "drive both servers and check they return the same evidence"
@@ -41,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from wismo.analyses import comparison
 
     try:
+        writable_file("--out", args.out)
         result = anyio.run(lambda: comparison.run(args.orders or None, args.transport, design_names=args.designs))
-    except ValueError as exc:  # an order that is not a case
+    except ValueError as exc:  # an order that is not a case, an --out that cannot be written
         print(f"wismo compare: {exc}", file=sys.stderr)
         return 2
     path = comparison.write(result, args.out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import plural, subparser
 
 NAME = "contract"
 SUMMARY = "check every design's tools/list against data/contracts/tools.json"
@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
         contract.update(now)
         tools = sum(len(t) for t in now["designs"].values())
         print(
-            f"pinned {tools} tools of {len(now['designs'])} designs at revision {now['protocolRevision']} "
-            f"in {contract.CONTRACT}"
+            f"pinned {plural(tools, 'tool')} of {plural(len(now['designs']), 'design')} at revision "
+            f"{now['protocolRevision']} in {contract.CONTRACT}"
         )
         return 0
     diff = contract.drift(contract.pinned(), now)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from wismo.cli.parsing import positive_seconds, subparser
+from wismo.cli.parsing import at_least, plural, positive_seconds, subparser, writable_folder
 
 NAME = "evaluate"
 SUMMARY = "record agent runs into data/runs/: evaluate [--study FILE] <design|both> <repetitions> [model] [provider]"
 EXAMPLE = "wismo evaluate focused 3 qwen2.5:7b openai-chat --base-url http://127.0.0.1:11434/v1"
 BOTH = "both"  # the article's two designs
+LATENCY_PARTS = ("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN")
 
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -58,7 +60,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--latency",
         type=float,
         nargs=3,
-        metavar=("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN"),
+        metavar=LATENCY_PARTS,
         help="add a modelled elapsed time per request (labelled modelled, kept in its own field)",
     )
     p.add_argument(
@@ -119,8 +121,13 @@ def run(args: argparse.Namespace) -> int:
         runs_dir = Path(args.runs_dir) if args.runs_dir else RUNS
     try:
         recording.check_request(chosen, args.repetitions, orders, study)
+        at_least("--max-turns", args.max_turns, 1)
+        at_least("--max-tool-calls", args.max_tool_calls, 0)
+        for name, value in zip(LATENCY_PARTS, args.latency or (), strict=False):
+            at_least(f"--latency {name}", value, 0)
         positive_seconds("--timeout", args.timeout)
         backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
+        writable_folder("--runs-dir", runs_dir)
     except (ValueError, BackendError) as exc:
         print(f"wismo evaluate: {exc}", file=sys.stderr)
         return 2
@@ -147,6 +154,40 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"wismo evaluate: interrupted; nothing was written to {runs_dir}", file=sys.stderr)
         return 130
-    for folder in folders:
-        print(f"{folder}: verified")
+    print(summary([runs.load(folder) for folder in folders], runs_dir))
     return 0
+
+
+def summary(recorded: list[Any], runs_dir: Path) -> str:
+    """One paragraph on what `evaluate` recorded: backend and model, each design's run folder, cases x
+    repetitions, how the conversations ended, and the tokens with their kind; every run has been verified."""
+    from collections import Counter
+
+    first = recorded[0].manifest
+    per_design = []
+    tokens = {}
+    for run in recorded:
+        m = run.manifest
+        ended = Counter(t["outcome"] for t in run.traces)
+        outcomes = ", ".join(f"{n:,} {outcome}" for outcome, n in ended.most_common())
+        tokens[m["design"]] = m["totals"]["inputTokens"] + m["totals"]["outputTokens"]
+        per_design.append(f"{m['design']} in {run.folder.name} ({outcomes})")
+    cases, repetitions = len(first["orders"]), first["repetitions"]
+    conversations = cases * repetitions
+    kind = first["figures"]["tokens"]
+    # The scripted backend plays a model's part from a script: say so beside its name, not "model scripted-v1".
+    model = f"{first['model']}, scripted: no model" if first["backend"] == "scripted" else f"model {first['model']}"
+    split = "; ".join(f"{d} {n:,}" for d, n in tokens.items())
+    latency = (
+        " Elapsed times are measured; the latency model's times are modelled, in their own field."
+        if first.get("latencyModel")
+        else " Elapsed times are measured (no latency model)."
+    )
+    each = "Each run" if len(recorded) > 1 else "The run"
+    return (
+        f"Recorded {plural(len(recorded), 'run')} with the {first['backend']} backend ({model}) into "
+        f"{runs_dir}: {'; '.join(per_design)}. {each} holds {plural(cases, 'case')} x "
+        f"{plural(repetitions, 'repetition')} = {plural(conversations, 'conversation')}. Tokens in and out: "
+        f"{sum(tokens.values()):,} in total ({split}), {kind}.{latency} Every run verified; `wismo verify` checks "
+        "them again."
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import subparser, writable_file
 
 NAME = "fuzz"
 SUMMARY = "fuzz every tool of every design with hostile arguments over real stdio servers"
@@ -38,8 +38,13 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 1:
         print(f"wismo fuzz: EXAMPLES must be 1 or more, not {args.examples}", file=sys.stderr)
         return 2
+    try:
+        out = writable_file("--out", args.out or output_dir() / "fuzz.json")
+    except ValueError as exc:
+        print(f"wismo fuzz: {exc}", file=sys.stderr)
+        return 2
     result = fuzz_all(args.examples)
-    path = write_stable(args.out or output_dir() / "fuzz.json", result)
+    path = write_stable(out, result)
     t = result["totals"]
     print(
         f"{t['examples']:,} examples ({args.examples:,} per tool); crashes {t['crashes']}, hangs {t['hangs']}, "

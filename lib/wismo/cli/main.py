@@ -12,6 +12,7 @@ import sys
 
 from wismo.cli import bench, compare, contract, evaluate, fuzz, peers, report, serve, study, tokens, verify
 from wismo.cli.parsing import EXAMPLE_PREFIX
+from wismo.core.errors import WismoError, single
 
 COMMANDS = {m.NAME: m for m in (serve, compare, report, study, tokens, contract, evaluate, verify, fuzz, bench, peers)}
 
@@ -25,7 +26,9 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EXAMPLE_PREFIX + serve.EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="one of these; `wismo COMMAND --help` explains it"
+    )
     for name, module in COMMANDS.items():
         if command is None or command == name:
             module.add(sub).set_defaults(run=module.run)
@@ -34,11 +37,30 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def is_input_error(exc: BaseException) -> bool:
+    """Whether `exc` is one of wismo's errors that says the input is unusable (a name, a value, a file), which the
+    command reports in its one sentence with exit 2 rather than as a traceback."""
+    return isinstance(exc, WismoError) and isinstance(exc, ValueError | LookupError)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `wismo` command."""
+    """Entry point of the `wismo` command; an input error is one sentence on stderr and exit 2."""
     argv = sys.argv[1:] if argv is None else argv
-    args = parser(argv[0] if argv else "").parse_args(argv)
-    return args.run(args)
+    command = argv[0] if argv and argv[0] in COMMANDS else ""
+    try:
+        from wismo.servers import designs
+
+        # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then one
+        # sentence whatever the command, not a traceback from the first parser that lists the designs.
+        designs.registered()
+        args = parser(command).parse_args(argv)
+        return args.run(args)
+    except Exception as exc:  # anything but an input error is re-raised as it was
+        failure = single(exc)
+        if not is_input_error(failure):
+            raise
+        print(f"wismo{' ' + command if command else ''}: {failure}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 EXAMPLE_PREFIX = "example: "
 
@@ -25,3 +27,48 @@ def positive_seconds(option: str, value: float) -> None:
     """Raise ValueError in one sentence unless `value` (given as `option`) is a positive number of seconds."""
     if value <= 0:
         raise ValueError(f"{option} must be a positive number of seconds, not {value:g}")
+
+
+def at_least(option: str, value: int | float, minimum: int | float) -> None:
+    """Raise ValueError in one sentence unless `value` (given as `option`) is `minimum` or more."""
+    if value < minimum:
+        raise ValueError(f"{option} must be {minimum:g} or more, not {value:g}")
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """`count` and `noun`, the noun in the plural (`many`, else noun + 's') unless the count is one: '1 problem',
+    '2 problems', '1,000 repetitions'."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
+def writable_folder(option: str, folder: str | Path, given: str | Path | None = None) -> Path:
+    """`folder` once a file could be written into it, or it could be created; else ValueError in one sentence
+    naming `option` and what it was `given` (default the folder). Nothing is created: checked before the work
+    starts, so minutes of it are not lost to a bad path, and a refused command leaves no folder behind."""
+    import tempfile
+
+    path = Path(folder)
+    given = folder if given is None else given
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{option} {given}: {existing} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {given}: cannot write in {existing} ({exc.strerror or exc})") from None
+    return path
+
+
+def writable_file(option: str, file: str | Path) -> Path:
+    """`file` once it could be written (its folder exists or could be created); else ValueError in one sentence naming
+    `option` and the file."""
+    path = Path(file)
+    if path.is_dir():
+        raise ValueError(f"{option} {file} is a folder; give a file name")
+    writable_folder(option, path.parent, file)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"{option} {file}: cannot write there (permission denied)")
+    return path

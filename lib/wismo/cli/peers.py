@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import subparser, writable_file
 
 NAME = "peers"
 SUMMARY = "gather `wismo tokens --json` outputs of several servers into one JSON file and a table"
@@ -24,10 +25,13 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write OUT (sorted keys) and OUT's .txt table, and print the table; exit 2 naming a bad NAME=FILE."""
+    """Write OUT (sorted keys) and OUT's .txt table, and print the table; exit 2 naming a bad NAME=FILE or an OUT
+    that cannot be written."""
     from wismo.audit import peers
 
     try:
+        writable_file("OUT", args.out)
+        writable_file("OUT", Path(args.out).with_suffix(".txt"))
         measured = peers.gather(args.measurements)
     except ValueError as exc:
         print(f"wismo peers: {exc}", file=sys.stderr)

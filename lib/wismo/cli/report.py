@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import plural, subparser, writable_folder
 
 NAME = "report"
 SUMMARY = "execute every notebook with papermill and render HTML into outputs/"
@@ -29,13 +30,16 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Execute every notebook and render the HTML reports."""
+    from wismo.core.paths import REPO_ROOT
     from wismo.render import build as report
 
     try:
         jobs = report.jobs_wanted(args.jobs)
+        if args.out is not None:  # as the build resolves it: a relative folder is under the checkout
+            writable_folder("--out", args.out if Path(args.out).is_absolute() else REPO_ROOT / args.out)
     except ValueError as exc:
         print(f"wismo report: {exc}", file=sys.stderr)
         return 2
     rendered = report.build(out=args.out, jobs=jobs)
-    print(f"{len(rendered)} reports; open {report.output_dir(args.out) / 'index.html'}")
+    print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import subparser
+from wismo.cli.parsing import plural, subparser, writable_folder
 
 NAME = "study"
 SUMMARY = "check a study file against its servers, or run its comparison and accounting"
@@ -19,12 +19,18 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", help="check or run")
-    check = actions.add_parser(
-        "check", help="validate the file, then connect to every design and check its tools take the named arguments"
+    check = subparser(
+        actions,
+        "check",
+        "validate the file, then connect to every design and check its tools take the named arguments",
+        "wismo study check data/studies/where-is-my-order.toml",
     )
     check.add_argument("file", help="the study file (TOML)")
-    run = actions.add_parser(
-        "run", help="run the equivalence and context-cost reports on the study into its own folder"
+    run = subparser(
+        actions,
+        "run",
+        "run the equivalence and context-cost reports on the study into its own folder",
+        EXAMPLE,
     )
     run.add_argument("file", help="the study file (TOML)")
     run.add_argument("--out", default=None, help="output folder (default: outputs/studies/<file stem>/)")
@@ -55,22 +61,41 @@ def _problems(file: str) -> tuple[object | None, list[str]]:
 
 def _say(file: str, problems: list[str]) -> int:
     """Print each problem on its own line; exit 2."""
-    print(f"wismo study: {file}: {len(problems)} problem{'s' if len(problems) != 1 else ''}:", file=sys.stderr)
+    print(f"wismo study: {file}: {plural(len(problems), 'problem')}:", file=sys.stderr)
     for problem in problems:
         print(f"  - {problem}", file=sys.stderr)
     return 2
 
 
+def _options_problem(args: argparse.Namespace) -> str | None:
+    """The first of `study run`'s options that cannot be used, as one sentence, before any server starts."""
+    from wismo.cost import prices
+    from wismo.render.build import jobs_wanted
+
+    try:
+        jobs_wanted(args.jobs)
+        if args.out is not None:
+            writable_folder("--out", args.out)
+        prices.resolve(args.models or [])
+    except (ValueError, prices.UnknownModel) as exc:
+        return str(exc)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Check or run the study; exit 2 when it is invalid or a server cannot be reached, 1 when evidence differs."""
+    problem = _options_problem(args) if args.action == "run" else None
+    if problem:  # an option's, not the file's: one sentence, as every command says bad input
+        print(f"wismo study: {problem}", file=sys.stderr)
+        return 2
     study, problems = _problems(args.file)
     if problems:
         return _say(args.file, problems)
     if args.action == "check":
         print(
-            f"{args.file}: valid; {len(study.designs)} designs reached ({', '.join(study.designs)}), every entry and "
-            f"link tool offered and taking the named arguments; {len(study.cases)} cases, "
-            f"{len(study.unfriendly)} unfriendly inputs."
+            f"{args.file}: valid; {plural(len(study.designs), 'design')} reached ({', '.join(study.designs)}), every "
+            f"entry and link tool offered and taking the named arguments; {plural(len(study.cases), 'case')}, "
+            f"{plural(len(study.unfriendly), 'unfriendly input')}."
         )
         return 0
     from wismo.render import study as study_run
@@ -81,10 +106,12 @@ def run(args: argparse.Namespace) -> int:
     except study_run.StudyRefused as exc:
         return _say(args.file, [str(exc)])
     if done.differing:
-        print(f"wismo study: {args.file}: the evidence differs in {len(done.differing)} case(s):", file=sys.stderr)
+        print(
+            f"wismo study: {args.file}: the evidence differs in {plural(len(done.differing), 'case')}:", file=sys.stderr
+        )
         for line in done.differing:
             print(f"  - {line}", file=sys.stderr)
         print(f"the report as far as it ran: {done.out / 'html'}", file=sys.stderr)
         return 1
-    print(f"{len(done.rendered)} reports for {study.title}; open {done.out / 'index.html'}")
+    print(f"{plural(len(done.rendered), 'report')} for {study.title}; open {done.out / 'index.html'}")
     return 0
