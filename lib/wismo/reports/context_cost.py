@@ -203,7 +203,7 @@ def study_block(study: Study) -> dict[str, Any]:
         "key": study.key,
         "reference": study.reference,
         "designs": list(study.designs),
-        "compared": roles_of(study)[1],
+        "compared": study.pair[1],
     }
 
 
@@ -219,11 +219,6 @@ def study_headline(result: dict[str, Any], roles: tuple[str, str]) -> dict[str, 
         "priceReference": h[ref],
         "priceCompared": h[other],
     }
-
-
-def roles_of(study: Study) -> tuple[str, str]:
-    """The reference design and the one its savings are stated for (the first other design)."""
-    return study.reference, next(d for d in study.designs if d != study.reference)
 
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -270,7 +265,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]
         ),
         "ourServers": rows,
-        "ratios": ratios(rows, key, roles_of(study)),
+        "ratios": ratios(rows, key, study.pair),
         "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
     }
     if article:
@@ -300,7 +295,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         p, cs, recorded, result["focusOrder"], article_ref if article else None, cp["window"], study=study
     )
     if not article:
-        result["studyHeadline"] = study_headline(result, roles_of(study))
+        result["studyHeadline"] = study_headline(result, study.pair)
     result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
     unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
     if unlabelled:  # a block added without saying what kind of figures it holds

@@ -273,7 +273,7 @@ async def build(
     strategy.check_name(p["strategy"])
     n = p["conversations"]
     key = study.key if study is not None else "orderId"
-    pair = (study.reference, next(d for d in study.designs if d != study.reference)) if study is not None else PAIR
+    pair = study.pair if study is not None else PAIR
     answer = None if article is not None else STUDY_ANSWER
     extra = [d for d in design_names(scale=True) if d not in recorded["turns"]] if article is not None else []
     more = await investigation.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}

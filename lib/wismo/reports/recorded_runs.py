@@ -163,7 +163,7 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
     """The claim about one case turn by turn: the granular conversation has one request more than the focused one,
     and each later request carries everything the earlier one did plus the newest turn."""
     growth = {g["design"]: g for g in group["growth"]}
-    ref, other = group_pair(group)
+    ref, other = summaries.group_pair(group)
     g, f = growth.get(ref), growth.get(other)
     if g is None or f is None:
         return f"No {ref} and {other} pair for this case in the selected runs; nothing to check."
@@ -318,14 +318,9 @@ MEASURES = {
 }
 
 
-def group_pair(group: dict[str, Any]) -> tuple[str, str]:
-    """The reference design and the one its medians compare with it (a study's, else granular and focused)."""
-    return tuple(group["study"]["pair"]) if "study" in group else summaries.ARTICLE_PAIR
-
-
 def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
     """A group's medians for the reader: each measure in words with its unit and kind, counts without decimals."""
-    ref, other = group_pair(group)
+    ref, other = summaries.group_pair(group)
     out = []
     for m in group["medians"]:
         if m[ref] is None and m[other] is None:

@@ -10,6 +10,7 @@ from wismo import runs
 from wismo.core.kinds import SCRIPTED
 from wismo.cost import prices
 from wismo.reports import check
+from wismo.runs import summaries
 
 PER_CONVERSATIONS = 1000
 CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
@@ -115,7 +116,7 @@ def _priced_runs(priced: list[dict[str, Any]]) -> str:
 def cost_answer(group: dict[str, Any]) -> str:
     """The cost section's one-line answer, from the figures."""
     priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
-    ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
+    ref, other = summaries.group_pair(group)
     g, f = priced.get(ref), priced.get(other)
     per = f"usdPer{PER_CONVERSATIONS}"
     if not (g and f):

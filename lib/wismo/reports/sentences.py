@@ -7,6 +7,8 @@ import sys
 from statistics import median
 from typing import Any
 
+from wismo.runs import summaries
+
 
 def case_study_table(cs: dict[str, Any]) -> list[dict[str, Any]]:
     """The case study's sessions call by call: input and cumulative input of each design (modelled)."""
@@ -176,7 +178,7 @@ def medians_sentence(group: dict[str, Any]) -> str:
     article's), each with the kind of its figure; why they are not compared when the runs differ."""
     if not group.get("comparable", True):
         return not_comparable_sentence(group)
-    ref, other = tuple(group["study"]["pair"]) if "study" in group else ("granular", "focused")
+    ref, other = summaries.group_pair(group)
     change = f"{other} vs {ref} %"
     m = {r["measure"]: r for r in group["medians"]}
     scripted = group["kinds"].get("runs", "").startswith("scripted")

@@ -90,6 +90,11 @@ def pair_of(manifests: list[dict[str, Any]]) -> tuple[str, str]:
     return (study["designs"][0], study["designs"][1]) if study and len(study["designs"]) > 1 else ARTICLE_PAIR
 
 
+def group_pair(group: dict[str, Any]) -> tuple[str, str]:
+    """The reference design and the one a report's group of runs compares with it (a study's, else the article's)."""
+    return tuple(group["study"]["pair"]) if "study" in group else ARTICLE_PAIR
+
+
 def change_key(pair: tuple[str, str]) -> str:
     """The name of the compared design's difference against the reference, in %."""
     return f"{pair[1]} vs {pair[0]} %"

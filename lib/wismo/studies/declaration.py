@@ -111,6 +111,11 @@ class Study:
             chosen = [known[k] for k in keys]
         return chosen + (list(self.unfriendly) if unfriendly else [])
 
+    @property
+    def pair(self) -> tuple[str, str]:
+        """The reference design and the one whose saving is stated against it (the first other design)."""
+        return self.reference, next(d for d in self.designs if d != self.reference)
+
     def colors(self) -> dict[str, str]:
         """Each design's colour, by name."""
         return {name: d.color for name, d in self.designs.items()}
