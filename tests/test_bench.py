@@ -10,8 +10,9 @@ import sys
 import pytest
 
 from wismo import cli
-from wismo.bench import floors, importtime, rawclient, stats, suite
-from wismo.bench.rawclient import RawServer
+from wismo.bench import floors, importtime, stats, suite
+from wismo.client import raw as rawclient
+from wismo.client.raw import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.core.jsonfmt import write_stable

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wismo.bench.rawclient import initialize, spawn_and_ask
+from wismo.client.raw import initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from wismo.bench.floors import echo_for
-from wismo.bench.rawclient import line, tools_call
+from wismo.client.raw import line, tools_call
 from wismo.bench.settings import PROBE_ORDER, SDK_TRANSPORT_ENV
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
-from wismo.bench.rawclient import HttpConnection, read_line
+from wismo.client.raw import HttpConnection, read_line
 
 
 def echo_command(mode: str, *modules: str) -> list[str]:

@@ -6,7 +6,7 @@ import re
 import sys
 from typing import Any
 
-from wismo.bench.rawclient import initialize, spawn_and_ask
+from wismo.client.raw import initialize, spawn_and_ask
 from wismo.bench.stats import median
 
 Row = tuple[str, int, float, float]  # module, depth, self ms, cumulative ms

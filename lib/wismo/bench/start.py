@@ -8,7 +8,7 @@ from typing import Any
 from wismo.bench.child import probe
 from wismo.bench.floors import echo_command
 from wismo.bench.importtime import profile_start
-from wismo.bench.rawclient import client_env, initialize, spawn_and_ask
+from wismo.client.raw import client_env, initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check, figure, median, summary
 from wismo.client.connection import server_command
