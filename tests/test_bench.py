@@ -11,10 +11,10 @@ import pytest
 
 from wismo import cli
 from wismo.bench import floors, importtime, stats, suite
-from wismo.client import raw as rawclient
-from wismo.client.raw import RawServer
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
+from wismo.client import raw as rawclient
+from wismo.client.raw import RawServer
 from wismo.core.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wismo.client.raw import initialize, spawn_and_ask
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
+from wismo.client.raw import initialize, spawn_and_ask
 
 TOOLS = 100
 # Run by path, not with -m: its start is then a bare script's, importing no wismo package on the way.

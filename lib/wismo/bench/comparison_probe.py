@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from wismo.bench.floors import echo_for
-from wismo.client.raw import line, tools_call
 from wismo.bench.settings import PROBE_ORDER, SDK_TRANSPORT_ENV
+from wismo.client.raw import line, tools_call
 
 
 async def comparison_passes(transport: str, later_passes: int, server_transport: str = "wismo") -> dict[str, Any]:

@@ -6,8 +6,8 @@ import re
 import sys
 from typing import Any
 
-from wismo.client.raw import initialize, spawn_and_ask
 from wismo.bench.stats import median
+from wismo.client.raw import initialize, spawn_and_ask
 
 Row = tuple[str, int, float, float]  # module, depth, self ms, cumulative ms
 
