@@ -6,6 +6,7 @@ import argparse
 import errno
 import logging
 import sys
+from typing import Any
 
 from wismo.cli.parsing import subparser
 
@@ -17,6 +18,7 @@ EXAMPLE = "wismo serve focused --http 8000"
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo serve` and its options."""
     from wismo.servers import designs
+    from wismo.servers.settings import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     # Not argparse choices: an unknown design gets the registry's own sentence, which the harness quotes.
@@ -32,6 +34,20 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default %(default)s)")
     p.add_argument(
+        "--max-sessions",
+        type=int,
+        metavar="N",
+        help=f"with --http: keep at most N sessions; at the cap the session idle longest is closed for a new client "
+        f"(default {DEFAULT_MAX_SESSIONS})",
+    )
+    p.add_argument(
+        "--session-idle-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"with --http: close a session after SECONDS with no request in flight "
+        f"(default {DEFAULT_IDLE_TIMEOUT_S:g})",
+    )
+    p.add_argument(
         "--http-fd",
         type=int,
         metavar="FD",
@@ -46,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
 
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
-    from wismo.servers.app import CannotListen, build_server, serve_stdio
+    from wismo.servers.app import build_server, serve_stdio
     from wismo.servers.designs import UnknownDesign
+    from wismo.servers.http import CannotListen
     from wismo.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
@@ -55,23 +72,36 @@ def run(args: argparse.Namespace) -> int:
     if args.http is not None and not 0 <= args.http <= 65535:
         print(f"wismo serve: --http PORT must be a port number from 0 to 65535, not {args.http}", file=sys.stderr)
         return 2
+    over_http = args.http is not None or args.http_fd is not None
+    given = [name for name in ("max_sessions", "session_idle_timeout") if getattr(args, name) is not None]
+    if given and not over_http:
+        option = "--" + given[0].replace("_", "-")
+        print(f"wismo serve: {option} applies to Streamable HTTP only; add --http PORT", file=sys.stderr)
+        return 2
+    try:
+        limits = _limits(args)
+    except ValueError as exc:
+        print(f"wismo serve: {exc}", file=sys.stderr)
+        return 2
     try:
         server = build_server(args.design, design_tools(args.design), server_dataset())
     except (DatasetError, UnknownDesign, ValueError) as exc:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.http is None and args.http_fd is None:
+        if not over_http:
             anyio.run(serve_stdio, server)
         else:
-            from wismo.servers.app import serve_http
+            from wismo.servers.http import serve_http
 
             def announce(url: str) -> None:
                 # stderr: with --http stdout is no protocol channel, but it stays clean for whoever pipes it.
                 print(f"{args.design} server: Streamable HTTP on {url} (Ctrl-C stops it)", file=sys.stderr, flush=True)
 
             # The harness (--http-fd) knows where it listens; a person who typed --http does not.
-            anyio.run(serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce)
+            anyio.run(
+                serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce, limits
+            )
     except CannotListen as exc:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
@@ -83,3 +113,18 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    """The session limits the options ask for (defaults where not given); SessionLimitInvalid names a bad one."""
+    from wismo.servers.settings import SessionLimitInvalid, SessionLimits
+
+    defaults = SessionLimits()
+    try:
+        return SessionLimits(
+            max_sessions=defaults.max_sessions if args.max_sessions is None else args.max_sessions,
+            idle_timeout_s=defaults.idle_timeout_s if args.session_idle_timeout is None else args.session_idle_timeout,
+        )
+    except SessionLimitInvalid as exc:
+        option = {"max_sessions": "--max-sessions N", "idle_timeout_s": "--session-idle-timeout SECONDS"}[exc.name]
+        raise ValueError(f"{option} must be {exc.allowed}, not {exc.value:g}") from None

@@ -261,16 +261,25 @@ class HttpConnection:
 class RawHttp:
     """A server process over Streamable HTTP (stateful, JSON responses), spoken to with raw HTTP/1.1."""
 
-    def __init__(self, design: str, timeout_s: float = 20.0) -> None:
+    def __init__(
+        self,
+        design: str,
+        timeout_s: float = 20.0,
+        options: tuple[str, ...] = (),
+        stdout: Any = subprocess.DEVNULL,
+        stderr: Any = subprocess.DEVNULL,
+    ) -> None:
+        # options: more `wismo serve` options (session limits); stdout, stderr: files to keep what the server wrote.
         self.design = design
         self.conn: HttpConnection | None = None
         with listening_socket() as sock:  # handed down already listening: no other process can take the port
             port = sock.getsockname()[1]
+            self.port = port
             self.proc = subprocess.Popen(
-                server_command(design, http_fd=sock.fileno()),
+                server_command(design, http_fd=sock.fileno()) + list(options),
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
                 pass_fds=(sock.fileno(),),
                 env=client_env(),
                 start_new_session=True,
@@ -313,8 +322,8 @@ class RawHttp:
         _succeeded(tool, answer)
         return elapsed
 
-    def close(self) -> None:
-        """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s)."""
+    def close(self) -> int:
+        """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
         if self.conn is not None:
             self.conn.close()
         if self.proc.poll() is None:
@@ -324,6 +333,7 @@ class RawHttp:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        return self.proc.returncode
 
     def __enter__(self) -> RawHttp:
         return self

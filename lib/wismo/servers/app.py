@@ -1,12 +1,9 @@
-"""Turn a design's tool specs into a low-level MCP server, and serve it over stdio or Streamable HTTP."""
+"""Turn a design's tool specs into a low-level MCP server, and serve it over stdio (servers/http.py: over HTTP)."""
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
-import socket
-from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -14,7 +11,6 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from wismo import __version__
-from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import compact
 from wismo.domain import Dataset, LookupFailure
 from wismo.servers.protocol import pin_revision
@@ -139,72 +135,3 @@ async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: A
         lifespan_state=state,
         init_options=server.create_initialization_options(),
     )
-
-
-class CannotListen(WismoError, ValueError):
-    """`wismo serve --http` cannot listen on `host` port `port`: `reason` says why (one sentence)."""
-
-    def __init__(self, host: str, port: int, reason: str) -> None:
-        super().__init__(reason)
-        self.host = host
-        self.port = port
-        self.reason = reason
-
-
-class PortTaken(CannotListen):
-    """Another process already listens on `port` at `host`."""
-
-    def __init__(self, host: str, port: int) -> None:
-        super().__init__(host, port, f"port {port} on {host} is taken; choose another with --http PORT")
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to HOST:PORT (0: any free port) and listening; CannotListen (PortTaken when the port is
-    in use) in one sentence otherwise. Bound here, not by uvicorn, so a taken port is our sentence, not its log."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except socket.gaierror as exc:
-        raise CannotListen(host, port, f"cannot listen on {host}: not an address here ({exc.strerror})") from None
-    sock = socket.socket(family, kind, proto)
-    # As uvicorn does: a port a previous server left in TIME_WAIT is free to use; one that is listening is not.
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise PortTaken(host, port) from None
-        raise CannotListen(host, port, f"cannot listen on {host} port {port}: {exc.strerror or exc}") from None
-    return sock
-
-
-def url_of(sock: socket.socket) -> str:
-    """The Streamable HTTP endpoint a listening socket serves: http://HOST:PORT/mcp."""
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
-
-
-async def serve_http(
-    server: Server,
-    port: int | None,
-    host: str = "127.0.0.1",
-    listening_fd: int | None = None,
-    on_listening: Callable[[str], None] | None = None,
-) -> None:
-    """Serve Streamable HTTP at http://HOST:PORT/mcp (stateful sessions, JSON responses) until stopped; or on a
-    socket the parent already bound and listens on (`listening_fd`), so no other process can take its port first.
-    `on_listening` is given the endpoint's URL once the server accepts requests."""
-    import uvicorn
-
-    sock = socket.socket(fileno=listening_fd) if listening_fd is not None else listening_socket(host, port or 0)
-
-    class Announcing(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started and on_listening is not None:
-                on_listening(url_of(sock))
-
-    app = server.streamable_http_app(json_response=True)
-    config = uvicorn.Config(app, host=host, port=port or 0, log_level="warning", lifespan="on")
-    await Announcing(config).serve(sockets=[sock])

@@ -1,0 +1,109 @@
+"""Streamable HTTP sessions from a raw client: open one, ask a normal question in it, and abandon them by the
+thousand while the server's memory is sampled (the session bound of `wismo serve --http`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psutil
+
+from wismo.client.raw import INITIALIZED, HttpConnection, RawHttp, initialize, line, tools_call
+from wismo.servers import designs
+from wismo.servers.protocol import PINNED_REVISION
+
+ORDER = "ORD-1004"
+HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
+MEMORY_BOUND_MB = 100.0  # what 3,000 abandoned sessions may add to a server at most (#24)
+
+
+def status_of(status_line: bytes) -> int:
+    """The status code of an HTTP/1.1 status line (0 when there is none)."""
+    parts = status_line.split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
+def open_session(conn: HttpConnection) -> str:
+    """initialize and notifications/initialized on `conn`; the new session's id, or an error saying what came back."""
+    status_line, headers, body = conn.post(line(initialize()).strip(), HEADERS)
+    session = headers.get("mcp-session-id")
+    if status_of(status_line) != 200 or not session:
+        raise RuntimeError(f"initialize was answered {status_line.decode(errors='replace').strip()}: {body[:200]!r}")
+    conn.post(line(INITIALIZED).strip(), HEADERS | {"Mcp-Session-Id": session})
+    return session
+
+
+def normal_call(design: str, request_id: int | str = 7) -> dict[str, Any]:
+    """The tools/call a normal client makes first: the design's entry tool for ORDER."""
+    investigation = designs.get(design).investigation
+    return tools_call(investigation.entry, investigation.entry_arguments({"orderId": ORDER}), request_id)
+
+
+def answer_problem(status: int, body: bytes, request_id: int | str) -> str | None:
+    """None when `body` is a correct answer to the normal call; else one sentence saying what is wrong with it."""
+    if status != 200:
+        return f"the normal call was answered with HTTP {status}: {body[:120]!r}"
+    try:
+        answer = json.loads(body)
+        text = answer["result"]["content"][0]["text"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return f"the normal call's answer is not a tool result: {body[:120]!r}"
+    if answer.get("id") != request_id or answer["result"].get("isError") or ORDER not in text:
+        return f"the normal call's answer is not {ORDER}'s record: {text[:120]!r}"
+    return None
+
+
+def ask(conn: HttpConnection, design: str, session: str, request_id: int | str = 7) -> tuple[int, str | None]:
+    """The normal call in `session`: the HTTP status, and None or a sentence saying what is wrong with the answer."""
+    status_line, _, body = conn.post(
+        line(normal_call(design, request_id)).strip(), HEADERS | {"Mcp-Session-Id": session}
+    )
+    status = status_of(status_line)
+    return status, answer_problem(status, body, request_id)
+
+
+def new_client_problem(port: int, design: str) -> str | None:
+    """A well-behaved new client on its own connection: None when it is served correctly, else what went wrong."""
+    try:
+        conn = HttpConnection(port, timeout_s=10)
+    except OSError as exc:
+        return f"a new client could not connect: {exc}"
+    try:
+        return ask(conn, design, open_session(conn))[1]
+    except (OSError, RuntimeError, ValueError) as exc:
+        return f"a new client was not served: {exc}"
+    finally:
+        conn.close()
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB."""
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
+    """Open one session and use it, then open `sessions` more that are never used again, sampling the server's
+    memory every `every`; then ask in the first session again and serve a new client. The figures of the bound."""
+    first = open_session(server.conn)
+    used = ask(server.conn, server.design, first)[1]
+    started = rss_mb(server.proc.pid)
+    curve = [{"sessions": 0, "rssAboveStartMb": 0.0}]
+    refused = 0
+    opening = line(initialize()).strip()
+    for n in range(1, sessions + 1):
+        status_line, _, _ = server.conn.post(opening, HEADERS)
+        refused += status_of(status_line) != 200
+        if n % every == 0 or n == sessions:
+            curve.append({"sessions": n, "rssAboveStartMb": round(rss_mb(server.proc.pid) - started, 1)})
+    first_again, _ = ask(server.conn, server.design, first, 8)
+    return {
+        "abandoned": sessions,
+        "startServerRssMb": round(started, 1),
+        "curve": curve,
+        "growthMb": max(point["rssAboveStartMb"] for point in curve),
+        "boundMb": MEMORY_BOUND_MB,
+        "openingsRefused": refused,
+        "firstSessionBefore": used,
+        "firstSessionAfterStatus": first_again,
+        "newClientProblem": new_client_problem(server.port, server.design),
+    }
