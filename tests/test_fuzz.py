@@ -4,7 +4,7 @@ import pytest
 
 from wismo.core.jsonfmt import write_stable
 from wismo.qa import fuzz
-from wismo.reports import equivalence
+from wismo.reports import hostile
 
 
 @pytest.mark.slow
@@ -20,8 +20,10 @@ def test_every_tool_survives_hostile_arguments(tmp_path):
     assert all("other" not in t["errors"] for t in tools.values()), tools
     # The equivalence report shows these figures when fuzz.json is in its output folder.
     write_stable(tmp_path / "fuzz.json", result)
-    sentence, rows = equivalence.fuzz_section(tmp_path)
+    fuzzed = hostile.load(tmp_path)
+    sentence, rows = hostile.arguments_sentence(fuzzed), hostile.argument_rows(fuzzed)
     assert sentence.startswith(f"{totals['examples']:,} examples (60 per tool): 0 crashes, 0 hangs") and len(rows) == 6
+    assert hostile.frames_sentence(fuzzed) is None and hostile.http_rows(fuzzed) == []  # not in this run
 
 
 def test_error_kinds_and_sentences():
@@ -34,8 +36,8 @@ def test_error_kinds_and_sentences():
 
 
 def test_report_section_without_a_run_and_with_one(tmp_path):
-    sentence, rows = equivalence.fuzz_section(tmp_path)
-    assert "make fuzz" in sentence and rows == []
+    assert hostile.load(tmp_path) is None
+    assert "make fuzz" in hostile.arguments_sentence(None) and hostile.argument_rows(None) == []
     tools = {"get_order": {"examples": 3, "results": 1, "errors": {"not found": 2}}}
     write_stable(
         tmp_path / "fuzz.json",
@@ -45,5 +47,6 @@ def test_report_section_without_a_run_and_with_one(tmp_path):
             "totals": {"examples": 3, "crashes": 0, "hangs": 0, "unclearErrors": 0, "peakServerRssMb": 70.5},
         },
     )
-    sentence, rows = equivalence.fuzz_section(tmp_path)
+    fuzzed = hostile.load(tmp_path)
+    sentence, rows = hostile.arguments_sentence(fuzzed), hostile.argument_rows(fuzzed)
     assert sentence.startswith("3 examples (3 per tool): 0 crashes") and rows[0]["tool errors"] == 2

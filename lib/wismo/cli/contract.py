@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import plural, subparser
+from wismo.cli.parsing import subparser
+from wismo.core.textgrid import plural
 
 NAME = "contract"
 SUMMARY = "check every design's tools/list against data/contracts/tools.json"

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wismo.cli.parsing import at_least, plural, positive_seconds, subparser, writable_folder
+from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
+from wismo.core.textgrid import plural
 
 NAME = "evaluate"
 SUMMARY = "record agent runs into data/runs/: evaluate [--study FILE] <design|both> <repetitions> [model] [provider]"

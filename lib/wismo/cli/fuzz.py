@@ -1,19 +1,21 @@
-"""`wismo fuzz [EXAMPLES]`: property-based fuzzing of every tool of every design (wismo.qa.fuzz)."""
+"""`wismo fuzz [EXAMPLES]`: hostile tool arguments, stdio frames and HTTP requests against real servers (wismo.qa)."""
 
 from __future__ import annotations
 
 import argparse
 
-from wismo.cli.parsing import subparser, writable_file
+from wismo.cli.parsing import at_least, subparser, writable_file
 
 NAME = "fuzz"
-SUMMARY = "fuzz every tool of every design with hostile arguments over real stdio servers"
+SUMMARY = "fuzz every design with hostile arguments and frames over stdio, and hostile requests over HTTP"
 EXAMPLE = "wismo fuzz 2000"
 DEFAULT_EXAMPLES = 2000  # what `make fuzz` runs: minutes, not hours
 
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo fuzz` and its options."""
+    from wismo.qa.hostile import SESSIONS
+
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument(
         "examples",
@@ -22,6 +24,19 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=DEFAULT_EXAMPLES,
         metavar="EXAMPLES",
         help="examples per tool (default %(default)s)",
+    )
+    p.add_argument(
+        "--cases",
+        type=int,
+        metavar="N",
+        help="cases per kind of stdio frame and of HTTP request (default: a tenth of EXAMPLES)",
+    )
+    p.add_argument(
+        "--sessions",
+        type=int,
+        default=SESSIONS,
+        metavar="N",
+        help="Streamable HTTP sessions opened and abandoned in the session test (default %(default)s)",
     )
     p.add_argument("--out", default=None, help="where to write the JSON (default: outputs/fuzz.json)")
     return p
@@ -33,21 +48,29 @@ def run(args: argparse.Namespace) -> int:
 
     from wismo.core.jsonfmt import write_stable
     from wismo.core.paths import output_dir
-    from wismo.qa.fuzz import fuzz_all
+    from wismo.qa import hostile
 
     if args.examples < 1:
         print(f"wismo fuzz: EXAMPLES must be 1 or more, not {args.examples}", file=sys.stderr)
         return 2
     try:
+        if args.cases is not None:
+            at_least("--cases", args.cases, 1)
+        at_least("--sessions", args.sessions, 1)
         out = writable_file("--out", args.out or output_dir() / "fuzz.json")
     except ValueError as exc:
         print(f"wismo fuzz: {exc}", file=sys.stderr)
         return 2
-    result = fuzz_all(args.examples)
+    result = hostile.run(args.examples, args.cases, args.sessions)
     path = write_stable(out, result)
-    t = result["totals"]
+    t, frames, http = result["totals"], result["frames"]["totals"], result["http"]
+    bound = http["abandonedSessions"]
     print(
-        f"{t['examples']:,} examples ({args.examples:,} per tool); crashes {t['crashes']}, hangs {t['hangs']}, "
-        f"unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB; wrote {path}"
+        f"arguments: {t['examples']:,} examples ({args.examples:,} per tool); crashes {t['crashes']}, hangs "
+        f"{t['hangs']}, unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB\n"
+        f"stdio frames: {frames['cases']:,} cases, {frames['failures']} failures, peak server memory "
+        f"{frames['peakServerRssMb']} MB\n"
+        f"HTTP: {http['totals']['cases']:,} cases, {http['totals']['failures']} failures; {bound['abandoned']:,} "
+        f"abandoned sessions added {bound['growthMb']} MB (bound {bound['boundMb']:g} MB)\nwrote {path}"
     )
-    return 0 if not (t["crashes"] or t["hangs"] or t["unclearErrors"]) else 1
+    return 0 if not hostile.failures(result) else 1

@@ -35,12 +35,6 @@ def at_least(option: str, value: int | float, minimum: int | float) -> None:
         raise ValueError(f"{option} must be {minimum:g} or more, not {value:g}")
 
 
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """`count` and `noun`, the noun in the plural (`many`, else noun + 's') unless the count is one: '1 problem',
-    '2 problems', '1,000 repetitions'."""
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
-
-
 def writable_folder(option: str, folder: str | Path, given: str | Path | None = None) -> Path:
     """`folder` once a file could be written into it, or it could be created; else ValueError in one sentence
     naming `option` and what it was `given` (default the folder). Nothing is created: checked before the work

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from wismo.cli.parsing import plural, subparser, writable_folder
+from wismo.cli.parsing import subparser, writable_folder
+from wismo.core.textgrid import plural
 
 NAME = "report"
 SUMMARY = "execute every notebook with papermill and render HTML into outputs/"

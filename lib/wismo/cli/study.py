@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import plural, subparser, writable_folder
+from wismo.cli.parsing import subparser, writable_folder
+from wismo.core.textgrid import plural
 
 NAME = "study"
 SUMMARY = "check a study file against its servers, or run its comparison and accounting"

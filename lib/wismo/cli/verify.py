@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from wismo.cli.parsing import plural, subparser
+from wismo.cli.parsing import subparser
+from wismo.core.textgrid import plural
 
 NAME = "verify"
 SUMMARY = "recompute every counter of recorded runs from their traces"

@@ -11,6 +11,12 @@ def count(value: int) -> str:
     return f"{value:,}"
 
 
+def plural(value: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun, in the plural (`many`, else noun + 's') unless the count is one: '1 problem',
+    '2 problems', '1,000 repetitions'."""
+    return f"{value:,} {noun if value == 1 else many or noun + 's'}"
+
+
 # Between the numbers of a list: a comma would read as a thousands separator ("549, 678, 1,032").
 LIST_SEPARATOR = " · "
 

@@ -196,21 +196,3 @@ def fuzz_all(examples: int, design_names: tuple[str, ...] | None = None) -> dict
         },
         "timings": {"seconds": round(time.perf_counter() - started, 1)},
     }
-
-
-def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per tool of a fuzz result: examples, valid results, errors by kind."""
-    rows = []
-    for design in result["designs"]:
-        for name, t in design["tools"].items():
-            rows.append(
-                {
-                    "design": design["design"],
-                    "tool": name,
-                    "examples": t["examples"],
-                    "valid results": t["results"],
-                    "tool errors": sum(t["errors"].values()),
-                    "errors by kind": ", ".join(f"{k} {v}" for k, v in sorted(t["errors"].items())),
-                }
-            )
-    return rows

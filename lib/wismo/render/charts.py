@@ -335,3 +335,22 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     ax.spines[["top", "right"]].set_visible(False)
     legend_above(fig, "client profile")
     return fig
+
+
+def session_memory(bound: dict[str, Any]) -> Figure:
+    """The server's memory above its start as abandoned Streamable HTTP sessions accumulate, beside the bound."""
+    fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+    points = bound["curve"]
+    color = DESIGN_COLORS[bound["design"]]
+    ax.plot([p["sessions"] for p in points], [p["rssAboveStartMb"] for p in points], marker="o", color=color)
+    ax.axhline(bound["boundMb"], color="grey", linestyle="--", linewidth=1)
+    ax.annotate(f"bound: {bound['boundMb']:g} MB", (0, bound["boundMb"]), xytext=(4, -12), textcoords="offset points")
+    ax.set(
+        title=f"{bound['design']} server over Streamable HTTP: memory as sessions are abandoned (measured)",
+        xlabel="sessions opened and abandoned",
+        ylabel="resident memory above start (MB)",
+        ylim=(0, bound["boundMb"] * 1.15),
+    )
+    thousands(ax, "x")
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig

@@ -3,15 +3,13 @@ calls measured; its JSON is deterministic-comparison.json."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from wismo.analyses import comparison
 from wismo.client.connection import TRANSPORTS
 from wismo.core.jsonfmt import write_stable
-from wismo.core.paths import OUTPUTS, report_dir
+from wismo.core.paths import report_dir
 from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -118,21 +116,4 @@ def check_no_compression(result: dict[str, Any]) -> str:
     )
     return check(
         not bad, "every design returns at least the reference's bytes, in fewer MCP calls, in every order case", detail
-    )
-
-
-def fuzz_section(out: str | Path) -> tuple[str, list[dict[str, Any]]]:
-    """What the report shows of a fuzz run in `out`: a Markdown sentence and the per-tool rows (none if no run)."""
-    from wismo.qa.fuzz import summary_rows
-
-    path = (Path(out) if out else OUTPUTS) / "fuzz.json"
-    if not path.exists():
-        return "No fuzz run in this output folder yet: `make fuzz` writes one.", []
-    fuzzed = json.loads(path.read_text(encoding="utf-8"))
-    t = fuzzed["totals"]
-    return (
-        f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): {t['crashes']} crashes, {t['hangs']} "
-        "hangs, "
-        f"{t['unclearErrors']} unclear errors; peak server memory {t['peakServerRssMb']} MB (measured).",
-        summary_rows(fuzzed),
     )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import math
+import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mcp.server.lowlevel.server import Server
@@ -66,6 +68,19 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         transport.idle_scope.cancel()
         self.evicted += 1
         log.info("closed idle session %s to admit a new client (%d sessions is the cap)", sid, self.max_sessions)
+
+
+class QuietDisconnects(logging.Filter):
+    """A client that goes away before its request body is read is ordinary on a network; the SDK logs it as an
+    error with a traceback. This logs it as one line at INFO instead, and leaves every other record alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from starlette.requests import ClientDisconnect
+
+        if record.exc_info and isinstance(record.exc_info[1], ClientDisconnect):
+            log.info("a client disconnected before its whole request was read")
+            return False
+        return True
 
 
 def security_for(host: str) -> TransportSecuritySettings | None:
@@ -155,6 +170,15 @@ async def serve_http(
             if self.started and on_listening is not None:
                 on_listening(url_of(sock))
 
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                # SIGTERM asks the server to stop, and it has stopped gracefully: exit 0 rather than by the signal,
+                # which uvicorn raises again once it is done. Ctrl-C still ends as KeyboardInterrupt.
+                self._captured_signals = [s for s in self._captured_signals if s != signal.SIGTERM]
+
+    logging.getLogger("mcp.server.streamable_http").addFilter(QuietDisconnects())
     app = http_app(server, limits or SessionLimits(), host)
     config = uvicorn.Config(app, host=host, port=port or 0, log_level="warning", lifespan="on")
     await Announcing(config).serve(sockets=[sock])

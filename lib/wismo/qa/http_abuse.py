@@ -1,0 +1,316 @@
+"""Abuse of a Streamable HTTP server from raw sockets (hypothesis): hostile bodies, headers, methods, paths, unknown
+sessions and broken framing; then slow clients holding connections, clients in parallel and sessions abandoned by
+the thousand. After every case a normal client must be served correctly; the server must stay under its memory
+limit, answer nothing with a 5xx, write nothing on stdout and stop cleanly when told to."""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from hypothesis import strategies as st
+
+from wismo.client.raw import HttpConnection, RawHttp, initialize, line
+from wismo.qa import framegen
+from wismo.qa.fuzz import MEMORY_LIMIT_MB
+from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session, rss_mb, status_of
+from wismo.qa.sessions import abandon as abandon_sessions
+from wismo.servers.settings import SessionLimits
+
+ANSWER_DEADLINE_S = 10.0
+RSS_EVERY = 20  # cases between memory checks
+SLOW_CLIENTS = 32  # connections holding a request half sent while a normal client is served
+PARALLEL_CLIENTS = 16  # clients each opening a session and asking in it at the same time
+PARALLEL_CALLS = 10
+OVERSIZED_BODY = 5 * 2**20  # over the SDK's 4 MiB limit on a request body
+MCP_HEADERS = ("Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Host", "Origin")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "FOO", "get", "P\x00ST")
+PATHS = ("/mcp", "/mcp/", "/", "/MCP", "/mcp?x=1", "/mcp/../mcp", "//mcp", "/%6Dcp", "/mcp#frag", "*")
+
+
+def request(
+    port: int, method: str = "POST", path: str = "/mcp", headers: dict[str, str] | None = None, body: bytes = b""
+) -> bytes:
+    """One HTTP/1.1 request as bytes: the usual headers of an MCP client, `headers` over them, a right length."""
+    fields = {
+        "Host": f"127.0.0.1:{port}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    fields |= headers or {}
+    fields |= {"Content-Length": str(len(body)), "Connection": "close"}
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in fields.items()) + "\r\n"
+    return head.encode("latin-1", errors="replace") + body
+
+
+def exchange(port: int, data: bytes, timeout_s: float = ANSWER_DEADLINE_S) -> int:
+    """Send raw bytes on a new connection; the status code of the answer (0: closed without one, -1: none in time)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as sock:
+        try:
+            sock.sendall(data)
+        except OSError:  # the server may close a connection whose request it refused before reading all of it
+            pass
+        try:
+            first = sock.recv(64)
+        except TimeoutError:
+            return -1
+        except OSError:
+            return 0
+    return status_of(first.split(b"\r\n", 1)[0])
+
+
+PRINTABLE = st.characters(min_codepoint=33, max_codepoint=126)
+HEADER_VALUES = st.one_of(
+    st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    st.text(st.characters(min_codepoint=0, max_codepoint=255), max_size=20),  # controls, latin-1
+    st.sampled_from(["", "text/plain", "application/json", "*/*", "evil.example", "http://evil.example", "2025-11-25"]),
+    st.builds(lambda c, n: c * n, st.sampled_from(["a", "9", ";"]), st.integers(100, 20_000)),
+)
+
+
+def _canary(port: int, design: str) -> Callable[[], str | None]:
+    """A normal client kept between cases: asks in its session, starting a new one when told it is gone (404)."""
+    conn: list[HttpConnection] = []
+    session: list[str] = []
+
+    def once() -> tuple[int, str | None]:
+        if not conn:
+            conn.append(HttpConnection(port, ANSWER_DEADLINE_S))
+        if not session:
+            session.append(open_session(conn[0]))
+        status, wrong = ask(conn[0], design, session[0])
+        if status == 404:  # a DELETE case ended it: a well-behaved client starts a new session
+            session[0] = open_session(conn[0])
+            status, wrong = ask(conn[0], design, session[0])
+        return status, wrong
+
+    def problem() -> str | None:
+        try:
+            status, wrong = once()
+            if status == 0:  # the server closed an idle kept-alive connection, as HTTP allows: connect again
+                conn.pop().close()
+                status, wrong = once()
+            return wrong
+        except (OSError, RuntimeError, ValueError):
+            if conn:
+                conn.pop().close()
+        try:  # the same retry when the closed connection showed as an error rather than an empty answer
+            return once()[1]
+        except (OSError, RuntimeError, ValueError) as exc:
+            conn.clear()
+            session.clear()
+            return f"the normal client was not served: {exc}"
+
+    return problem
+
+
+def case_strategies(port: int, session: Callable[[], str]) -> dict[str, st.SearchStrategy[bytes]]:
+    """The generated cases, by kind: each a whole request (or what a client sends as one) in bytes."""
+    any_frame = st.one_of(*framegen.STRATEGIES.values()).map(bytes.strip)
+    in_session = st.builds(
+        lambda body: request(port, headers=HEADERS | {"Mcp-Session-Id": session()}, body=body), any_frame
+    )
+    valid = line(initialize()).strip()
+    return {
+        "body without a session": any_frame.map(lambda body: request(port, body=body)),
+        "body in a session": in_session,
+        "headers": st.builds(
+            lambda picks, body: request(port, headers=dict(picks), body=body),
+            st.lists(st.tuples(st.sampled_from(MCP_HEADERS), HEADER_VALUES), min_size=1, max_size=4),
+            st.sampled_from([valid, b"{}", b""]),
+        ),
+        "method and path": st.builds(
+            lambda method, path, with_session: request(
+                port, method, path, HEADERS | ({"Mcp-Session-Id": session()} if with_session else {}), valid
+            ),
+            st.sampled_from(METHODS),
+            st.sampled_from(PATHS),
+            st.booleans(),
+        ),
+        "unknown session": st.builds(
+            lambda sid, method: request(port, method, headers=HEADERS | {"Mcp-Session-Id": sid}, body=valid),
+            st.one_of(
+                st.uuids().map(lambda u: u.hex),
+                st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=80),
+            ),
+            st.sampled_from(["POST", "GET", "DELETE"]),
+        ),
+        "broken framing": st.one_of(
+            st.binary(max_size=200).map(lambda b: b + b"\r\n\r\n"),  # not a request line at all
+            st.builds(  # a length that is not a number, or says less than was sent
+                lambda length, body: request(port, body=body).replace(
+                    f"Content-Length: {len(body)}".encode(), f"Content-Length: {length}".encode()
+                ),
+                st.sampled_from(["-1", "abc", "1e3", "0x10", "0", " 5", "99999999999999999999"]),
+                st.just(valid),
+            ),
+            st.sampled_from([b"zz", b"-1", b"ffffffffffffffffffff", b"5;" + b"x" * 100]).map(  # bad chunk sizes
+                lambda size: (
+                    request(port, body=valid).replace(b"Content-Length", b"Transfer-Encoding: chunked\r\nX")
+                    + b"\r\n"
+                    + size
+                    + b"\r\n"
+                    + valid
+                    + b"\r\n0\r\n\r\n"
+                )
+            ),
+        ),
+    }
+
+
+def _run(examples: int, strategy: st.SearchStrategy[bytes], check: Callable[[bytes], None]) -> None:
+    """Hypothesis over one kind of case, deterministically (the same cases every run)."""
+    from hypothesis import HealthCheck, given, settings
+
+    settings(
+        max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )(given(strategy)(check))()
+
+
+def case_problems(status: int, normal_call: str | None, exit_code: int | None, rss: float | None) -> list[str]:
+    """What is wrong after one case: a 5xx or no answer, the normal call's problem, an exit, memory over its limit."""
+    problems = []
+    if status >= 500 or status == -1:
+        problems.append(f"the case was answered with HTTP {status}" if status > 0 else "the case got no answer in time")
+    if normal_call is not None:
+        problems.append(normal_call)
+    if exit_code is not None:
+        problems.append(f"the server exited with code {exit_code}")
+    if rss is not None and rss > MEMORY_LIMIT_MB:
+        problems.append(f"the server uses {rss:.0f} MB, over {MEMORY_LIMIT_MB} MB")
+    return problems
+
+
+def abuse_design(design: str, examples: int) -> dict[str, Any]:
+    """Every generated kind of case, `examples` each, then the fixed ones, on one HTTP server of `design`."""
+    report: dict[str, Any] = {"design": design, "cases": {}, "statuses": {}, "failures": []}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with RawHttp(design, stdout=out, stderr=err) as server:
+            canary = _canary(server.port, design)
+            if (wrong := canary()) is not None:
+                raise RuntimeError(f"the {design} server over HTTP did not serve a normal client: {wrong}")
+            started = rss_mb(server.proc.pid)  # once it serves: before, the process may still be importing
+            report["startServerRssMb"] = round(started, 1)
+            peak = [started]
+
+            opened: list[str] = []
+
+            def session() -> str:
+                # One session for the cases that need one; a DELETE among them ends it, and later cases then see 404.
+                if not opened:
+                    opened.append(open_session(server.conn))
+                return opened[0]
+
+            def record(kind: str, status: int, what: bytes) -> None:
+                report["cases"][kind] = report["cases"].get(kind, 0) + 1
+                counts = report["statuses"].setdefault(kind, {})
+                counts[str(status)] = counts.get(str(status), 0) + 1
+                rss = None
+                if report["cases"][kind] % RSS_EVERY == 0 and server.proc.poll() is None:
+                    rss = rss_mb(server.proc.pid)
+                    peak.append(rss)
+                for problem in case_problems(status, canary(), server.proc.poll(), rss):
+                    report["failures"].append({"kind": kind, "case": repr(what[:200]), "problem": problem})
+
+            def sender(kind: str) -> Callable[[bytes], None]:
+                return lambda data: record(kind, exchange(server.port, data), data)
+
+            for kind, strategy in case_strategies(server.port, session).items():
+                _run(examples, strategy, sender(kind))
+            oversized = request(server.port, body=b"[" * OVERSIZED_BODY)
+            record("oversized body", exchange(server.port, oversized), oversized[:200])
+            report["slowClients"] = hold_slow_clients(server.port, design, SLOW_CLIENTS)
+            report["parallelClients"] = parallel_clients(server.port, design, PARALLEL_CLIENTS, PARALLEL_CALLS)
+            for part in ("slowClients", "parallelClients"):
+                if report[part]["problem"] is not None:
+                    report["failures"].append({"kind": part, "case": "", "problem": report[part]["problem"]})
+            peak.append(rss_mb(server.proc.pid))
+        report["peakServerRssMb"] = round(max(peak), 1)
+        report["exitCode"] = server.proc.returncode
+        out.seek(0)
+        err.seek(0)
+        report["stdoutBytes"] = len(out.read())
+        problems = exit_problems(report["exitCode"], report["stdoutBytes"], err.read().decode(errors="replace"))
+    report["cleanExit"] = not problems
+    report["failures"] += [{"kind": "exit", "case": "SIGTERM", "problem": p} for p in problems]
+    return report
+
+
+def exit_problems(code: int, stdout_bytes: int, stderr: str) -> list[str]:
+    """What was wrong with how an HTTP server stopped on SIGTERM: its exit code, stdout, a traceback on stderr."""
+    problems = [] if code == 0 else [f"the server exited with code {code} on SIGTERM"]
+    if stdout_bytes:
+        problems.append(f"the server wrote {stdout_bytes} bytes on stdout")
+    if "Traceback" in stderr:
+        last = stderr.strip().splitlines()[-1]
+        problems.append(f"the server wrote a traceback on stderr, ending {last[:200]!r}")
+    return problems
+
+
+def hold_slow_clients(port: int, design: str, count: int) -> dict[str, Any]:
+    """Open `count` connections that each send half a request and wait; a normal client must be served meanwhile."""
+    held = []
+    whole = request(port, body=line(initialize()).strip())
+    try:
+        for n in range(count):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=ANSWER_DEADLINE_S)
+            cut = whole.index(b"\r\n\r\n") if n % 2 else len(whole) - 10  # half the headers, or all but the body's end
+            sock.sendall(whole[:cut])
+            held.append(sock)
+        time.sleep(0.2)
+        problem = new_client_problem(port, design)
+    finally:
+        for sock in held:
+            sock.close()
+    return {"held": count, "problem": problem}
+
+
+def parallel_clients(port: int, design: str, clients: int, calls: int) -> dict[str, Any]:
+    """`clients` clients at once, each with its own connection and session, asking `calls` times; every answer
+    checked."""
+
+    def one(n: int) -> list[str]:
+        conn = HttpConnection(port, ANSWER_DEADLINE_S)
+        try:
+            sid = open_session(conn)
+            return [p for i in range(calls) if (p := ask(conn, design, sid, f"parallel-{n}-{i}")[1]) is not None]
+        finally:
+            conn.close()
+
+    with ThreadPoolExecutor(clients) as pool:
+        wrong = [p for problems in pool.map(one, range(clients)) for p in problems]
+    return {"clients": clients, "callsEach": calls, "wrongAnswers": len(wrong), "problem": wrong[0] if wrong else None}
+
+
+def abandoned(design: str, sessions: int, every: int) -> dict[str, Any]:
+    """The session bound on a fresh server with the default limits: memory curve, the first session, a new client."""
+    limits = SessionLimits()
+    with RawHttp(design) as server:
+        result = abandon_sessions(server, sessions, every)
+    return result | {"maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
+
+
+def abuse_http(examples: int, design_names: tuple[str, ...], sessions: int = 3000, every: int = 250) -> dict[str, Any]:
+    """HTTP abuse of each design's server, and the abandoned-sessions test; the summary fuzz.json keeps."""
+    started = time.perf_counter()
+    reports = [abuse_design(d, examples) for d in design_names]
+    bound = abandoned(design_names[-1], sessions, every)
+    bound_failed = (
+        bound["growthMb"] > bound["boundMb"] or bound["newClientProblem"] is not None or bound["openingsRefused"]
+    )
+    return {
+        "transport": "http",
+        "examplesPerKind": examples,
+        "designs": reports,
+        "abandonedSessions": bound | {"design": design_names[-1]},
+        "totals": {
+            "cases": sum(sum(r["cases"].values()) for r in reports),
+            "failures": sum(len(r["failures"]) for r in reports) + int(bool(bound_failed)),
+            "peakServerRssMb": max(r["peakServerRssMb"] for r in reports),
+        },
+        "timings": {"seconds": round(time.perf_counter() - started, 1)},
+    }

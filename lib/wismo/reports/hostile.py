@@ -1,0 +1,146 @@
+"""What notebook 01 shows of a `make fuzz` run (fuzz.json): sentences and rows for hostile tool arguments, stdio
+frames and HTTP requests, and the memory curve of the abandoned sessions; nothing but a pointer when there is none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from wismo.core.paths import OUTPUTS
+from wismo.core.textgrid import LIST_SEPARATOR, plural
+
+NO_RUN = "No fuzz run in this output folder yet: `make fuzz` writes one."
+
+
+def load(out: str | Path | None) -> dict[str, Any] | None:
+    """The fuzz result in `out` (default outputs/), or None when `make fuzz` has not written one there."""
+    path = (Path(out) if out else OUTPUTS) / "fuzz.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def arguments_sentence(fuzzed: dict[str, Any] | None) -> str:
+    """One sentence on the argument fuzzing: examples, crashes, hangs, unclear errors, peak memory (measured)."""
+    if fuzzed is None:
+        return NO_RUN
+    t = fuzzed["totals"]
+    return (
+        f"{t['examples']:,} examples ({fuzzed['examplesPerTool']:,} per tool): "
+        f"{plural(t['crashes'], 'crash', 'crashes')}, {plural(t['hangs'], 'hang')}, "
+        f"{plural(t['unclearErrors'], 'unclear error')}; peak server memory {t['peakServerRssMb']} MB (measured)."
+    )
+
+
+def argument_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per tool: examples, valid results, tool errors and the errors by kind."""
+    if fuzzed is None:
+        return []
+    return [
+        {
+            "design": design["design"],
+            "tool": name,
+            "examples": t["examples"],
+            "valid results": t["results"],
+            "tool errors": sum(t["errors"].values()),
+            "errors by kind": LIST_SEPARATOR.join(f"{k} {v}" for k, v in sorted(t["errors"].items())),
+        }
+        for design in fuzzed["designs"]
+        for name, t in design["tools"].items()
+    ]
+
+
+def _failures(part: dict[str, Any]) -> str:
+    n = part["totals"]["failures"]
+    return "no failures" if n == 0 else plural(n, "failure")
+
+
+def frames_sentence(fuzzed: dict[str, Any] | None) -> str | None:
+    """One sentence on the stdio frames: cases, failures, clean exits on EOF, peak memory; None without a run."""
+    frames = (fuzzed or {}).get("frames")
+    if frames is None:
+        return None
+    t = frames["totals"]
+    eof = frames["eofCases"]
+    clean = sum(d["cleanExit"] for d in frames["designs"])
+    return (
+        f"{t['cases']:,} frames over stdio ({frames['examplesPerKind']:,} per kind and design, and the fixed cases): "
+        f"{_failures(frames)}; {plural(eof['cases'], 'server')} given a partial frame and then end of input, "
+        f"{len(eof['failures'])} not exiting cleanly; {clean} of {len(frames['designs'])} servers exited cleanly at "
+        f"the end of their run; peak server memory {t['peakServerRssMb']} MB (measured)."
+    )
+
+
+def frame_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per design and kind of frame: cases and failures."""
+    frames = (fuzzed or {}).get("frames")
+    if frames is None:
+        return []
+    return [
+        {
+            "design": d["design"],
+            "kind of frame": kind,
+            "cases": n,
+            "failures": sum(f["kind"] == kind for f in d["failures"]),
+        }
+        for d in frames["designs"]
+        for kind, n in d["cases"].items()
+    ]
+
+
+def http_sentence(fuzzed: dict[str, Any] | None) -> str | None:
+    """One sentence on the HTTP abuse: cases, failures, slow and parallel clients, clean stops; None without a run."""
+    http = (fuzzed or {}).get("http")
+    if http is None:
+        return None
+    t = http["totals"]
+    first = http["designs"][0]
+    clean = sum(d["cleanExit"] for d in http["designs"])
+    wrong = sum(d["parallelClients"]["wrongAnswers"] for d in http["designs"])
+    return (
+        f"{t['cases']:,} requests over Streamable HTTP ({http['examplesPerKind']:,} per kind and design): "
+        f"{_failures(http)}. With {first['slowClients']['held']} connections holding half a request, a new client "
+        f"was served; {first['parallelClients']['clients']} clients at once, {first['parallelClients']['callsEach']} "
+        f"calls each, got {plural(wrong, 'wrong answer')}; {clean} of {len(http['designs'])} servers stopped "
+        f"cleanly on SIGTERM; peak server memory {t['peakServerRssMb']} MB (measured)."
+    )
+
+
+def http_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per design and kind of request: cases, the HTTP statuses they got, failures."""
+    http = (fuzzed or {}).get("http")
+    if http is None:
+        return []
+    return [
+        {
+            "design": d["design"],
+            "kind of request": kind,
+            "cases": n,
+            "answered with (HTTP status × cases)": LIST_SEPARATOR.join(
+                f"{status} × {count:,}" for status, count in sorted(d["statuses"][kind].items())
+            ),
+            "failures": sum(f["kind"] == kind for f in d["failures"]),
+        }
+        for d in http["designs"]
+        for kind, n in d["cases"].items()
+    ]
+
+
+def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
+    """One sentence on the abandoned sessions: how many, the growth against the bound, the oldest, a new client."""
+    bound = ((fuzzed or {}).get("http") or {}).get("abandonedSessions")
+    if bound is None:
+        return None
+    verdict = "within" if bound["growthMb"] <= bound["boundMb"] else "over"
+    oldest = (
+        "was closed to admit newer ones (HTTP 404, so its client starts a new session)"
+        if bound["firstSessionAfterStatus"] == 404
+        else f"was answered with HTTP {bound['firstSessionAfterStatus']}: it was kept"
+    )
+    client = "was served" if bound["newClientProblem"] is None else f"was not served ({bound['newClientProblem']})"
+    return (
+        f"The server kept at most {bound['maxSessions']:,} sessions and closed one after {bound['idleTimeoutS']:g} "
+        f"seconds with no request in flight (its defaults). {bound['abandoned']:,} clients each opened a session on "
+        f"the {bound['design']} server over Streamable HTTP and never came back: its memory grew by "
+        f"{bound['growthMb']} MB (measured), {verdict} the bound of {bound['boundMb']:g} MB. The first session, used "
+        f"before them, {oldest}; a new client afterwards {client}."
+    )

@@ -1,0 +1,82 @@
+"""HTTP abuse (`make fuzz` runs the long pass): a short pass on a real server, and the checks that decide what a
+failure is, each shown to catch what it is for."""
+
+import json
+
+import pytest
+
+from wismo.qa import http_abuse, sessions
+from wismo.qa.http_abuse import case_problems, exit_problems, request
+from wismo.render import charts
+from wismo.reports import hostile
+
+
+@pytest.mark.slow
+def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
+    report = http_abuse.abuse_design("focused", 8)
+    assert report["failures"] == [], report["failures"]
+    assert set(report["cases"]) == {*http_abuse.case_strategies(0, lambda: "x"), "oversized body"}
+    assert all(n == 8 for kind, n in report["cases"].items() if kind != "oversized body")
+    statuses = {int(s) for by_status in report["statuses"].values() for s in by_status}
+    assert statuses and max(statuses) < 500 and report["statuses"]["oversized body"] == {"413": 1}
+    assert report["statuses"]["unknown session"] == {"404": 8}
+    assert report["cleanExit"] and report["exitCode"] == 0 and report["stdoutBytes"] == 0
+    assert report["parallelClients"]["wrongAnswers"] == 0 and report["slowClients"]["problem"] is None
+    # What notebook 01 shows of it.
+    bound = http_abuse.abandoned("focused", 40, every=20)
+    fuzzed = {
+        "http": {
+            "examplesPerKind": 8,
+            "designs": [report],
+            "abandonedSessions": bound | {"design": "focused"},
+            "totals": {"cases": sum(report["cases"].values()), "failures": 0, "peakServerRssMb": 70.0},
+        }
+    }
+    (tmp_path / "fuzz.json").write_text(json.dumps(fuzzed))
+    loaded = hostile.load(tmp_path)
+    assert hostile.http_sentence(loaded).startswith(f"{sum(report['cases'].values()):,} requests over Streamable HTTP")
+    rows = hostile.http_rows(loaded)
+    assert len(rows) == len(report["cases"]) and rows[-1]["answered with (HTTP status × cases)"] == "413 × 1"
+    said = hostile.sessions_sentence(loaded)
+    assert "40 clients each opened a session" in said and "within the bound of 100 MB" in said
+    fig = charts.session_memory(loaded["http"]["abandonedSessions"])
+    ax = fig.axes[0]
+    assert "(measured)" in ax.get_title() and "MB" in ax.get_ylabel() and ax.get_xlabel()
+    assert [p["sessions"] for p in bound["curve"]] == [0, 20, 40]
+
+
+def test_a_server_error_no_answer_a_wrong_answer_an_exit_and_too_much_memory_are_each_a_failure():
+    assert case_problems(400, None, None, 70.0) == []
+    assert case_problems(404, None, None, None) == []
+    assert case_problems(500, None, None, None) == ["the case was answered with HTTP 500"]
+    assert case_problems(-1, None, None, None) == ["the case got no answer in time"]
+    assert case_problems(200, "the normal call's answer is not ORD-1004's record: 'x'", None, None) != []
+    assert case_problems(200, None, -9, None) == ["the server exited with code -9"]
+    assert case_problems(200, None, None, 10_000.0) != []
+
+
+def test_a_stop_that_is_not_clean_is_named():
+    assert exit_problems(0, 0, "wismo INFO a client disconnected\n") == []
+    assert exit_problems(-15, 0, "") == ["the server exited with code -15 on SIGTERM"]
+    assert exit_problems(0, 12, "") == ["the server wrote 12 bytes on stdout"]
+    (problem,) = exit_problems(0, 0, "Traceback (most recent call last):\n  ...\nstarlette.requests.ClientDisconnect\n")
+    assert "traceback" in problem and "ClientDisconnect" in problem
+
+
+def test_the_normal_call_is_checked_for_its_id_its_order_and_success():
+    good = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": '{"orderId":"ORD-1004"}'}]}}
+    assert sessions.answer_problem(200, json.dumps(good).encode(), 7) is None
+    assert sessions.answer_problem(200, json.dumps(good).encode(), 8) is not None  # someone else's answer
+    other = json.loads(json.dumps(good).replace("ORD-1004", "ORD-1001"))
+    assert sessions.answer_problem(200, json.dumps(other).encode(), 7) is not None
+    failed = good | {"result": good["result"] | {"isError": True}}
+    assert sessions.answer_problem(200, json.dumps(failed).encode(), 7) is not None
+    assert sessions.answer_problem(404, b"", 7) == "the normal call was answered with HTTP 404: b''"
+    assert sessions.answer_problem(200, b"<html>", 7) is not None
+
+
+def test_a_request_carries_the_length_of_its_body_and_the_headers_asked_for():
+    data = request(8000, "PUT", "/x", {"Accept": "text/plain"}, b"{}")
+    head, body = data.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"PUT /x HTTP/1.1\r\n") and b"Content-Length: 2" in head and body == b"{}"
+    assert b"Accept: text/plain" in head and b"Host: 127.0.0.1:8000" in head
