@@ -24,7 +24,7 @@ TARGETS_X_FLOOR = {
     # 2026-12-01, 2 cores, N=8); a quarter above queuing is the machine's noise, beyond it the load itself costs.
     "HTTP, N clients: median, times N calls alone": 1.25,
     # N stdio servers could overlap on 2 cores, but the N clients share one interpreter and those cores, and a server's
-    # CPU per call rises by half or more among eight (0.46 to 0.7 ms, measured): 0.9 measured with a core free, 1.6
+    # CPU per call rises by half or more among eight (0.45 to 0.73 ms, measured): 0.9 measured with a core free, 1.6-1.7
     # with other work on the other one. The same quarter above queuing: load may not cost more than waiting one's turn.
     "stdio, N servers: median, times N calls alone": 1.25,
 }
