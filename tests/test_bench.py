@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from wismo import cli
-from wismo.bench import floors, importtime, stats, suite
+from wismo.bench import floors, importtime, parallel, stats, suite
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.client import raw as rawclient
@@ -160,7 +160,8 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
             assert set(figure["stats"]) == {"unit", "n", "median", "p95", "min", "max"}, (name, figure["name"])
             assert figure["stats"]["n"] >= 1 and figure["stats"]["median"] > 0
     targets = {t["target"] for t in smoke["targets"]}
-    assert targets == set(stats.TARGETS_MS) | set(stats.TARGETS_MB) | set(stats.TARGETS_X_FLOOR)
+    kinds = (stats.TARGETS_MS, stats.TARGETS_MB, stats.TARGETS_X_FLOOR, stats.TARGETS_COUNT)
+    assert targets == {name for kind in kinds for name in kind}
     for t in smoke["targets"]:
         assert t["met"] or (t["missedByPercent"] > 0 and t["why"])
     large = smoke["benchmarks"]["largeOrder"]
@@ -179,6 +180,73 @@ def test_the_round_trips_cover_both_tools_both_clients_and_the_sdk_transport(smo
     comparison = smoke["benchmarks"]["comparison"]
     assert comparison["requestsPerPass"] > comparison["cases"] > 0
     assert smoke["benchmarks"]["report"]["notebooks"] == ["tiny"]
+
+
+def test_the_parallel_load_pairs_each_load_with_one_client_alone_and_checks_every_answer(smoke):
+    quick = Settings.quick()
+    # The one client alone makes as many calls as all N together, round by round.
+    calls = quick.parallel_rounds * quick.parallel_clients * quick.parallel_calls
+    answers = quick.parallel_rounds * quick.parallel_clients * (quick.parallel_warmup + quick.parallel_calls)
+    load = smoke["benchmarks"]["parallelLoad"]
+    figures = load["figures"]
+    assert [(f["transport"], f["clients"]) for f in figures] == [
+        (t, n) for t in ("http", "stdio") for _ in quick.parallel_designs for n in (1, quick.parallel_clients)
+    ]
+    for alone, loaded in zip(figures[::2], figures[1::2]):
+        assert alone["floor"] and not loaded["floor"] and alone["tool"] == loaded["tool"]
+        assert loaded["vsFloor"] == stats.ratio(loaded["stats"]["median"], alone["stats"]["median"])
+        assert loaded["stats"]["n"] == loaded["calls"] == alone["stats"]["n"] == alone["calls"] == calls
+        assert loaded["answersChecked"] == answers and loaded["clients"] == quick.parallel_clients
+        assert loaded["callsPerSecond"] > 0 and loaded["wallSeconds"] > 0 and loaded["wrongAnswers"] == 0
+    assert load["answersChecked"] == sum(f["answersChecked"] for f in figures) and load["wrongAnswers"] == 0
+    verdicts = {t["target"]: t for t in load["targets"]}
+    assert set(verdicts) == set(parallel.TARGET.values()) | {parallel.WRONG}
+    assert verdicts[parallel.WRONG] == {
+        "target": parallel.WRONG,
+        "targetCount": 0,
+        "count": 0,
+        "of": load["answersChecked"],
+        "met": True,
+    }
+
+
+class AsksAnotherOrder(RawServer):
+    """A stdio client that asks the server for ORD-1001 whatever it was told to ask: every answer is then wrong."""
+
+    def call(self, tool, arguments):
+        return super().call(tool, {"orderId": "ORD-1001"})
+
+
+@pytest.mark.parametrize("session", [RawServer, AsksAnotherOrder])
+def test_the_parallel_load_counts_an_answer_to_another_question_as_wrong(session):
+    warmup, calls = 1, 3
+    with session("focused", keep_stderr=False) as server:
+        server.checked_handshake()
+        pids, tool = [server.proc.pid], "get_order_support_context"
+        phase = parallel.run_phase([server], pids, tool, ["ORD-1004"], warmup, calls)
+    asked = warmup + calls
+    assert phase.asked == asked and sum(len(c.answers) for c in phase.clients) == asked and phase.calls == calls
+    if session is RawServer:
+        assert phase.wrong == []
+    else:
+        assert phase.wrong == ["order 'ORD-1001' answered for ORD-1004"] * asked
+        verdict = stats.check_count(parallel.WRONG, len(phase.wrong), asked, lambda: phase.wrong[0])
+        assert verdict["met"] is False and verdict["missedByCount"] == asked and verdict["missedByPercent"] == 100.0
+
+
+def test_an_answer_is_wrong_when_its_id_result_or_order_is_not_the_questions():
+    def answer(text, request_id=2, is_error=False):
+        result = {"content": [{"type": "text", "text": text}], "isError": is_error}
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+
+    granular, focused = '{"orderId": "ORD-1004"}', '{"order": {"orderId": "ORD-1004"}}'
+    assert parallel.wrong_answer(answer(granular), "ORD-1004", 2) is None
+    assert parallel.wrong_answer(answer(focused), "ORD-1004", 2) is None
+    assert parallel.wrong_answer(answer(focused), "ORD-1002", 2) == "order 'ORD-1004' answered for ORD-1002"
+    assert parallel.wrong_answer(answer(granular, 3), "ORD-1004", 2) == "answer id 3 to request 2"
+    assert parallel.wrong_answer(answer(granular, is_error=True), "ORD-1004", 2).startswith("an error result")
+    assert parallel.wrong_answer(answer("Order ORD-1004 was not found."), "ORD-1004", 2).startswith("not a tool")
+    assert parallel.wrong_answer(b'{"jsonrpc": "2.0", "id": 2, "error": {}}', "ORD-1004", 2).startswith("not a tool")
 
 
 def test_bench_json_is_stable_and_the_table_prints(smoke, tmp_path):

@@ -24,6 +24,11 @@ class Settings:
     reports: int = 3  # `make report` equivalents
     report_notebooks: tuple[str, ...] = ()  # empty: every notebook, through `wismo report` (what `make report` runs)
     sdk_reference: bool = True  # also time the SDK's own (threaded) stdio transport, as the in-run "before"
+    parallel_clients: int = 8  # N: clients in parallel on one HTTP server, and stdio servers with a client each
+    parallel_calls: int = 100  # M: timed calls per client under load (and for the one client alone)
+    parallel_warmup: int = 20  # calls per client before timing, answers checked too
+    parallel_rounds: int = 3  # one client alone then N at once, interleaved, per design and transport
+    parallel_designs: tuple[str, ...] = ("granular", "focused")  # which of PROBES go under load
 
     @classmethod
     def quick(cls) -> Settings:
@@ -39,4 +44,9 @@ class Settings:
             later_passes=1,
             reports=1,
             sdk_reference=True,
+            parallel_clients=2,
+            parallel_calls=3,
+            parallel_warmup=1,
+            parallel_rounds=1,
+            parallel_designs=("focused",),  # each design under load starts 2 + N servers: seconds of a smoke test
         )

@@ -13,6 +13,7 @@ from typing import Any
 from wismo.bench.audit import bench_tokens
 from wismo.bench.comparison import bench_comparison
 from wismo.bench.large_order import bench_large_order
+from wismo.bench.parallel import bench_parallel_load
 from wismo.bench.report_build import bench_report
 from wismo.bench.roundtrip import bench_http_round_trip, bench_stdio_round_trip
 from wismo.bench.settings import Settings
@@ -28,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[Settings], dict[str, Any]]] = {
     "report": bench_report,
     "largeOrder": bench_large_order,
     "tokens": bench_tokens,
+    "parallelLoad": bench_parallel_load,
 }
 
 

@@ -39,7 +39,9 @@ def _time(ms: float, in_seconds: bool) -> str:
 def _target(t: dict[str, Any]) -> str:
     """One target's line: measured, target, and the verdict."""
     detail = ""
-    if "targetMb" in t:
+    if "targetCount" in t:
+        measured, target, missed = f"{t['count']} of {t['of']}", str(t["targetCount"]), str(t.get("missedByCount"))
+    elif "targetMb" in t:
         measured, target, missed = f"{t['peakMb']} MB", f"{t['targetMb']} MB", f"{t.get('missedByMb')} MB"
     elif "targetXFloor" in t:
         measured, target, missed = f"{t['xFloor']:.2f}x", f"{t['targetXFloor']:.2f}x", f"{t.get('missedByXFloor')}x"

@@ -157,15 +157,19 @@ class RawServer:
 
     def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
         """One tools/call: ms from writing the line to reading the answer; an error unless the tool succeeded."""
+        elapsed, answer = self.call(tool, arguments)
+        _succeeded(tool, answer)
+        return elapsed
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
+        """One tools/call with the next id: ms from writing the line to reading the answer, and the answer unread."""
         self.next_id += 1
         data = line(tools_call(tool, arguments, self.next_id))
         started = time.perf_counter()
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
         answer = read_line(self.proc.stdout)
-        elapsed = (time.perf_counter() - started) * 1000
-        _succeeded(tool, answer)
-        return elapsed
+        return (time.perf_counter() - started) * 1000, answer
 
     def close(self) -> int | None:
         """Close stdin and wait for the exit code; kill the server if it does not exit."""
@@ -258,41 +262,14 @@ class HttpConnection:
         self.sock.close()
 
 
-class RawHttp:
-    """A server process over Streamable HTTP (stateful, JSON responses), spoken to with raw HTTP/1.1."""
+class HttpSession:
+    """One MCP session on its own kept-alive connection to a server already listening on 127.0.0.1:port; several
+    can share one server, as the clients of a real one do."""
 
-    def __init__(
-        self,
-        design: str,
-        timeout_s: float = 20.0,
-        options: tuple[str, ...] = (),
-        stdout: Any = subprocess.DEVNULL,
-        stderr: Any = subprocess.DEVNULL,
-    ) -> None:
-        # options: more `wismo serve` options (session limits); stdout, stderr: files to keep what the server wrote.
+    def __init__(self, design: str, port: int, timeout_s: float = 20.0) -> None:
         self.design = design
-        self.conn: HttpConnection | None = None
-        with listening_socket() as sock:  # handed down already listening: no other process can take the port
-            port = sock.getsockname()[1]
-            self.port = port
-            self.proc = subprocess.Popen(
-                server_command(design, http_fd=sock.fileno()) + list(options),
-                stdin=subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                pass_fds=(sock.fileno(),),
-                env=client_env(),
-                start_new_session=True,
-            )
-        deadline = time.monotonic() + timeout_s
-        while self.conn is None:
-            try:
-                self.conn = HttpConnection(port, timeout_s)
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.close()
-                    raise RuntimeError(f"the {design} server over HTTP did not listen on 127.0.0.1:{port}") from None
-                time.sleep(0.02)
+        self.port = port
+        self.conn: HttpConnection | None = HttpConnection(port, timeout_s)
         self.headers = {"MCP-Protocol-Version": PINNED_REVISION}
         self.next_id = 1
 
@@ -314,18 +291,68 @@ class RawHttp:
 
     def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
         """One tools/call: ms from sending the request to reading the whole answer; an error unless it succeeded."""
+        elapsed, answer = self.call(tool, arguments)
+        _succeeded(tool, answer)
+        return elapsed
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
+        """One tools/call with the next id: ms from sending the request to reading the whole answer, and its body."""
         self.next_id += 1
         body = line(tools_call(tool, arguments, self.next_id)).strip()
         started = time.perf_counter()
         _, _, answer = self.conn.post(body, self.headers)
-        elapsed = (time.perf_counter() - started) * 1000
-        _succeeded(tool, answer)
-        return elapsed
+        return (time.perf_counter() - started) * 1000, answer
 
-    def close(self) -> int:
-        """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
+    def close(self) -> None:
+        """Close the connection (the server goes on)."""
         if self.conn is not None:
             self.conn.close()
+
+    def __enter__(self) -> HttpSession:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class RawHttp(HttpSession):
+    """A server process over Streamable HTTP (stateful, JSON responses), spoken to with raw HTTP/1.1; `port` is
+    where further sessions (HttpSession) can reach the same server."""
+
+    def __init__(
+        self,
+        design: str,
+        timeout_s: float = 20.0,
+        options: tuple[str, ...] = (),
+        stdout: Any = subprocess.DEVNULL,
+        stderr: Any = subprocess.DEVNULL,
+    ) -> None:
+        # options: more `wismo serve` options (session limits); stdout, stderr: files to keep what the server wrote.
+        self.conn = None
+        with listening_socket() as sock:  # handed down already listening: no other process can take the port
+            port = sock.getsockname()[1]
+            self.proc = subprocess.Popen(
+                server_command(design, http_fd=sock.fileno()) + list(options),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=(sock.fileno(),),
+                env=client_env(),
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout_s
+        while self.conn is None:
+            try:
+                super().__init__(design, port, timeout_s)
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    self.close()
+                    raise RuntimeError(f"the {design} server over HTTP did not listen on 127.0.0.1:{port}") from None
+                time.sleep(0.02)
+
+    def close(self) -> int:  # type: ignore[override]
+        """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
+        super().close()
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -337,6 +364,3 @@ class RawHttp:
 
     def __enter__(self) -> RawHttp:
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
