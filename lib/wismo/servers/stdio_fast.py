@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import os
 import stat
 import sys
@@ -31,7 +32,9 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from mcp.shared.message import SessionMessage
-from mcp_types import jsonrpc_message_adapter
+from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+
+from wismo.core.errors import WismoError
 
 # Reading pauses while this many complete lines wait for the server loop, and resumes below the low mark.
 HIGH_WATER_LINES = 64
@@ -58,6 +61,19 @@ def usable() -> bool:
     except RuntimeError:
         return False
     return _is_pipe_or_socket(0) and _is_pipe_or_socket(1)
+
+
+class RequestIdInvalid(WismoError, ValueError):
+    """A line with an id that is neither a string nor an integer: an invalid request, not a notification."""
+
+
+def _names_an_id(text: str) -> bool:
+    """Whether a line the adapter read as a notification has an id member after all (of a type it dropped)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and "id" in value
 
 
 class _LineReader(asyncio.Protocol):
@@ -171,11 +187,17 @@ class ReadStream:
         line = await self._reader.next_line()
         if line is None:
             raise anyio.EndOfStream
+        text = line.decode("utf-8", "replace")
         try:
             # As the SDK's transport: UTF-8 with replacement, then the SDK's own message adapter.
-            message = jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False)
+            message = jsonrpc_message_adapter.validate_json(text, by_name=False)
         except Exception as exc:
             return exc
+        # The adapter reads {"id": true, "method": ...} (an id of the wrong type) as a notification and drops the
+        # id, so the request would go unanswered and its client wait forever; it is an invalid request, answered
+        # with an error (id null) as JSON-RPC asks. Notifications are few and short: parsing them again is cheap.
+        if isinstance(message, JSONRPCNotification) and _names_an_id(text):
+            return RequestIdInvalid(f"the id of a {message.method} request is neither a string nor an integer")
         return SessionMessage(message)
 
     def __aiter__(self) -> ReadStream:
