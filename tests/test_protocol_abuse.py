@@ -100,6 +100,20 @@ def test_a_request_whose_id_is_not_a_string_or_an_integer_gets_an_error_not_sile
         _alive(server)
 
 
+def test_a_line_over_the_cap_is_dropped_and_answered_and_the_server_keeps_serving():
+    # Uncapped, a line stayed in memory whole until its newline and parsing it cost about five times its length
+    # (a 64 MB line: 370 MB); over 32 MB it is now dropped as it arrives, and answered with an error (id null).
+    huge = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_order","arguments":{"orderId":"'
+    with RawServer("granular") as server:
+        server.handshake()
+        server.send_bytes(huge + b"A" * (40 * 2**20), 60)  # in pieces, the newline last
+        server.send_bytes(b'"}}}\n', 60)
+        answer = server.recv(timeout=30)
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert "longer than 32 MB" in answer["error"]["message"]
+        _alive(server)
+
+
 @pytest.fixture
 def http_server():
     port = free_port()

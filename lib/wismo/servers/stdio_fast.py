@@ -42,6 +42,9 @@ LOW_WATER_LINES = 16
 # The writer waits for the pipe to drain once this many bytes are buffered.
 WRITE_HIGH_WATER = 256 * 1024
 DRAIN_ON_EXIT_S = 5.0
+# A longer line is dropped as it arrives and answered with an error. Without a cap a line grows in memory until its
+# newline (or forever); parsing costs about five times its length, so a 64 MB line took the server to 370 MB.
+MAX_LINE_BYTES = 32 * 2**20
 
 
 def _is_pipe_or_socket(fd: int) -> bool:
@@ -67,6 +70,16 @@ class RequestIdInvalid(WismoError, ValueError):
     """A line with an id that is neither a string nor an integer: an invalid request, not a notification."""
 
 
+class LineTooLong(WismoError, ValueError):
+    """A line longer than MAX_LINE_BYTES, dropped unread."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the line is longer than {MAX_LINE_BYTES // 2**20} MB and was not read")
+
+
+TOO_LONG = object()  # in the reader's queue: a line dropped for its length
+
+
 def _names_an_id(text: str) -> bool:
     """Whether a line the adapter read as a notification has an id member after all (of a type it dropped)."""
     try:
@@ -82,7 +95,8 @@ class _LineReader(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.ReadTransport | None = None
         self.partial = bytearray()
-        self.lines: collections.deque[bytes] = collections.deque()
+        self.lines: collections.deque[bytes | object] = collections.deque()
+        self.skipping = False  # inside a line too long to keep: drop everything up to its newline
         self.eof = False
         self.paused = False
         self.waiter: asyncio.Future[None] | None = None
@@ -91,6 +105,12 @@ class _LineReader(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        if self.skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            self.skipping = False
+            data = data[end + 1 :]
         if b"\n" in data:
             self.partial += data
             *complete, rest = self.partial.split(b"\n")
@@ -102,6 +122,11 @@ class _LineReader(asyncio.Protocol):
                 self.transport.pause_reading()
         else:
             self.partial += data
+        if len(self.partial) > MAX_LINE_BYTES:
+            self.partial = bytearray()
+            self.skipping = True
+            self.lines.append(TOO_LONG)
+            self._wake()
 
     def eof_received(self) -> bool:
         self._finish()
@@ -124,8 +149,8 @@ class _LineReader(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def next_line(self) -> bytes | None:
-        """The next complete line, or None at end of input."""
+    async def next_line(self) -> bytes | object | None:
+        """The next complete line (TOO_LONG for one dropped), or None at end of input."""
         while not self.lines:
             if self.eof:
                 return None
@@ -187,6 +212,8 @@ class ReadStream:
         line = await self._reader.next_line()
         if line is None:
             raise anyio.EndOfStream
+        if line is TOO_LONG:
+            return LineTooLong()
         text = line.decode("utf-8", "replace")
         try:
             # As the SDK's transport: UTF-8 with replacement, then the SDK's own message adapter.
