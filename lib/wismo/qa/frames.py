@@ -200,7 +200,7 @@ class Session:
         return rss
 
     def _fail(self, kind: str, frame: bytes, problem: str) -> None:
-        self.failures.append({"kind": kind, "frame": repr(frame)[:200], "problem": problem})
+        self.failures.append({"kind": kind, "frame": repr(frame[:200])[:200], "problem": problem})
 
     def case(self, kind: str, frame: bytes, check_memory: bool = False) -> None:
         """Send one frame (a line) and a normal call, and check everything read until both are answered."""
@@ -302,7 +302,9 @@ def eof_cases(design_names: tuple[str, ...], examples: int) -> dict[str, Any]:
         servers = [RawServer(design, stderr_file=err) for (design, _), err in zip(batch, stderrs, strict=True)]
         for (design, frame), server, stderr in zip(batch, servers, stderrs, strict=True):
             for problem in eof_case(server, stderr, frame):
-                failures.append({"kind": EOF_KIND, "design": design, "frame": repr(frame)[:200], "problem": problem})
+                failures.append(
+                    {"kind": EOF_KIND, "design": design, "frame": repr(frame[:200])[:200], "problem": problem}
+                )
             stderr.close()
     return {"cases": len(frames), "failures": failures}
 
