@@ -87,6 +87,33 @@ def test_a_client_that_disappears_mid_call_leaves_a_clean_exit():
     assert "Traceback" not in stderr
 
 
+def test_a_request_whose_id_is_not_a_string_or_an_integer_gets_an_error_not_silence():
+    # The SDK's message adapter reads such a line as a notification (the id dropped), so it went unanswered and a
+    # client waiting for its answer waited forever. JSON-RPC: an invalid request is answered, with id null.
+    with RawServer("granular") as server:
+        server.handshake()
+        for ident in ("true", "3.5", "null", "[1]", '{"a":1}', "false", "1e3"):
+            server.send(f'{{"jsonrpc":"2.0","id":{ident},"method":"ping"}}')
+            answer = server.recv(timeout=5)
+            assert answer["id"] is None and answer["error"]["code"] == -32600, (ident, answer)
+        server.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')  # a real notification: still quiet
+        _alive(server)
+
+
+def test_a_line_over_the_cap_is_dropped_and_answered_and_the_server_keeps_serving():
+    # Uncapped, a line stayed in memory whole until its newline and parsing it cost about five times its length
+    # (a 64 MB line: 370 MB); over 32 MB it is now dropped as it arrives, and answered with an error (id null).
+    huge = b'{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_order","arguments":{"orderId":"'
+    with RawServer("granular") as server:
+        server.handshake()
+        server.send_bytes(huge + b"A" * (40 * 2**20), 60)  # in pieces, the newline last
+        server.send_bytes(b'"}}}\n', 60)
+        answer = server.recv(timeout=30)
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert "longer than 32 MB" in answer["error"]["message"]
+        _alive(server)
+
+
 @pytest.fixture
 def http_server():
     port = free_port()

@@ -85,6 +85,19 @@ def read_line(stream: BinaryIO, timeout_s: float = 20.0) -> bytes:
     return got
 
 
+def write_all(stream: BinaryIO, data: bytes, timeout_s: float = 20.0) -> None:
+    """Write all of `data` to a pipe, or an error after the deadline (a peer that has stopped reading)."""
+    stream.flush()
+    view = memoryview(data)
+    deadline = time.monotonic() + timeout_s
+    while view:
+        _, ready, _ = select.select([], [stream], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise TimeoutError(f"the peer read nothing for {timeout_s:g} s")
+        # At most PIPE_BUF bytes at a time: a pipe select() calls writable takes that much without blocking.
+        view = view[os.write(stream.fileno(), view[: select.PIPE_BUF]) :]
+
+
 def rest(stream: BinaryIO) -> bytes:
     """Everything left on a pipe until the peer closes it, the bytes read_line already holds first."""
     return bytes(_pending.pop(stream, b"")) + stream.read()
@@ -113,13 +126,15 @@ class RawServer:
         cwd: str = "/",
         command: list[str] | None = None,
         keep_stderr: bool = True,
+        stderr_file: BinaryIO | None = None,
     ) -> None:
-        # keep_stderr=False for long runs: nobody reads the pipe, and a full pipe would block the server.
+        # keep_stderr=False for long runs: nobody reads the pipe, and a full pipe would block the server; or a file
+        # (stderr_file), read once the server has exited.
         self.proc = subprocess.Popen(
             command or server_command(design),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+            stderr=stderr_file or (subprocess.PIPE if keep_stderr else subprocess.DEVNULL),
             env=client_env() if env is None else env,
             cwd=cwd,
         )
@@ -131,6 +146,10 @@ class RawServer:
         data = message.encode() + b"\n" if isinstance(message, str) else line(message)
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
+
+    def send_bytes(self, data: bytes, timeout_s: float = 20.0) -> None:
+        """Write bytes as they are, no newline added (frames that are not JSON, partial frames), within a deadline."""
+        write_all(self.proc.stdin, data, timeout_s)
 
     def recv(self, timeout: float = 15.0) -> dict[str, Any]:
         """The next line from the server, parsed."""

@@ -105,6 +105,8 @@ def _reply_to_unreadable(write_stream: Any):
         code, message = (
             (PARSE_ERROR, "Parse error: the line is not valid JSON.")
             if not_json
+            else (INVALID_REQUEST, f"Invalid request: {exc}.")  # the transport's own sentence (stdio_fast)
+            if isinstance(exc, WismoError)
             else (INVALID_REQUEST, "Invalid request: the line is JSON but not a JSON-RPC 2.0 message.")
         )
         await write_stream.send(

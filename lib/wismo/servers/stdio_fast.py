@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import os
 import stat
 import sys
@@ -31,7 +32,9 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from mcp.shared.message import SessionMessage
-from mcp_types import jsonrpc_message_adapter
+from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+
+from wismo.core.errors import WismoError
 
 # Reading pauses while this many complete lines wait for the server loop, and resumes below the low mark.
 HIGH_WATER_LINES = 64
@@ -39,6 +42,9 @@ LOW_WATER_LINES = 16
 # The writer waits for the pipe to drain once this many bytes are buffered.
 WRITE_HIGH_WATER = 256 * 1024
 DRAIN_ON_EXIT_S = 5.0
+# A longer line is dropped as it arrives and answered with an error. Without a cap a line grows in memory until its
+# newline (or forever); parsing costs about five times its length, so a 64 MB line took the server to 370 MB.
+MAX_LINE_BYTES = 32 * 2**20
 
 
 def _is_pipe_or_socket(fd: int) -> bool:
@@ -60,13 +66,37 @@ def usable() -> bool:
     return _is_pipe_or_socket(0) and _is_pipe_or_socket(1)
 
 
+class RequestIdInvalid(WismoError, ValueError):
+    """A line with an id that is neither a string nor an integer: an invalid request, not a notification."""
+
+
+class LineTooLong(WismoError, ValueError):
+    """A line longer than MAX_LINE_BYTES, dropped unread."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the line is longer than {MAX_LINE_BYTES // 2**20} MB and was not read")
+
+
+TOO_LONG = object()  # in the reader's queue: a line dropped for its length
+
+
+def _names_an_id(text: str) -> bool:
+    """Whether a line the adapter read as a notification has an id member after all (of a type it dropped)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and "id" in value
+
+
 class _LineReader(asyncio.Protocol):
     """Collects complete lines from the read pipe; pauses reading while too many wait."""
 
     def __init__(self) -> None:
         self.transport: asyncio.ReadTransport | None = None
         self.partial = bytearray()
-        self.lines: collections.deque[bytes] = collections.deque()
+        self.lines: collections.deque[bytes | object] = collections.deque()
+        self.skipping = False  # inside a line too long to keep: drop everything up to its newline
         self.eof = False
         self.paused = False
         self.waiter: asyncio.Future[None] | None = None
@@ -75,6 +105,12 @@ class _LineReader(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        if self.skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            self.skipping = False
+            data = data[end + 1 :]
         if b"\n" in data:
             self.partial += data
             *complete, rest = self.partial.split(b"\n")
@@ -86,6 +122,11 @@ class _LineReader(asyncio.Protocol):
                 self.transport.pause_reading()
         else:
             self.partial += data
+        if len(self.partial) > MAX_LINE_BYTES:
+            self.partial = bytearray()
+            self.skipping = True
+            self.lines.append(TOO_LONG)
+            self._wake()
 
     def eof_received(self) -> bool:
         self._finish()
@@ -108,8 +149,8 @@ class _LineReader(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def next_line(self) -> bytes | None:
-        """The next complete line, or None at end of input."""
+    async def next_line(self) -> bytes | object | None:
+        """The next complete line (TOO_LONG for one dropped), or None at end of input."""
         while not self.lines:
             if self.eof:
                 return None
@@ -171,11 +212,19 @@ class ReadStream:
         line = await self._reader.next_line()
         if line is None:
             raise anyio.EndOfStream
+        if line is TOO_LONG:
+            return LineTooLong()
+        text = line.decode("utf-8", "replace")
         try:
             # As the SDK's transport: UTF-8 with replacement, then the SDK's own message adapter.
-            message = jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False)
+            message = jsonrpc_message_adapter.validate_json(text, by_name=False)
         except Exception as exc:
             return exc
+        # The adapter reads {"id": true, "method": ...} (an id of the wrong type) as a notification and drops the
+        # id, so the request would go unanswered and its client wait forever; it is an invalid request, answered
+        # with an error (id null) as JSON-RPC asks. Notifications are few and short: parsing them again is cheap.
+        if isinstance(message, JSONRPCNotification) and _names_an_id(text):
+            return RequestIdInvalid(f"the id of a {message.method} request is neither a string nor an integer")
         return SessionMessage(message)
 
     def __aiter__(self) -> ReadStream:
