@@ -11,6 +11,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from wismo import __version__
+from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import compact
 from wismo.domain import Dataset, LookupFailure
 from wismo.servers.protocol import pin_revision
