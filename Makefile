@@ -56,7 +56,8 @@ lab: $(STAMP)
 runs: $(STAMP)
 	$(BIN)/wismo evaluate both 3 --latency 400 0.05 12
 
-## fuzz: property-based fuzzing, 2,000 examples per tool of every design, into outputs/fuzz.json
+## fuzz: hostile input against real servers into outputs/fuzz.json: 2,000 argument objects per tool, 200 frames per kind
+## over stdio, 200 HTTP requests per kind, 3,000 abandoned sessions
 fuzz: $(STAMP)
 	$(BIN)/wismo fuzz 2000
 

@@ -28,7 +28,7 @@ def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
         "http": {
             "examplesPerKind": 8,
             "designs": [report],
-            "abandonedSessions": bound | {"design": "focused"},
+            "abandonedSessions": bound | {"failures": http_abuse.bound_problems(bound)},
             "totals": {"cases": sum(report["cases"].values()), "failures": 0, "peakServerRssMb": 70.0},
         }
     }
@@ -36,10 +36,15 @@ def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
     loaded = hostile.load(tmp_path)
     assert hostile.http_sentence(loaded).startswith(f"{sum(report['cases'].values()):,} requests over Streamable HTTP")
     rows = hostile.http_rows(loaded)
-    assert len(rows) == len(report["cases"]) and rows[-1]["answered with (HTTP status × cases)"] == "413 × 1"
+    assert len(rows) == len(report["cases"])
+    assert (
+        next(r for r in rows if r["kind of request"] == "oversized body")["answered with (HTTP status × cases)"]
+        == "413 × 1"
+    )
     said = hostile.sessions_sentence(loaded)
     assert "40 clients each opened a session" in said and "within the bound of 100 MB" in said
-    fig = charts.session_memory(loaded["http"]["abandonedSessions"])
+    assert http_abuse.bound_problems(bound) == []
+    fig = charts.session_memory(*hostile.session_runs(loaded))
     ax = fig.axes[0]
     assert "(measured)" in ax.get_title() and "MB" in ax.get_ylabel() and ax.get_xlabel()
     assert [p["sessions"] for p in bound["curve"]] == [0, 20, 40]
@@ -53,6 +58,10 @@ def test_a_server_error_no_answer_a_wrong_answer_an_exit_and_too_much_memory_are
     assert case_problems(200, "the normal call's answer is not ORD-1004's record: 'x'", None, None) != []
     assert case_problems(200, None, -9, None) == ["the server exited with code -9"]
     assert case_problems(200, None, None, 10_000.0) != []
+    assert case_problems(202, None, None, None) == []  # a notification is accepted with 202
+    assert case_problems(202, None, None, None, owed=True) == [
+        "a request was accepted as a notification (HTTP 202): its client would wait for ever"
+    ]
 
 
 def test_a_stop_that_is_not_clean_is_named():
@@ -80,3 +89,22 @@ def test_a_request_carries_the_length_of_its_body_and_the_headers_asked_for():
     head, body = data.split(b"\r\n\r\n", 1)
     assert head.startswith(b"PUT /x HTTP/1.1\r\n") and b"Content-Length: 2" in head and body == b"{}"
     assert b"Accept: text/plain" in head and b"Host: 127.0.0.1:8000" in head
+
+
+def test_a_broken_session_bound_is_named():
+    bound = {
+        "abandoned": 3000,
+        "maxSessions": 100,
+        "growthMb": 108.2,
+        "boundMb": 100.0,
+        "firstSessionAfterStatus": 200,
+        "openingsRefused": 0,
+        "newClientProblem": None,
+    }
+    assert http_abuse.bound_problems(bound) == [
+        "3,000 abandoned sessions added 108.2 MB",
+        "the first session was kept past the cap (HTTP 200)",
+    ]
+    fine = bound | {"growthMb": 12.5, "firstSessionAfterStatus": 404}
+    assert http_abuse.bound_problems(fine) == []
+    assert http_abuse.bound_problems(fine | {"abandoned": 40, "firstSessionAfterStatus": 200}) == []  # under the cap

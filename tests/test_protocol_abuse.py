@@ -149,22 +149,42 @@ def _post(url, body, session=None):
         return e.code, dict(e.headers), e.read().decode()
 
 
+def _session(url, revision="2025-11-25"):
+    """initialize at `revision` (answered with the pinned one) and notifications/initialized; the session id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"protocolVersion": revision, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+    status, headers, body = _post(url, init)
+    assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
+    session = headers.get("mcp-session-id")
+    _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    return session
+
+
 def test_http_abuse_gets_errors_and_the_server_keeps_serving(http_server):
     status, _, body = _post(http_server, "this is not json")
     assert 400 <= status < 500 and json.loads(body)["error"]["code"] == -32700
     status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert 400 <= status < 500 and "error" in json.loads(body)
-    init = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "initialize",
-        "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }
-    status, headers, body = _post(http_server, init)
-    assert status == 200 and json.loads(body)["result"]["protocolVersion"] == "2025-11-25"
-    session = headers.get("mcp-session-id")
-    _post(http_server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    session = _session(http_server, "1999-01-01")  # answered with the pinned revision
     status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": 3, "method": "foo/bar"}, session)
     assert json.loads(body)["error"]["code"] == -32601
     status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": CALL}, session)
     assert status == 200 and json.loads(json.loads(body)["result"]["content"][0]["text"])["orderId"] == "ORD-1001"
+
+
+def test_http_a_request_whose_id_is_neither_a_string_nor_an_integer_is_refused_not_swallowed(http_server):
+    # The SDK reads such a request as a notification and answers 202 with no body: its client would wait for ever.
+    session = _session(http_server)
+    for bad in (True, 1.5, None, [1], {}, 1e3):
+        status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": bad, "method": "ping"}, session)
+        answer = json.loads(body)
+        assert status == 400 and answer["id"] is None and answer["error"]["code"] == -32600, (bad, status, body)
+        assert "neither a string nor an integer" in answer["error"]["message"]
+    status, _, body = _post(http_server, {"jsonrpc": "2.0", "id": 5, "method": "ping"}, session)
+    assert status == 200 and json.loads(body) == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    status, _, _ = _post(http_server, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}}, session)
+    assert status == 202  # a real notification is still accepted

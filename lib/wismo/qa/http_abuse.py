@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from wismo.client.raw import HttpConnection, RawHttp, initialize, line
-from wismo.qa import framegen
+from wismo.qa import framegen, frames
 from wismo.qa.fuzz import MEMORY_LIMIT_MB
 from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session, rss_mb, status_of
 from wismo.qa.sessions import abandon as abandon_sessions
@@ -171,11 +171,16 @@ def _run(examples: int, strategy: st.SearchStrategy[bytes], check: Callable[[byt
     )(given(strategy)(check))()
 
 
-def case_problems(status: int, normal_call: str | None, exit_code: int | None, rss: float | None) -> list[str]:
-    """What is wrong after one case: a 5xx or no answer, the normal call's problem, an exit, memory over its limit."""
+def case_problems(
+    status: int, normal_call: str | None, exit_code: int | None, rss: float | None, owed: bool = False
+) -> list[str]:
+    """What is wrong after one case: a 5xx or no answer, a request (`owed` an answer) accepted as a notification,
+    the normal call's problem, an exit, memory over its limit."""
     problems = []
     if status >= 500 or status == -1:
         problems.append(f"the case was answered with HTTP {status}" if status > 0 else "the case got no answer in time")
+    if owed and status == 202:
+        problems.append("a request was accepted as a notification (HTTP 202): its client would wait for ever")
     if normal_call is not None:
         problems.append(normal_call)
     if exit_code is not None:
@@ -213,7 +218,8 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
                 if report["cases"][kind] % RSS_EVERY == 0 and server.proc.poll() is None:
                     rss = rss_mb(server.proc.pid)
                     peak.append(rss)
-                for problem in case_problems(status, canary(), server.proc.poll(), rss):
+                owed = frames.expect(what.partition(b"\r\n\r\n")[2])[0] == "request"
+                for problem in case_problems(status, canary(), server.proc.poll(), rss, owed):
                     report["failures"].append({"kind": kind, "case": repr(what[:200]), "problem": problem})
 
             def sender(kind: str) -> Callable[[bytes], None]:
@@ -286,30 +292,49 @@ def parallel_clients(port: int, design: str, clients: int, calls: int) -> dict[s
     return {"clients": clients, "callsEach": calls, "wrongAnswers": len(wrong), "problem": wrong[0] if wrong else None}
 
 
-def abandoned(design: str, sessions: int, every: int) -> dict[str, Any]:
-    """The session bound on a fresh server with the default limits: memory curve, the first session, a new client."""
-    limits = SessionLimits()
-    with RawHttp(design) as server:
+def abandoned(design: str, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, Any]:
+    """The session bound on a fresh server (wismo's default limits unless others are given): the memory curve, the
+    first session, a new client."""
+    limits = limits or SessionLimits()
+    options = ("--max-sessions", str(limits.max_sessions), "--session-idle-timeout", f"{limits.idle_timeout_s:g}")
+    with RawHttp(design, options=options) as server:
         result = abandon_sessions(server, sessions, every)
-    return result | {"maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
+    return result | {"design": design, "maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
+
+
+def bound_problems(bound: dict[str, Any]) -> list[str]:
+    """What breaks the session bound in an abandoned-sessions result, one sentence each."""
+    problems = []
+    if bound["growthMb"] > bound["boundMb"]:
+        problems.append(f"{bound['abandoned']:,} abandoned sessions added {bound['growthMb']} MB")
+    if bound["abandoned"] > bound["maxSessions"] and bound["firstSessionAfterStatus"] != 404:
+        problems.append(f"the first session was kept past the cap (HTTP {bound['firstSessionAfterStatus']})")
+    if bound["openingsRefused"]:
+        problems.append(f"{bound['openingsRefused']} new sessions were refused")
+    if bound["newClientProblem"] is not None:
+        problems.append(bound["newClientProblem"])
+    return problems
 
 
 def abuse_http(examples: int, design_names: tuple[str, ...], sessions: int = 3000, every: int = 250) -> dict[str, Any]:
-    """HTTP abuse of each design's server, and the abandoned-sessions test; the summary fuzz.json keeps."""
+    """HTTP abuse of each design's server, and the abandoned-sessions test on wismo's limits and, for comparison,
+    on the SDK's defaults; the summary fuzz.json keeps."""
+    from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
+
     started = time.perf_counter()
     reports = [abuse_design(d, examples) for d in design_names]
     bound = abandoned(design_names[-1], sessions, every)
-    bound_failed = (
-        bound["growthMb"] > bound["boundMb"] or bound["newClientProblem"] is not None or bound["openingsRefused"]
-    )
+    sdk = SessionLimits(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)
+    bound["failures"] = bound_problems(bound)
     return {
         "transport": "http",
         "examplesPerKind": examples,
         "designs": reports,
-        "abandonedSessions": bound | {"design": design_names[-1]},
+        "abandonedSessions": bound,
+        "abandonedSessionsOnSdkDefaults": abandoned(design_names[-1], sessions, every, sdk),
         "totals": {
             "cases": sum(sum(r["cases"].values()) for r in reports),
-            "failures": sum(len(r["failures"]) for r in reports) + int(bool(bound_failed)),
+            "failures": sum(len(r["failures"]) for r in reports) + len(bound["failures"]),
             "peakServerRssMb": max(r["peakServerRssMb"] for r in reports),
         },
         "timings": {"seconds": round(time.perf_counter() - started, 1)},

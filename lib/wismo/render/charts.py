@@ -337,20 +337,32 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-def session_memory(bound: dict[str, Any]) -> Figure:
-    """The server's memory above its start as abandoned Streamable HTTP sessions accumulate, beside the bound."""
-    fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
-    points = bound["curve"]
-    color = DESIGN_COLORS[bound["design"]]
-    ax.plot([p["sessions"] for p in points], [p["rssAboveStartMb"] for p in points], marker="o", color=color)
-    ax.axhline(bound["boundMb"], color="grey", linestyle="--", linewidth=1)
-    ax.annotate(f"bound: {bound['boundMb']:g} MB", (0, bound["boundMb"]), xytext=(4, -12), textcoords="offset points")
+def session_memory(bound: dict[str, Any], before: dict[str, Any] | None = None) -> Figure:
+    """The server's memory above its start as abandoned Streamable HTTP sessions accumulate, on wismo's limits
+    (and on the SDK's defaults, measured the same way, when given), beside the bound."""
+    fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
+    lines = [(bound, DESIGN_COLORS[bound["design"]], "o", "wismo's limits")]
+    if before is not None:
+        lines.append((before, "grey", "s", "the SDK's defaults"))
+    for run, color, marker, name in lines:
+        points = run["curve"]
+        ax.plot(
+            [p["sessions"] for p in points],
+            [p["rssAboveStartMb"] for p in points],
+            marker=marker,
+            color=color,
+            label=f"{name}: at most {run['maxSessions']:,} sessions, {run['idleTimeoutS'] / 60:g} min idle",
+        )
+    ax.axhline(bound["boundMb"], color="black", linestyle="--", linewidth=1)
+    ax.annotate(f"bound: {bound['boundMb']:g} MB", (0, bound["boundMb"]), xytext=(4, 4), textcoords="offset points")
+    top = max([bound["boundMb"], *(p["rssAboveStartMb"] for run, *_ in lines for p in run["curve"])])
     ax.set(
         title=f"{bound['design']} server over Streamable HTTP: memory as sessions are abandoned (measured)",
         xlabel="sessions opened and abandoned",
         ylabel="resident memory above start (MB)",
-        ylim=(0, bound["boundMb"] * 1.15),
+        ylim=(0, top * 1.15),
     )
     thousands(ax, "x")
     ax.spines[["top", "right"]].set_visible(False)
+    legend_above(fig)
     return fig

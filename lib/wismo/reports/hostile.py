@@ -70,21 +70,23 @@ def frames_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     )
 
 
-def frame_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """One row per design and kind of frame: cases and failures."""
-    frames = (fuzzed or {}).get("frames")
-    if frames is None:
-        return []
+def _by_kind(part: dict[str, Any], kind_header: str) -> list[dict[str, Any]]:
+    """One row per kind of case: how many each design got, and the failures of that kind on all of them."""
+    kinds = list(dict.fromkeys(kind for d in part["designs"] for kind in d["cases"]))
     return [
         {
-            "design": d["design"],
-            "kind of frame": kind,
-            "cases": n,
-            "failures": sum(f["kind"] == kind for f in d["failures"]),
+            kind_header: kind,
+            **{f"cases, {d['design']}": d["cases"].get(kind, 0) for d in part["designs"]},
+            "failures": sum(f["kind"] == kind for d in part["designs"] for f in d["failures"]),
         }
-        for d in frames["designs"]
-        for kind, n in d["cases"].items()
+        for kind in kinds
     ]
+
+
+def frame_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per kind of frame: cases on each design, and failures."""
+    frames = (fuzzed or {}).get("frames")
+    return [] if frames is None else _by_kind(frames, "kind of frame")
 
 
 def http_sentence(fuzzed: dict[str, Any] | None) -> str | None:
@@ -106,23 +108,22 @@ def http_sentence(fuzzed: dict[str, Any] | None) -> str | None:
 
 
 def http_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """One row per design and kind of request: cases, the HTTP statuses they got, failures."""
+    """One row per kind of request: cases on each design, the HTTP statuses they got (all designs), failures."""
     http = (fuzzed or {}).get("http")
     if http is None:
         return []
-    return [
-        {
-            "design": d["design"],
-            "kind of request": kind,
-            "cases": n,
-            "answered with (HTTP status × cases)": LIST_SEPARATOR.join(
-                f"{status} × {count:,}" for status, count in sorted(d["statuses"][kind].items())
-            ),
-            "failures": sum(f["kind"] == kind for f in d["failures"]),
-        }
-        for d in http["designs"]
-        for kind, n in d["cases"].items()
-    ]
+    rows = _by_kind(http, "kind of request")
+    for row in rows:
+        statuses: dict[str, int] = {}
+        for d in http["designs"]:
+            for status, n in d["statuses"].get(row["kind of request"], {}).items():
+                statuses[status] = statuses.get(status, 0) + n
+        failures = row.pop("failures")  # last, as in the frames' table
+        row["answered with (HTTP status × cases)"] = LIST_SEPARATOR.join(
+            f"{status} × {n:,}" for status, n in sorted(statuses.items(), key=lambda item: int(item[0]))
+        )
+        row["failures"] = failures
+    return rows
 
 
 def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
@@ -137,10 +138,24 @@ def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
         else f"was answered with HTTP {bound['firstSessionAfterStatus']}: it was kept"
     )
     client = "was served" if bound["newClientProblem"] is None else f"was not served ({bound['newClientProblem']})"
+    before = fuzzed["http"].get("abandonedSessionsOnSdkDefaults")
+    compared = (
+        ""
+        if before is None
+        else f" On the SDK's defaults ({before['maxSessions']:,} sessions, {before['idleTimeoutS']:,g} seconds) the "
+        f"same clients added {before['growthMb']} MB, and the first session was answered with HTTP "
+        f"{before['firstSessionAfterStatus']}."
+    )
     return (
-        f"The server kept at most {bound['maxSessions']:,} sessions and closed one after {bound['idleTimeoutS']:g} "
+        f"The server kept at most {bound['maxSessions']:,} sessions and closed one after {bound['idleTimeoutS']:,g} "
         f"seconds with no request in flight (its defaults). {bound['abandoned']:,} clients each opened a session on "
         f"the {bound['design']} server over Streamable HTTP and never came back: its memory grew by "
         f"{bound['growthMb']} MB (measured), {verdict} the bound of {bound['boundMb']:g} MB. The first session, used "
-        f"before them, {oldest}; a new client afterwards {client}."
+        f"before them, {oldest}; a new client afterwards {client}.{compared}"
     )
+
+
+def session_runs(fuzzed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The abandoned-sessions runs of a fuzz result: on wismo's limits, and on the SDK's defaults when measured."""
+    http = fuzzed["http"]
+    return http["abandonedSessions"], http.get("abandonedSessionsOnSdkDefaults")

@@ -14,7 +14,7 @@ from wismo import __version__
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import compact
 from wismo.domain import Dataset, LookupFailure
-from wismo.servers.protocol import pin_revision
+from wismo.servers.protocol import invalid_request, pin_revision
 from wismo.servers.toolspec import ToolInputError, ToolSpec
 
 log = logging.getLogger("wismo.servers")
@@ -106,7 +106,7 @@ def _reply_to_unreadable(write_stream: Any):
         code, message = (
             (PARSE_ERROR, "Parse error: the line is not valid JSON.")
             if not_json
-            else (INVALID_REQUEST, f"Invalid request: {exc}.")  # the transport's own sentence (stdio_fast)
+            else (INVALID_REQUEST, invalid_request(exc))  # the transport's own sentence (stdio_fast)
             if isinstance(exc, WismoError)
             else (INVALID_REQUEST, "Invalid request: the line is JSON but not a JSON-RPC 2.0 message.")
         )

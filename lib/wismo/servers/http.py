@@ -14,9 +14,12 @@ from typing import Any
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
+from starlette.responses import Response
 
 from wismo.core.errors import WismoError
+from wismo.servers.protocol import RequestIdInvalid, dropped_id
 from wismo.servers.settings import SessionLimits
 
 log = logging.getLogger("wismo.servers")
@@ -83,6 +86,61 @@ class QuietDisconnects(logging.Filter):
         return True
 
 
+class RefuseDroppedIds:
+    """In front of the SDK: a POSTed request whose id the SDK would drop (neither a string nor an integer) gets 400
+    and a JSON-RPC error with id null, as over stdio, instead of the 202 a notification gets and no answer ever.
+    Every other request reaches the SDK unchanged, its body replayed; one over the SDK's size limit is not read
+    past it here, so the SDK still answers 413."""
+
+    def __init__(self, app: Any, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or self._declared_too_long(scope):
+            await self.app(scope, receive, send)
+            return
+        messages, size, whole = [], 0, False
+        while not whole and size <= self.limit:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":  # the client went away: let the SDK see it as it came
+                break
+            size += len(message.get("body", b""))
+            whole = not message.get("more_body", False)
+        if whole and (invalid := _dropped_id_in(b"".join(m.get("body", b"") for m in messages))) is not None:
+            error = JSONRPCError(
+                jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {invalid}.")
+            )
+            await Response(
+                error.model_dump_json(by_alias=True, exclude_unset=True), 400, media_type="application/json"
+            )(scope, receive, send)
+            return
+
+        async def replayed() -> Any:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replayed, send)
+
+
+    def _declared_too_long(self, scope: Any) -> bool:
+        """Whether the request says it is longer than the limit (or gives a length that is not a number): the SDK
+        answers those at once from the header, and waiting here for a body that long would keep its client waiting."""
+        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+        return declared is not None and not (declared.isdigit() and int(declared) <= self.limit)
+
+
+def _dropped_id_in(body: bytes) -> RequestIdInvalid | None:
+    """The error a POSTed body deserves when it is a request whose id the SDK's adapter would drop."""
+    if b'"id"' not in body:
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except Exception:  # not a message at all: the SDK gives its own answer
+        return None
+    return dropped_id(message, body)
+
+
 def security_for(host: str) -> TransportSecuritySettings | None:
     """DNS-rebinding protection for a loopback host, as the SDK's own app sets it up; none for other hosts."""
     if host not in LOOPBACK:
@@ -100,7 +158,8 @@ def http_app(server: Server, limits: SessionLimits, host: str = "127.0.0.1") -> 
     from starlette.routing import Route
 
     manager = BoundedSessionManager(server, limits, security_for(host))
-    app = Starlette(routes=[Route(PATH, endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda _: manager.run())
+    endpoint = RefuseDroppedIds(StreamableHTTPASGIApp(manager))
+    app = Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _: manager.run())
     app.state.sessions = manager
     return app
 

@@ -1,12 +1,16 @@
-"""The pinned MCP protocol revision, and the server middleware that holds every client to it."""
+"""The pinned MCP protocol revision, the server middleware that holds every client to it, and the one rule of
+JSON-RPC the SDK's message adapter does not keep (a request's id of the wrong type), for both transports."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCNotification
+
+from wismo.core.errors import WismoError
 
 # Both sides speak this revision and no other (the context-budget case study: "Pin the revision").
 PINNED_REVISION = "2025-11-25"
@@ -45,3 +49,31 @@ async def pin_revision(ctx: Any, call_next: Any) -> Any:
         # the client then decides whether to go on.
         result = {**result, "protocolVersion": PINNED_REVISION}
     return result
+
+
+class RequestIdInvalid(WismoError, ValueError):
+    """A request to `method` whose id is neither a string nor an integer: an invalid request, not a notification."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"the id of a {method} request is neither a string nor an integer")
+        self.method = method
+
+
+def invalid_request(reason: Exception) -> str:
+    """The message of the -32600 error for a message wismo refuses, in the one sentence `reason` gives."""
+    return f"Invalid request: {reason}."
+
+
+def dropped_id(message: Any, text: str | bytes) -> RequestIdInvalid | None:
+    """The error a message deserves when the SDK's adapter read it as a notification although it has an id member.
+
+    The adapter reads {"id": true, "method": ...} (an id of the wrong type) as a notification and drops the id, so
+    the request would go unanswered and its client wait forever; JSON-RPC calls it an invalid request, answered with
+    an error whose id is null. Notifications are few and short: parsing them again is cheap."""
+    if not isinstance(message, JSONRPCNotification):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return RequestIdInvalid(message.method) if isinstance(value, dict) and "id" in value else None

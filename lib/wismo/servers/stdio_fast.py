@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import os
 import stat
 import sys
@@ -32,9 +31,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCNotification, jsonrpc_message_adapter
+from mcp_types import jsonrpc_message_adapter
 
 from wismo.core.errors import WismoError
+from wismo.servers.protocol import dropped_id
 
 # Reading pauses while this many complete lines wait for the server loop, and resumes below the low mark.
 HIGH_WATER_LINES = 64
@@ -66,10 +66,6 @@ def usable() -> bool:
     return _is_pipe_or_socket(0) and _is_pipe_or_socket(1)
 
 
-class RequestIdInvalid(WismoError, ValueError):
-    """A line with an id that is neither a string nor an integer: an invalid request, not a notification."""
-
-
 class LineTooLong(WismoError, ValueError):
     """A line longer than MAX_LINE_BYTES, dropped unread."""
 
@@ -78,15 +74,6 @@ class LineTooLong(WismoError, ValueError):
 
 
 TOO_LONG = object()  # in the reader's queue: a line dropped for its length
-
-
-def _names_an_id(text: str) -> bool:
-    """Whether a line the adapter read as a notification has an id member after all (of a type it dropped)."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(value, dict) and "id" in value
 
 
 class _LineReader(asyncio.Protocol):
@@ -220,11 +207,8 @@ class ReadStream:
             message = jsonrpc_message_adapter.validate_json(text, by_name=False)
         except Exception as exc:
             return exc
-        # The adapter reads {"id": true, "method": ...} (an id of the wrong type) as a notification and drops the
-        # id, so the request would go unanswered and its client wait forever; it is an invalid request, answered
-        # with an error (id null) as JSON-RPC asks. Notifications are few and short: parsing them again is cheap.
-        if isinstance(message, JSONRPCNotification) and _names_an_id(text):
-            return RequestIdInvalid(f"the id of a {message.method} request is neither a string nor an integer")
+        if (invalid := dropped_id(message, text)) is not None:
+            return invalid
         return SessionMessage(message)
 
     def __aiter__(self) -> ReadStream:
