@@ -154,11 +154,58 @@ def test_bad_input_gets_one_sentence_and_exit_code_2(tmp_path, capsys):
 @pytest.mark.slow
 def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
     out = tmp_path / "fuzz.json"
-    assert cli.main(["fuzz", "5", "--out", str(out)]) == 0
+    assert cli.main(["fuzz", "5", "--cases", "1", "--sessions", "30", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
     assert result["examplesPerTool"] == 5 and result["totals"]["crashes"] == 0
     assert [d["design"] for d in result["designs"]] == list(designs.names())
-    assert capsys.readouterr().out.rstrip().endswith(f"wrote {out}")
+    assert result["frames"]["examplesPerKind"] == 1 and result["frames"]["totals"]["failures"] == 0
+    assert result["http"]["abandonedSessions"]["abandoned"] == 30 and result["http"]["totals"]["failures"] == 0
+    printed = capsys.readouterr().out
+    assert "stdio frames:" in printed and "30 abandoned sessions" in printed
+    assert printed.rstrip().endswith(f"wrote {out}")
+    # Notebook 01's hostile-input cells, as stored, show this run: sentences, tables and the sessions chart.
+    shown = _run_hostile_cells(tmp_path)
+    assert any("frames over stdio" in text for text in shown["markdown"]), shown
+    assert any("requests over Streamable HTTP" in text for text in shown["markdown"])
+    assert shown["tables"] == 3 and shown["charts"] == 1
+
+
+def _run_hostile_cells(output_dir: Path) -> dict:
+    """Execute notebook 01's cells from its hostile-input heading on, with display recorded, on `output_dir`."""
+    from unittest import mock
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    notebook = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "01-equivalence.ipynb").read_text())
+    cells = notebook["cells"]
+    start = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Hostile input at scale"))
+    end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## The record of this run"))
+    shown = {"markdown": [], "tables": 0, "charts": 0}
+
+    def display(obj):
+        if hasattr(obj, "data") and isinstance(obj.data, str) and type(obj).__name__ == "Markdown":
+            shown["markdown"].append(obj.data)
+        elif type(obj).__name__ == "Shown":
+            shown["charts"] += 1
+        else:
+            shown["tables"] += 1
+
+    from wismo.render import charts, tables
+    from wismo.reports import hostile
+
+    namespace = {"hostile": hostile, "tables": tables, "charts": charts, "output_dir": str(output_dir)}
+    from IPython.display import Markdown
+
+    namespace |= {"Markdown": Markdown, "display": display}
+    with mock.patch("IPython.display.display", display):
+        from wismo.render.display import show
+
+        namespace["show"] = show
+        for cell in cells[start:end]:
+            if cell["cell_type"] == "code":
+                exec("".join(cell["source"]), namespace)
+    return shown
 
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------
