@@ -105,3 +105,18 @@ def test_session_limits_default_to_a_local_servers_and_refuse_nonsense():
         with pytest.raises(SessionLimitInvalid) as caught:
             SessionLimits(**{field: value})
         assert caught.value.name == field and caught.value.value == value
+
+
+def test_the_readme_states_the_limits_the_server_has():
+    from pathlib import Path
+
+    from wismo.servers.settings import DEFAULT_IDLE_TIMEOUT_S
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert f"keeps at most {DEFAULT_MAX_SESSIONS} sessions (`--max-sessions N`)" in readme
+    assert f"session after {DEFAULT_IDLE_TIMEOUT_S:g} seconds with no request in flight" in readme
+    assert (
+        f"at most {DEFAULT_MAX_SESSIONS} sessions and closes one after {DEFAULT_IDLE_TIMEOUT_S / 60:g} minutes"
+        in readme
+    )
+    assert f"may add at most {sessions.MEMORY_BOUND_MB:g} MB" in readme
