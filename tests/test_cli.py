@@ -167,7 +167,10 @@ def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
     shown = _run_hostile_cells(tmp_path)
     assert any("frames over stdio" in text for text in shown["markdown"]), shown
     assert any("requests over Streamable HTTP" in text for text in shown["markdown"])
-    assert shown["tables"] == 3 and shown["charts"] == 1
+    frame_kinds = {k for d in result["frames"]["designs"] for k in d["cases"]}
+    request_kinds = {k for d in result["http"]["designs"] for k in d["cases"]}
+    tools = sum(len(d["tools"]) for d in result["designs"])
+    assert shown["tables"] == [tools, len(frame_kinds), len(request_kinds)] and shown["charts"] == 1
 
 
 def _run_hostile_cells(output_dir: Path) -> dict:
@@ -181,7 +184,7 @@ def _run_hostile_cells(output_dir: Path) -> dict:
     cells = notebook["cells"]
     start = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Hostile input at scale"))
     end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## The record of this run"))
-    shown = {"markdown": [], "tables": 0, "charts": 0}
+    shown = {"markdown": [], "tables": [], "charts": 0}
 
     def display(obj):
         if hasattr(obj, "data") and isinstance(obj.data, str) and type(obj).__name__ == "Markdown":
@@ -189,7 +192,7 @@ def _run_hostile_cells(output_dir: Path) -> dict:
         elif type(obj).__name__ == "Shown":
             shown["charts"] += 1
         else:
-            shown["tables"] += 1
+            shown["tables"].append(len(obj.data))  # a reader's table (a pandas Styler): its rows
 
     from wismo.render import charts, tables
     from wismo.reports import hostile

@@ -41,6 +41,27 @@ def test_at_the_cap_the_session_idle_longest_is_closed_and_the_others_kept():
         assert ask(conn, "granular", a)[0] == 404 and ask(conn, "granular", e) == (200, None)
 
 
+def test_at_the_cap_a_request_that_opens_no_session_closes_none():
+    # Only an established session takes a place: junk without a session id, a refused origin, a GET or a request
+    # other than initialize must not cost a client its session (before, each closed the idlest one).
+    from wismo.qa.http_abuse import exchange, request
+
+    with RawHttp("granular", options=("--max-sessions", "2")) as server:
+        a, b = open_session(server.conn), open_session(server.conn)
+        port = server.port
+        junk = [
+            request(port, body=b"this is not json"),
+            request(port, headers={"Origin": "http://evil.example"}, body=b'{"jsonrpc":"2.0","id":1,"method":"x"}'),
+            request(port, "GET"),
+            request(port, body=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'),
+        ]
+        assert [exchange(port, data) for data in junk] == [400, 403, 400, 400]
+        assert [ask(server.conn, "granular", s) for s in (a, b)] == [(200, None)] * 2
+        c = open_session(server.conn)  # a real newcomer: now a (idle longest) makes room
+        assert ask(server.conn, "granular", a)[0] == 404
+        assert [ask(server.conn, "granular", s) for s in (b, c)] == [(200, None)] * 2
+
+
 def _open_stream(port: int, session: str) -> socket.socket:
     """A GET stream held open on `session`: a request in flight for as long as the socket stays open."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -100,7 +121,6 @@ def test_bad_session_options_are_one_sentence_and_exit_2(options, named):
 
 
 def test_session_limits_default_to_a_local_servers_and_refuse_nonsense():
-    assert SessionLimits().max_sessions == DEFAULT_MAX_SESSIONS
     for field, value in [("max_sessions", 0), ("max_sessions", True), ("max_sessions", 2.5), ("idle_timeout_s", -1)]:
         with pytest.raises(SessionLimitInvalid) as caught:
             SessionLimits(**{field: value})

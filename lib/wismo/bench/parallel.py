@@ -17,6 +17,7 @@ from wismo.bench.procfs import cpu_ms
 from wismo.bench.settings import PROBES, Settings
 from wismo.bench.stats import check_count, check_ratio, figure, summary
 from wismo.client.raw import HttpSession, RawHttp, RawServer
+from wismo.qa.normal import order_id_of
 
 Session = RawServer | HttpSession
 S = TypeVar("S", RawServer, HttpSession)
@@ -35,15 +36,6 @@ def order_ids() -> list[str]:
     return dataset.load().ids(ids.ORDER)
 
 
-def _named_order(text: str) -> Any:
-    """The orderId a tool result names: at its top (granular's get_order) or in its order (focused's context)."""
-    body = json.loads(text)
-    if not isinstance(body, dict):
-        return None
-    inner = body.get("order")
-    return body.get("orderId", inner.get("orderId") if isinstance(inner, dict) else None)
-
-
 def wrong_answer(answer: bytes, asked: str, request_id: int) -> str | None:
     """Why `answer` is not a successful answer to request `request_id` for order `asked`; None when it is."""
     try:
@@ -53,7 +45,7 @@ def wrong_answer(answer: bytes, asked: str, request_id: int) -> str | None:
             return f"answer id {message.get('id')!r} to request {request_id}"
         if result.get("isError") is not False:
             return f"an error result for {asked}: {json.dumps(result)[:120]}"
-        named = _named_order(result["content"][0]["text"])
+        named = order_id_of(json.loads(result["content"][0]["text"]))
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         return f"not a tool result: {answer[:120]!r}"
     return None if named == asked else f"order {named!r} answered for {asked}"

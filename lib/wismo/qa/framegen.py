@@ -177,7 +177,7 @@ FIXED: dict[str, tuple[Callable[[], bytes], ...]] = {  # run every time, whateve
     "deep nesting": (lambda: _deep("array", 100_000), lambda: _deep("in params", 100_000)),
 }
 EOF_FRAMES = (
-    b'{"jsonrpc":"2.0","id":"eof","method":"ping"}',  # complete but for its newline: answered, then the exit
+    b'{"jsonrpc":"2.0","id":"eof","method":"ping"}',  # no newline: answered or not, then a clean exit
     b'{"jsonrpc":"2.0","id":"eof","method":"tools/call","params":{"name":"get_order","argu',
     b'{"jsonrpc":"2.0","id":"eof","method":"ping","params":{"x":"\xe2\x82',  # half a UTF-8 sequence
     b"",  # nothing at all after the handshake

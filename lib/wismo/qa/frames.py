@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from wismo.client.raw import RawServer, read_line, rest
 from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS, PROBE, STRATEGIES
 from wismo.qa.fuzz import MEMORY_LIMIT_MB
+from wismo.qa.normal import normal_call, order_id_of
 from wismo.servers import designs
 
 EOF_KIND = "partial frame then EOF"
@@ -62,13 +63,6 @@ def expect(line: bytes) -> tuple[str, Any]:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b  # 1, 1.0 and true are different ids
-
-
-def order_id_of(record: Any) -> Any:
-    """The order ID a lookup answered with: at the top (granular) or in its order (focused, scoped)."""
-    if not isinstance(record, dict):
-        return None
-    return record.get("orderId", (record.get("order") or {}).get("orderId"))
 
 
 def stdout_problem(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -145,15 +139,10 @@ class Judge:
 
 
 @functools.cache
-def _entry(design: str) -> str:
-    return designs.get(design).investigation.entry
-
-
 def _probe(design: str, n: int) -> tuple[str, str, dict[str, Any]]:
     """The n-th normal call: its id, the order it asks for, the message."""
     ident, order = f"{PROBE}{n}", ORDERS[n % len(ORDERS)]
-    params = {"name": _entry(design), "arguments": {"orderId": order}}
-    return ident, order, {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+    return ident, order, normal_call(design, ident, order)
 
 
 def _exit_problems(server: RawServer, stderr: Any) -> list[str]:

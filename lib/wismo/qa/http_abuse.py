@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from wismo.client.raw import HttpConnection, RawHttp, initialize, line
 from wismo.qa import framegen, frames
+from wismo.qa.frames import RSS_EVERY
 from wismo.qa.fuzz import MEMORY_LIMIT_MB
 from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session, rss_mb, status_of
 from wismo.qa.sessions import abandon as abandon_sessions
 from wismo.servers.settings import SessionLimits
 
 ANSWER_DEADLINE_S = 10.0
-RSS_EVERY = 20  # cases between memory checks
 SLOW_CLIENTS = 32  # connections holding a request half sent while a normal client is served
 PARALLEL_CLIENTS = 16  # clients each opening a session and asking in it at the same time
 PARALLEL_CALLS = 10
@@ -316,7 +316,7 @@ def bound_problems(bound: dict[str, Any]) -> list[str]:
     return problems
 
 
-def abuse_http(examples: int, design_names: tuple[str, ...], sessions: int = 3000, every: int = 250) -> dict[str, Any]:
+def abuse_http(examples: int, design_names: tuple[str, ...], sessions: int, every: int = 250) -> dict[str, Any]:
     """HTTP abuse of each design's server, and the abandoned-sessions test on wismo's limits and, for comparison,
     on the SDK's defaults; the summary fuzz.json keeps."""
     from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT

@@ -8,11 +8,10 @@ from typing import Any
 
 import psutil
 
-from wismo.client.raw import INITIALIZED, HttpConnection, RawHttp, initialize, line, tools_call
-from wismo.servers import designs
+from wismo.client.raw import INITIALIZED, HttpConnection, RawHttp, initialize, line
+from wismo.qa.normal import ORDER, normal_call, order_id_of
 from wismo.servers.protocol import PINNED_REVISION
 
-ORDER = "ORD-1004"
 HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
 MEMORY_BOUND_MB = 100.0  # what 3,000 abandoned sessions may add to a server at most (#24)
 
@@ -33,12 +32,6 @@ def open_session(conn: HttpConnection) -> str:
     return session
 
 
-def normal_call(design: str, request_id: int | str = 7) -> dict[str, Any]:
-    """The tools/call a normal client makes first: the design's entry tool for ORDER."""
-    investigation = designs.get(design).investigation
-    return tools_call(investigation.entry, investigation.entry_arguments({"orderId": ORDER}), request_id)
-
-
 def answer_problem(status: int, body: bytes, request_id: int | str) -> str | None:
     """None when `body` is a correct answer to the normal call; else one sentence saying what is wrong with it."""
     if status != 200:
@@ -48,7 +41,11 @@ def answer_problem(status: int, body: bytes, request_id: int | str) -> str | Non
         text = answer["result"]["content"][0]["text"]
     except (ValueError, KeyError, IndexError, TypeError):
         return f"the normal call's answer is not a tool result: {body[:120]!r}"
-    if answer.get("id") != request_id or answer["result"].get("isError") or ORDER not in text:
+    try:
+        named = order_id_of(json.loads(text))
+    except ValueError:
+        named = None
+    if answer.get("id") != request_id or answer["result"].get("isError") or named != ORDER:
         return f"the normal call's answer is not {ORDER}'s record: {text[:120]!r}"
     return None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from wismo.core.paths import OUTPUTS
 from wismo.core.textgrid import LIST_SEPARATOR, plural
+from wismo.servers.settings import SessionLimits
 
 NO_RUN = "No fuzz run in this output folder yet: `make fuzz` writes one."
 
@@ -62,10 +63,12 @@ def frames_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     t = frames["totals"]
     eof = frames["eofCases"]
     clean = sum(d["cleanExit"] for d in frames["designs"])
+    # A server can fail its exit in more than one way: count the frames, not the problems.
+    unclean = len({(f["design"], f["frame"]) for f in eof["failures"]})
     return (
         f"{t['cases']:,} frames over stdio ({frames['examplesPerKind']:,} per kind and design, and the fixed cases): "
         f"{_failures(frames)}; {plural(eof['cases'], 'server')} given a partial frame and then end of input, "
-        f"{len(eof['failures'])} not exiting cleanly; {clean} of {len(frames['designs'])} servers exited cleanly at "
+        f"{unclean} not exiting cleanly; {clean} of {len(frames['designs'])} servers exited cleanly at "
         f"the end of their run; peak server memory {t['peakServerRssMb']} MB (measured)."
     )
 
@@ -95,15 +98,18 @@ def http_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     if http is None:
         return None
     t = http["totals"]
-    first = http["designs"][0]
     clean = sum(d["cleanExit"] for d in http["designs"])
-    wrong = sum(d["parallelClients"]["wrongAnswers"] for d in http["designs"])
+    slow = [d["slowClients"] for d in http["designs"]]
+    parallel = [d["parallelClients"] for d in http["designs"]]
+    starved = sum(c["problem"] is not None for c in slow)
+    wrong = sum(c["wrongAnswers"] for c in parallel)
+    served = "a new client was served" if not starved else f"a new client was not served on {starved} of them"
     return (
         f"{t['cases']:,} requests over Streamable HTTP ({http['examplesPerKind']:,} per kind and design): "
-        f"{_failures(http)}. With {first['slowClients']['held']} connections holding half a request, a new client "
-        f"was served; {first['parallelClients']['clients']} clients at once, {first['parallelClients']['callsEach']} "
-        f"calls each, got {plural(wrong, 'wrong answer')}; {clean} of {len(http['designs'])} servers stopped "
-        f"cleanly on SIGTERM; peak server memory {t['peakServerRssMb']} MB (measured)."
+        f"{_failures(http)}. With {slow[0]['held']} connections holding half a request on each server, {served}; "
+        f"{parallel[0]['clients']} clients at once on each, {parallel[0]['callsEach']} calls each, got "
+        f"{plural(wrong, 'wrong answer')}; {clean} of {len(http['designs'])} servers stopped cleanly on SIGTERM; "
+        f"peak server memory {t['peakServerRssMb']} MB (measured)."
     )
 
 
@@ -138,17 +144,20 @@ def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
         else f"was answered with HTTP {bound['firstSessionAfterStatus']}: it was kept"
     )
     client = "was served" if bound["newClientProblem"] is None else f"was not served ({bound['newClientProblem']})"
+    wismo = SessionLimits()
+    same = (bound["maxSessions"], bound["idleTimeoutS"]) == (wismo.max_sessions, wismo.idle_timeout_s)
+    defaults = " (wismo's defaults)" if same else ""
     before = fuzzed["http"].get("abandonedSessionsOnSdkDefaults")
     compared = (
         ""
         if before is None
         else f" On the SDK's defaults ({before['maxSessions']:,} sessions, {before['idleTimeoutS']:,g} seconds) the "
-        f"same clients added {before['growthMb']} MB, and the first session was answered with HTTP "
+        f"same clients added {before['growthMb']} MB (measured), and the first session was answered with HTTP "
         f"{before['firstSessionAfterStatus']}."
     )
     return (
         f"The server kept at most {bound['maxSessions']:,} sessions and closed one after {bound['idleTimeoutS']:,g} "
-        f"seconds with no request in flight (its defaults). {bound['abandoned']:,} clients each opened a session on "
+        f"seconds with no request in flight{defaults}. {bound['abandoned']:,} clients each opened a session on "
         f"the {bound['design']} server over Streamable HTTP and never came back: its memory grew by "
         f"{bound['growthMb']} MB (measured), {verdict} the bound of {bound['boundMb']:g} MB. The first session, used "
         f"before them, {oldest}; a new client afterwards {client}.{compared}"

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import math
 import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from starlette.responses import Response
 
 from wismo.core.errors import WismoError
-from wismo.servers.protocol import RequestIdInvalid, dropped_id
+from wismo.servers.protocol import RequestIdInvalid, dropped_id, invalid_request
 from wismo.servers.settings import SessionLimits
 
 log = logging.getLogger("wismo.servers")
@@ -38,10 +37,11 @@ def _idle_since(transport: StreamableHTTPServerTransport) -> float | None:
 
 
 class BoundedSessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager with one change at the cap: the session idle longest is closed to admit the new
-    client (its ID then answers 404, and the protocol tells a client to start a new session on 404), where the SDK
-    would refuse the new client with 503 until a session expires. Only when every session is serving a request at
-    that moment does a new client get the SDK's 503."""
+    """The SDK's session manager with one change at the cap: once a new client's session is established, the
+    session idle longest is closed (its ID then answers 404, and the protocol tells a client to start a new session
+    on 404), where the SDK would refuse the new client with 503 until a session expires. A request that opens no
+    session (not an initialize, refused for its headers or body) closes none. Only when every session is serving a
+    request does a new client get the SDK's 503."""
 
     def __init__(self, app: Server, limits: SessionLimits, security: TransportSecuritySettings | None) -> None:
         super().__init__(
@@ -51,31 +51,54 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             session_idle_timeout=limits.idle_timeout_s,
             max_sessions=limits.max_sessions,
         )
-        self.evicted = 0
+        self.cap = limits.max_sessions
+
+    def _live(self) -> dict[str, StreamableHTTPServerTransport]:
+        """The sessions that count toward the cap: not those whose idle timeout has already ended them."""
+        return {
+            sid: t
+            for sid, t in self._server_instances.items()
+            if t.idle_scope is None or not t.idle_scope.cancel_called
+        }
 
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
-        # Called by the SDK under its session-creation lock, so the count cannot change between this and admission.
-        if len(self._server_instances) >= self.max_sessions:
-            self._close_idlest()
-        return super()._admit_session(requestor)
+        # Called by the SDK under its session-creation lock, with no await in between: the counts cannot change.
+        # At the cap a newcomer is admitted past it when an idle session could make room once it is established;
+        # the SDK's own limit is lifted for that one admission.
+        if len(self._live()) >= self.cap and self._idlest() is None:
+            return None
+        self.max_sessions = None
+        try:
+            return super()._admit_session(requestor)
+        finally:
+            self.max_sessions = self.cap
 
-    def _close_idlest(self) -> None:
-        """Forget the session idle longest at once (its ID answers 404 from now on) and end its server task."""
-        idle = [(since, sid) for sid, t in self._server_instances.items() if (since := _idle_since(t)) is not None]
-        if not idle:
-            return
-        _, sid = min(idle)
+    async def _serve_opening_request(
+        self, http_transport: StreamableHTTPServerTransport, scope: Any, receive: Any, send: Any
+    ) -> None:
+        await super()._serve_opening_request(http_transport, scope, receive, send)
+        # The SDK has kept the session only if its opening request succeeded: only then does it take a place.
+        while len(self._live()) > self.cap and (sid := self._idlest(but=http_transport.mcp_session_id)) is not None:
+            self._close(sid)
+
+    def _idlest(self, but: str | None = None) -> str | None:
+        """The session idle longest (other than `but`), or None when every one has a request in flight."""
+        idle = [(since, sid) for sid, t in self._live().items() if sid != but and (since := _idle_since(t)) is not None]
+        return min(idle)[1] if idle else None
+
+    def _close(self, sid: str) -> None:
+        """Forget a session at once (its ID answers 404 from now on) and end its server task."""
         transport = self._server_instances.pop(sid)
         self._session_owners.pop(sid, None)
         # The session's task ends as on an idle timeout: its loop stops and the SDK terminates the transport.
         transport.idle_scope.cancel()
-        self.evicted += 1
-        log.info("closed idle session %s to admit a new client (%d sessions is the cap)", sid, self.max_sessions)
+        log.info("closed idle session %s for a new client (%d sessions is the cap)", sid, self.cap)
 
 
 class QuietDisconnects(logging.Filter):
     """A client that goes away before its request body is read is ordinary on a network; the SDK logs it as an
-    error with a traceback. This logs it as one line at INFO instead, and leaves every other record alone."""
+    error with a traceback. This logs it at INFO (not shown at `wismo serve`'s WARNING level) and leaves every other
+    record alone."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from starlette.requests import ClientDisconnect
@@ -87,56 +110,49 @@ class QuietDisconnects(logging.Filter):
 
 
 class RefuseDroppedIds:
-    """In front of the SDK: a POSTed request whose id the SDK would drop (neither a string nor an integer) gets 400
-    and a JSON-RPC error with id null, as over stdio, instead of the 202 a notification gets and no answer ever.
-    Every other request reaches the SDK unchanged, its body replayed; one over the SDK's size limit is not read
-    past it here, so the SDK still answers 413."""
+    """Behind the SDK's own checks: when the SDK accepts a POSTed message as a notification (202) although it came
+    with an id it dropped (neither a string nor an integer), the client gets 400 and a JSON-RPC error with id null
+    instead, as over stdio, rather than an answer that never comes. Every other answer passes unchanged."""
 
-    def __init__(self, app: Any, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.limit = limit
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or self._declared_too_long(scope):
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        messages, size, whole = [], 0, False
-        while not whole and size <= self.limit:
+        body: list[bytes] = []
+        refused = False
+
+        async def recorded() -> Any:
             message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":  # the client went away: let the SDK see it as it came
-                break
-            size += len(message.get("body", b""))
-            whole = not message.get("more_body", False)
-        if whole and (invalid := _dropped_id_in(b"".join(m.get("body", b"") for m in messages))) is not None:
-            error = JSONRPCError(
-                jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {invalid}.")
-            )
-            await Response(
-                error.model_dump_json(by_alias=True, exclude_unset=True), 400, media_type="application/json"
-            )(scope, receive, send)
-            return
+            if message["type"] == "http.request":
+                body.append(message.get("body", b""))
+            return message
 
-        async def replayed() -> Any:
-            return messages.pop(0) if messages else await receive()
+        async def checked(message: Any) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 202:
+                invalid = _dropped_id_in(b"".join(body))
+                if invalid is not None:
+                    refused = True
+                    error = JSONRPCError(
+                        jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=invalid_request(invalid))
+                    )
+                    content = error.model_dump_json(by_alias=True, exclude_unset=True)
+                    await Response(content, 400, media_type="application/json")(scope, receive, send)
+                    return
+            if not refused:  # the SDK's own 202 and its empty body are replaced by the refusal
+                await send(message)
 
-        await self.app(scope, replayed, send)
-
-
-    def _declared_too_long(self, scope: Any) -> bool:
-        """Whether the request says it is longer than the limit (or gives a length that is not a number): the SDK
-        answers those at once from the header, and waiting here for a body that long would keep its client waiting."""
-        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
-        return declared is not None and not (declared.isdigit() and int(declared) <= self.limit)
+        await self.app(scope, recorded, checked)
 
 
 def _dropped_id_in(body: bytes) -> RequestIdInvalid | None:
-    """The error a POSTed body deserves when it is a request whose id the SDK's adapter would drop."""
-    if b'"id"' not in body:
-        return None
+    """The error a POSTed body deserves when it is a request whose id the SDK's adapter dropped."""
     try:
         message = jsonrpc_message_adapter.validate_json(body, by_name=False)
-    except Exception:  # not a message at all: the SDK gives its own answer
+    except Exception:  # not one message: the SDK has given its own answer
         return None
     return dropped_id(message, body)
 
@@ -159,9 +175,7 @@ def http_app(server: Server, limits: SessionLimits, host: str = "127.0.0.1") -> 
 
     manager = BoundedSessionManager(server, limits, security_for(host))
     endpoint = RefuseDroppedIds(StreamableHTTPASGIApp(manager))
-    app = Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _: manager.run())
-    app.state.sessions = manager
-    return app
+    return Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _: manager.run())
 
 
 class CannotListen(WismoError, ValueError):
@@ -229,12 +243,11 @@ async def serve_http(
             if self.started and on_listening is not None:
                 on_listening(url_of(sock))
 
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            with super().capture_signals():
-                yield
-                # SIGTERM asks the server to stop, and it has stopped gracefully: exit 0 rather than by the signal,
-                # which uvicorn raises again once it is done. Ctrl-C still ends as KeyboardInterrupt.
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            # SIGTERM asks the server to stop, and it stops gracefully: exit 0 then, not by the signal that uvicorn
+            # would raise again once it is done. Ctrl-C still ends as KeyboardInterrupt.
+            if sig == signal.SIGTERM:
                 self._captured_signals = [s for s in self._captured_signals if s != signal.SIGTERM]
 
     logging.getLogger("mcp.server.streamable_http").addFilter(QuietDisconnects())
