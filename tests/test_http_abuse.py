@@ -3,6 +3,7 @@ failure is, each shown to catch what it is for."""
 
 import json
 
+import matplotlib.pyplot as plt
 import pytest
 
 from wismo.qa import http_abuse, sessions
@@ -47,6 +48,7 @@ def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
     fig = charts.session_memory(*hostile.session_runs(loaded))
     ax = fig.axes[0]
     assert "(measured)" in ax.get_title() and "MB" in ax.get_ylabel() and ax.get_xlabel()
+    plt.close(fig)
     assert [p["sessions"] for p in bound["curve"]] == [0, 20, 40]
 
 

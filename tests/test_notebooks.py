@@ -185,6 +185,8 @@ def charts_without_image(executed) -> list[str]:
     for cell in nb["cells"]:
         if cell["cell_type"] != "code":
             continue
+        if not cell["outputs"] and cell["metadata"].get("wismo", {}).get("drawsWith"):
+            continue  # it draws only from a file this build did not have (say, fuzz.json); test_cli runs it with one
         calls = [c for c in CHART_CALL.findall("".join(cell["source"])) if c in drawing]
         images = [o for o in cell["outputs"] if "image/png" in o.get("data", {})]
         if len(images) < len(calls):

@@ -14,7 +14,7 @@ from wismo import cost
 from wismo.render import charts, price_charts
 from wismo.reports import case_study as case_study_report
 
-UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD")
+UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD", "MB")
 KINDS = ("measured", "modelled", "estimated", "reported")
 MAX_WIDTH_IN = 12.0  # at the notebooks' 100 dpi, under the ~1,200 px a report gives a chart at 1,280 px
 MIN_FONT_PT = 7.5
@@ -43,6 +43,12 @@ def _comparison():
         }
     )
     return {"cases": cases, "summary": {"designs": ["granular", "focused"], "reference": "granular"}}
+
+
+def _session_run(design, max_sessions, idle_s, growth):
+    """An abandoned-sessions run as fuzz.json keeps it: a memory point every 1,000 sessions."""
+    curve = [{"sessions": 1000 * i, "rssAboveStartMb": mb} for i, mb in enumerate(growth)]
+    return {"design": design, "maxSessions": max_sessions, "idleTimeoutS": idle_s, "curve": curve, "boundMb": 100.0}
 
 
 def _growth_rows():
@@ -157,7 +163,13 @@ SAMPLES = {
         "tokens (log scale)",
         {"context window": 128000},
     ),
+    "session_memory": lambda: charts.session_memory(
+        _session_run("focused", 100, 600.0, [0.0, 5.9, 11.0, 12.5]),
+        _session_run("focused", 10_000, 1800.0, [0.0, 36.2, 72.2, 108.1]),
+    ),
 }
+# Charts of one design of ours (the server the figures were measured on), beside grey references.
+ONE_DESIGN = {"session_memory": "focused"}
 # Charts of the case study's own two designs (broad, scoped tools), which are not ours and have their own colours.
 NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record", "caching_curve"}
 
@@ -246,7 +258,8 @@ def test_designs_keep_their_colours(chart):
         pytest.skip(f"{name} draws the case study's designs or client profiles, not our designs")
     used = _colours(fig)
     designs = {matplotlib.colors.to_hex(c) for c in charts.DESIGN_COLORS.values()}
-    assert {matplotlib.colors.to_hex(charts.DESIGN_COLORS[d]) for d in ("granular", "focused")} <= used, name
+    drawn = (ONE_DESIGN[name],) if name in ONE_DESIGN else ("granular", "focused")
+    assert {matplotlib.colors.to_hex(charts.DESIGN_COLORS[d]) for d in drawn} <= used, name
     greys = {c for c in used if len(set(matplotlib.colors.to_rgb(c))) == 1}
     assert used - greys <= designs, f"{name}: colours outside charts.DESIGN_COLORS: {used - greys - designs}"
 
