@@ -59,7 +59,7 @@ runs: $(STAMP)
 ## fuzz: hostile input against real servers into outputs/fuzz.json: 2,000 argument objects per tool, 200 frames per kind
 ## over stdio, 200 HTTP requests per kind, 3,000 abandoned sessions
 fuzz: $(STAMP)
-	$(BIN)/wismo fuzz 2000
+	$(BIN)/wismo fuzz 2000 --out outputs/fuzz.json
 
 ## bench: time the MCP round trip (stdio, HTTP), server start, the whole comparison, `make report` and a 10,000-line
 ## order, each beside its floor measured in the same run (lib/wismo/bench/); prints a table and writes

@@ -151,6 +151,15 @@ def test_bad_input_gets_one_sentence_and_exit_code_2(tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_fuzz_run_by_hand_leaves_the_one_the_report_shows():
+    from wismo.cli import fuzz
+    from wismo.core.paths import OUTPUTS
+
+    assert fuzz.default_out() == OUTPUTS / "fuzz" / "fuzz.json"
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "wismo fuzz 2000 --out outputs/fuzz.json" in makefile  # make fuzz: the figures notebook 01 reads
+
+
 @pytest.mark.slow
 def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
     out = tmp_path / "fuzz.json"
