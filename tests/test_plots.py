@@ -1,6 +1,7 @@
 """Every chart: a title, axes that say what and in which unit, the kind of number, the designs' own colours, and a
 size that stays legible on a laptop-width page."""
 
+import contextlib
 import inspect
 
 import matplotlib
@@ -314,12 +315,20 @@ def _legends(fig):
     return [lg for lg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if lg is not None]
 
 
-@pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
-def test_legends_cover_no_bar_label_or_point(name):
+@contextlib.contextmanager
+def _drawn(name):
+    """A layout sample drawn, with its renderer; closed afterwards."""
     fig = LAYOUT_SAMPLES[name]()
     try:
         fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
+        yield fig, fig.canvas.get_renderer()
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
+def test_legends_cover_no_bar_label_or_point(name):
+    with _drawn(name) as (fig, renderer):
         for legend in _legends(fig):
             frame = legend.get_window_extent(renderer)
             covered = [what for what, box in _data_boxes(fig, renderer) if _overlap(frame, box.expanded(1, 1))]
@@ -327,16 +336,11 @@ def test_legends_cover_no_bar_label_or_point(name):
                 what for what, box in _data_boxes(fig, renderer) if box.width == 0 and frame.contains(box.x0, box.y0)
             ]
             assert not covered and not points, f"{name}: the legend covers {(covered + points)[:4]}"
-    finally:
-        plt.close(fig)
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
 def test_side_by_side_panels_keep_their_labels_apart(name):
-    fig = LAYOUT_SAMPLES[name]()
-    try:
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
+    with _drawn(name) as (fig, renderer):
         panels = sorted((ax for ax in _axes(fig) if ax.get_visible()), key=lambda ax: ax.get_window_extent(renderer).x0)
         for left, right in zip(panels, panels[1:]):
             left_box, right_box = left.get_window_extent(renderer), right.get_window_extent(renderer)
@@ -355,8 +359,6 @@ def test_side_by_side_panels_keep_their_labels_apart(name):
             assert titles[1].x0 - titles[0].x1 >= MIN_GAP_PX, (
                 f"{name}: titles {left.get_title()!r} and {right.get_title()!r} run into each other"
             )
-    finally:
-        plt.close(fig)
 
 
 def _overlap_rows(a, b) -> bool:

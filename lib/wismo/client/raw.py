@@ -116,7 +116,17 @@ def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
-class RawServer:
+class _TimedCalls:
+    """What both raw clients share: a timed tools/call that must succeed, built on each one's own `call`."""
+
+    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
+        """One tools/call: ms from sending it to reading the whole answer; an error unless the tool succeeded."""
+        elapsed, answer = self.call(tool, arguments)
+        _succeeded(tool, answer)
+        return elapsed
+
+
+class RawServer(_TimedCalls):
     """A server process over stdio, spoken to line by line."""
 
     def __init__(
@@ -173,12 +183,6 @@ class RawServer:
     def checked_handshake(self) -> dict[str, Any]:
         """The handshake at the pinned revision, or an error naming the server when it was not completed."""
         return _handshake_check(f"the {self.design} server over stdio", self.handshake())
-
-    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
-        """One tools/call: ms from writing the line to reading the answer; an error unless the tool succeeded."""
-        elapsed, answer = self.call(tool, arguments)
-        _succeeded(tool, answer)
-        return elapsed
 
     def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from writing the line to reading the answer, and the answer unread."""
@@ -237,6 +241,12 @@ def spawn_and_ask(
         return elapsed, answer, err.read().decode(errors="replace")
 
 
+def status_of(status_line: bytes) -> int:
+    """The status code of an HTTP/1.1 status line (0 when there is none)."""
+    parts = status_line.split()
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+
+
 def read_http_response(reader: BinaryIO) -> tuple[bytes, dict[str, str], bytes]:
     """Status line, headers (lower-case names) and body of one HTTP/1.1 response (Content-Length or chunked)."""
     status = reader.readline()
@@ -275,13 +285,26 @@ class HttpConnection:
         self.sock.sendall(head + body)
         return read_http_response(self.reader)
 
+    def open_session(self) -> tuple[str, bytes]:
+        """initialize at the pinned revision, then notifications/initialized in the new session: the session's id
+        and the initialize answer; RuntimeError saying what came back when no session was opened."""
+        headers = {"MCP-Protocol-Version": PINNED_REVISION}
+        status_line, got, body = self.post(line(initialize()).strip(), headers)
+        session = got.get("mcp-session-id")
+        if status_of(status_line) != 200 or not session:
+            raise RuntimeError(
+                f"initialize was answered {status_line.decode(errors='replace').strip()}: {body[:200]!r}"
+            )
+        self.post(line(INITIALIZED).strip(), headers | {"Mcp-Session-Id": session})
+        return session, body
+
     def close(self) -> None:
         """Close the connection."""
         self.reader.close()
         self.sock.close()
 
 
-class HttpSession:
+class HttpSession(_TimedCalls):
     """One MCP session on its own kept-alive connection to a server already listening on 127.0.0.1:port; several
     can share one server, as the clients of a real one do."""
 
@@ -298,21 +321,13 @@ class HttpSession:
 
     def checked_handshake(self) -> dict[str, Any]:
         """initialize (keeping the session id), then notifications/initialized; an error if not completed."""
-        _, headers, body = self.post(initialize())
-        if "mcp-session-id" in headers:
-            self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
+        session, body = self.conn.open_session()
+        self.headers["Mcp-Session-Id"] = session
         try:
             answer = json.loads(body)
         except ValueError:
             raise RuntimeError(f"the {self.design} server over HTTP answered initialize with {body[:200]!r}") from None
-        self.post(INITIALIZED)
         return _handshake_check(f"the {self.design} server over HTTP", answer)
-
-    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
-        """One tools/call: ms from sending the request to reading the whole answer; an error unless it succeeded."""
-        elapsed, answer = self.call(tool, arguments)
-        _succeeded(tool, answer)
-        return elapsed
 
     def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from sending the request to reading the whole answer, and its body."""

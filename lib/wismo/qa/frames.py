@@ -21,12 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 import psutil
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from wismo.client.raw import RawServer, read_line, rest
 from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS, PROBE, STRATEGIES
-from wismo.qa.fuzz import MEMORY_LIMIT_MB
+from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
 from wismo.qa.normal import normal_call, order_id_of
 from wismo.servers import designs
 
@@ -184,7 +183,7 @@ class Session:
         self._sample()
 
     def _sample(self) -> float:
-        rss = round(self.process.memory_info().rss / 2**20, 1)
+        rss = round(rss_mb(self.process), 1)
         self.peak_rss = max(self.peak_rss, rss)
         return rss
 
@@ -230,19 +229,6 @@ class Session:
         return not problems
 
 
-def _run(examples: int, strategy: st.SearchStrategy[Any], check: Callable[[Any], None]) -> None:
-    """Hypothesis over `strategy`, deterministic, no database, generation only (a failure is recorded, not raised)."""
-    run = settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        derandomize=True,
-        phases=(Phase.generate,),
-        suppress_health_check=list(HealthCheck),
-    )(given(value=strategy)(check))
-    run()
-
-
 def _sender(session: Session, kind: str) -> Callable[[bytes], None]:
     return lambda value: session.case(kind, value)
 
@@ -253,7 +239,7 @@ def frame_design(design: str, examples: int) -> dict[str, Any]:
     for kind in KINDS:
         for make in FIXED.get(kind, ()):
             session.case(kind, make(), check_memory=True)
-        _run(examples, STRATEGIES[kind], _sender(session, kind))
+        run_examples(examples, STRATEGIES[kind], _sender(session, kind), generate_only=True)
     clean = session.finish()
     return {
         "design": design,
@@ -282,7 +268,7 @@ def eof_cases(design_names: tuple[str, ...], examples: int) -> dict[str, Any]:
     everything = st.one_of(*STRATEGIES.values())
     cut = st.builds(lambda frame, at: frame[: at % (len(frame) + 1)], everything, st.integers(0, 10**6))
     if examples >= 20:  # each case is a server start (about a second): a few, not `examples`
-        _run(min(examples // 20, 12), cut, lambda value: frames.append(value))
+        run_examples(min(examples // 20, 12), cut, frames.append, generate_only=True)
     failures = []
     cases = [(design_names[n % len(design_names)], frame) for n, frame in enumerate(frames)]
     for first in range(0, len(cases), EOF_AT_ONCE):

@@ -11,11 +11,12 @@ import json
 import re
 import string
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psutil
 from anyio.from_thread import start_blocking_portal
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from wismo.client.connection import Connection, HarnessError, connect
@@ -122,14 +123,14 @@ def fuzz_design(design: str, examples: int) -> dict[str, Any]:
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(connect(design, timeout_s=10)) as conn:
         tools = portal.call(conn.list_tools)
         process = _server_process(conn)
-        started_rss = process.memory_info().rss / 2**20 if process else 0.0
+        started_rss = rss_mb(process) if process else 0.0
         for tool in tools:
             stats: dict[str, Any] = {"examples": 0, "results": 0, "errors": {}}
             report["tools"][tool["name"]] = stats
             _fuzz_tool(portal, conn, tool, stats, report, process, examples, design)
         portal.call(conn.list_tools)
         if process is not None:
-            report["peakServerRssMb"] = max(report["peakServerRssMb"], round(process.memory_info().rss / 2**20, 1))
+            report["peakServerRssMb"] = max(report["peakServerRssMb"], round(rss_mb(process), 1))
             report["startServerRssMb"] = round(started_rss, 1)
     return report
 
@@ -165,7 +166,7 @@ def _fuzz_tool(
         if stats["examples"] % BATCH == 0:
             portal.call(conn.list_tools)  # still alive and answering
             if process is not None:
-                rss = process.memory_info().rss / 2**20
+                rss = rss_mb(process)
                 report["peakServerRssMb"] = max(report["peakServerRssMb"], round(rss, 1))
                 if rss > MEMORY_LIMIT_MB:
                     raise ClaimFailed(
@@ -174,10 +175,29 @@ def _fuzz_tool(
                         f"{design} server uses {rss:.0f} MB, over {MEMORY_LIMIT_MB} MB",
                     )
 
+    run_examples(examples, arguments(tool), check)
+
+
+def run_examples(
+    examples: int, strategy: st.SearchStrategy[Any], check: Callable[[Any], None], generate_only: bool = False
+) -> None:
+    """Hypothesis over `strategy`: `examples` values, the same every run (derandomized, no database, no deadline);
+    `generate_only` skips shrinking, for a check that records what it finds instead of raising it."""
+    phases = {"phases": (Phase.generate,)} if generate_only else {}
     run = settings(
-        max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
-    )(given(args=arguments(tool))(check))
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        **phases,
+    )(given(strategy)(check))
     run()
+
+
+def rss_mb(process: psutil.Process) -> float:
+    """A process's resident memory in MB."""
+    return process.memory_info().rss / 2**20
 
 
 def fuzz_all(examples: int, design_names: tuple[str, ...] | None = None) -> dict[str, Any]:

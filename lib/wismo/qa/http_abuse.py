@@ -12,13 +12,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import psutil
 from hypothesis import strategies as st
 
-from wismo.client.raw import HttpConnection, RawHttp, initialize, line
+from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_of
 from wismo.qa import framegen, frames
 from wismo.qa.frames import RSS_EVERY
-from wismo.qa.fuzz import MEMORY_LIMIT_MB
-from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session, rss_mb, status_of
+from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
+from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session
 from wismo.qa.sessions import abandon as abandon_sessions
 from wismo.servers.settings import SessionLimits
 
@@ -89,21 +90,21 @@ def _canary(port: int, design: str) -> Callable[[], str | None]:
         return status, wrong
 
     def problem() -> str | None:
-        try:
-            status, wrong = once()
-            if status == 0:  # the server closed an idle kept-alive connection, as HTTP allows: connect again
-                conn.pop().close()
+        # A server may close an idle kept-alive connection, as HTTP allows; it shows as an empty answer or as an
+        # error on the connection, and a client then connects again, once.
+        for again in (False, True):
+            try:
                 status, wrong = once()
-            return wrong
-        except (OSError, RuntimeError, ValueError):
+                if status != 0 or again:
+                    return wrong
+            except (OSError, RuntimeError, ValueError) as exc:
+                if again:
+                    conn.clear()
+                    session.clear()
+                    return f"the normal client was not served: {exc}"
             if conn:
                 conn.pop().close()
-        try:  # the same retry when the closed connection showed as an error rather than an empty answer
-            return once()[1]
-        except (OSError, RuntimeError, ValueError) as exc:
-            conn.clear()
-            session.clear()
-            return f"the normal client was not served: {exc}"
+        raise AssertionError("unreachable: the second attempt always returns")
 
     return problem
 
@@ -162,15 +163,6 @@ def case_strategies(port: int, session: Callable[[], str]) -> dict[str, st.Searc
     }
 
 
-def _run(examples: int, strategy: st.SearchStrategy[bytes], check: Callable[[bytes], None]) -> None:
-    """Hypothesis over one kind of case, deterministically (the same cases every run)."""
-    from hypothesis import HealthCheck, given, settings
-
-    settings(
-        max_examples=examples, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
-    )(given(strategy)(check))()
-
-
 def case_problems(
     status: int, normal_call: str | None, exit_code: int | None, rss: float | None, owed: bool = False
 ) -> list[str]:
@@ -195,10 +187,11 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
     report: dict[str, Any] = {"design": design, "cases": {}, "statuses": {}, "failures": []}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         with RawHttp(design, stdout=out, stderr=err) as server:
+            process = psutil.Process(server.proc.pid)
             canary = _canary(server.port, design)
             if (wrong := canary()) is not None:
                 raise RuntimeError(f"the {design} server over HTTP did not serve a normal client: {wrong}")
-            started = rss_mb(server.proc.pid)  # once it serves: before, the process may still be importing
+            started = rss_mb(process)  # once it serves: before, the process may still be importing
             report["startServerRssMb"] = round(started, 1)
             peak = [started]
 
@@ -216,7 +209,7 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
                 counts[str(status)] = counts.get(str(status), 0) + 1
                 rss = None
                 if report["cases"][kind] % RSS_EVERY == 0 and server.proc.poll() is None:
-                    rss = rss_mb(server.proc.pid)
+                    rss = rss_mb(process)
                     peak.append(rss)
                 owed = frames.expect(what.partition(b"\r\n\r\n")[2])[0] == "request"
                 for problem in case_problems(status, canary(), server.proc.poll(), rss, owed):
@@ -226,7 +219,7 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
                 return lambda data: record(kind, exchange(server.port, data), data)
 
             for kind, strategy in case_strategies(server.port, session).items():
-                _run(examples, strategy, sender(kind))
+                run_examples(examples, strategy, sender(kind))
             oversized = request(server.port, body=b"[" * OVERSIZED_BODY)
             record("oversized body", exchange(server.port, oversized), oversized[:200])
             report["slowClients"] = hold_slow_clients(server.port, design, SLOW_CLIENTS)
@@ -234,7 +227,7 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
             for part in ("slowClients", "parallelClients"):
                 if report[part]["problem"] is not None:
                     report["failures"].append({"kind": part, "case": "", "problem": report[part]["problem"]})
-            peak.append(rss_mb(server.proc.pid))
+            peak.append(rss_mb(process))
         report["peakServerRssMb"] = round(max(peak), 1)
         report["exitCode"] = server.proc.returncode
         out.seek(0)

@@ -8,7 +8,8 @@ from typing import Any
 
 import psutil
 
-from wismo.client.raw import INITIALIZED, HttpConnection, RawHttp, initialize, line
+from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_of
+from wismo.qa.fuzz import rss_mb
 from wismo.qa.normal import ORDER, normal_call, order_id_of
 from wismo.servers.protocol import PINNED_REVISION
 
@@ -16,20 +17,9 @@ HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
 MEMORY_BOUND_MB = 100.0  # what 3,000 abandoned sessions may add to a server at most (#24)
 
 
-def status_of(status_line: bytes) -> int:
-    """The status code of an HTTP/1.1 status line (0 when there is none)."""
-    parts = status_line.split()
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-
-
 def open_session(conn: HttpConnection) -> str:
-    """initialize and notifications/initialized on `conn`; the new session's id, or an error saying what came back."""
-    status_line, headers, body = conn.post(line(initialize()).strip(), HEADERS)
-    session = headers.get("mcp-session-id")
-    if status_of(status_line) != 200 or not session:
-        raise RuntimeError(f"initialize was answered {status_line.decode(errors='replace').strip()}: {body[:200]!r}")
-    conn.post(line(INITIALIZED).strip(), HEADERS | {"Mcp-Session-Id": session})
-    return session
+    """A new session on `conn` (initialize, notifications/initialized): its id, or an error saying what came back."""
+    return conn.open_session()[0]
 
 
 def answer_problem(status: int, body: bytes, request_id: int | str) -> str | None:
@@ -73,17 +63,13 @@ def new_client_problem(port: int, design: str) -> str | None:
         conn.close()
 
 
-def rss_mb(pid: int) -> float:
-    """A process's resident memory in MB."""
-    return psutil.Process(pid).memory_info().rss / 2**20
-
-
 def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
     """Open one session and use it, then open `sessions` more that are never used again, sampling the server's
     memory every `every`; then ask in the first session again and serve a new client. The figures of the bound."""
     first = open_session(server.conn)
     used = ask(server.conn, server.design, first)[1]
-    started = rss_mb(server.proc.pid)
+    process = psutil.Process(server.proc.pid)
+    started = rss_mb(process)
     curve = [{"sessions": 0, "rssAboveStartMb": 0.0}]
     refused = 0
     opening = line(initialize()).strip()
@@ -91,7 +77,7 @@ def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
         status_line, _, _ = server.conn.post(opening, HEADERS)
         refused += status_of(status_line) != 200
         if n % every == 0 or n == sessions:
-            curve.append({"sessions": n, "rssAboveStartMb": round(rss_mb(server.proc.pid) - started, 1)})
+            curve.append({"sessions": n, "rssAboveStartMb": round(rss_mb(process) - started, 1)})
     first_again, _ = ask(server.conn, server.design, first, 8)
     return {
         "abandoned": sessions,
