@@ -59,14 +59,16 @@ def test_the_scripted_model_tells_designs_apart_by_their_tools():
     assert designs.for_tools({"get_order_support_context"}).name == "focused"
     assert designs.for_tools({"something_else"}) is None
     how = designs.get("granular").investigation
-    # Identifiers are strings or integers; anything else in a list of identifiers is not followed.
+    # A link follows every value its expression finds but null (the rule: nulls are skipped), each as it is.
     assert how.linked_calls(
-        {"paymentId": "PAY-1", "reservationIds": ["RSV-1-A", 7, None, True], "trackingIds": []}
+        {"paymentId": "PAY-1", "reservationIds": ["RSV-1-A", 7, None, True], "trackingIds": []}, {}
     ) == [
         ("get_payment", {"paymentId": "PAY-1"}),
         ("get_reservation", {"reservationId": "RSV-1-A"}),
         ("get_reservation", {"reservationId": 7}),
+        ("get_reservation", {"reservationId": True}),
     ]
+    assert how.linked_calls({"paymentId": None}, {}) == []  # a null link: nothing to follow
 
 
 def test_a_broken_registration_says_what_is_wrong(tmp_path, monkeypatch):

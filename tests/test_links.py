@@ -40,10 +40,10 @@ def test_the_granular_follow_up_calls_come_from_the_graph_and_the_tools_kinds():
     how = designs.get("granular").investigation
     assert how == designs.following_links(granular.TOOLS)
     assert how.entry == "get_order"
-    assert [(f.key, f.tool, f.argument, f.into) for f in how.links] == [
-        ("paymentId", "get_payment", "paymentId", "payment"),
-        ("reservationIds", "get_reservation", "reservationId", "reservations"),
-        ("trackingIds", "get_tracking", "trackingId", "tracking"),
+    assert [(f.key, f.tool, f.arguments, f.into) for f in how.links] == [
+        ("paymentId", "get_payment", {"paymentId": "{item}"}, "payment"),
+        ("reservationIds", "get_reservation", {"reservationId": "{item}"}, "reservations"),
+        ("trackingIds", "get_tracking", {"trackingId": "{item}"}, "tracking"),
     ]
 
 
@@ -73,9 +73,9 @@ def test_every_fixture_record_is_told_by_its_kind():
 
 def test_a_link_added_to_the_graph_reaches_the_granular_design(invoiced):
     how = designs.following_links((*granular.TOOLS, GET_INVOICE), WITH_INVOICES)
-    assert how.links[-1] == designs.FollowUp("invoiceIds", "get_invoice", "invoiceId", "invoices")
+    assert how.links[-1] == designs.FollowUp.passing("invoiceIds", "get_invoice", "invoiceId", "invoices")
     order = invoiced.records[ORDER]["ORD-1004"]
-    assert how.linked_calls(order)[-2:] == [
+    assert how.linked_calls(order, {})[-2:] == [
         ("get_invoice", {"invoiceId": "INV-1004"}),
         ("get_invoice", {"invoiceId": "INV-9999"}),
     ]

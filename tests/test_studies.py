@@ -100,7 +100,8 @@ def test_a_valid_declaration_loads_as_declared(tmp_path):
     assert granular.folder == tmp_path and granular.transport == "stdio"
     how = granular.investigation
     assert (how.entry, how.into, how.arguments) == ("get_ticket", "ticket", {"ticketId": "{ticketId}"})
-    assert how.links == (FollowUp("customerId", "get_customer", "customerId", "customer"),)
+    assert how.links == (FollowUp("customerId", "get_customer", {"customerId": "{item}"}, "customer"),)
+    assert how.links == (FollowUp.passing("customerId", "get_customer", "customerId", "customer"),)
     assert study.designs["focused"].investigation.into == ""  # no `into`: the linked results merge into the entry's
     (case,) = study.cases
     assert (case.label, case.fields, case.unfriendly) == ("escalated", {"ticketId": "T-1001"}, False)
@@ -145,7 +146,11 @@ INVALID = {
         "top level",
         ["question", "{ticket}", "no case has"],
     ),
-    "match": (dict(top=TOP + 'match = "subset"\n'), "top level", ['match must be "equal" or "contains"', "subset"]),
+    "match": (
+        dict(top=TOP + 'match = "subset"\n'),
+        "top level",
+        ['match must be "equal", "contains" or "text", not \'subset\''],
+    ),
     "reference not a design": (
         dict(top=TOP + 'reference = "scoped"\n'),
         "top level",
@@ -309,17 +314,21 @@ def test_fill_keeps_a_whole_field_as_its_value_and_writes_it_as_text_inside_a_se
         templates.fill("{absent}", values)
 
 
-def test_read_follows_a_dotted_path_through_lists():
+def test_read_is_jmespath():
     record = {
         "ticket": {"customer": {"id": "C-1"}},
         "relations": [{"from": "A", "to": "B"}, {"from": "C"}, {"from": "D", "to": "A"}],
-        "pages": [{"items": [{"id": 1}, {"id": 2}]}, {"items": {"id": 3}}, {"other": 0}],
+        "entries": [{"name": "a.txt", "type": "file"}, {"name": "sub", "type": "directory"}],
     }
     assert templates.read(record, "ticket.customer.id") == "C-1"
-    assert templates.read(record, "relations.to") == ["B", "A"]  # every relation's `to`, the absent one left out
-    assert templates.read(record, "pages.items.id") == [1, 2, 3]  # lists on the way flattened into one
+    assert templates.read(record, "relations[].to") == ["B", "A"]  # a projection leaves out what it does not find
+    assert templates.read(record, "relations.to") is None  # a list is not an object: JMESPath needs the []
+    assert templates.read(record, "entries[?type=='file'].name") == ["a.txt"]  # a filter
+    assert templates.read(record["entries"], "@") == record["entries"] and templates.read("text", "@") == "text"
     assert templates.read(record, "ticket.nothing.id") is None
-    assert templates.read(record, "ticket.customer.id.deeper") is None
+    assert templates.read(record, "length(ticket)") == 1 and templates.read(3, "length(@)") is None  # wrong type
+    with pytest.raises(templates.ExpressionInvalid, match="'relations\\[' is not a JMESPath expression"):
+        templates.read(record, "relations[")
 
 
 def test_missing_from_is_match_contains():
@@ -334,15 +343,41 @@ def test_missing_from_is_match_contains():
         {"path": "count", "a": 2, "b": ABSENT}
     ]
     assert jsondiff.missing_from({"count": 2}, {"count": 2.0}) == [{"path": "count", "a": 2, "b": 2.0}]
-    # An element of a list is held only by an equal element, not by a larger one.
-    assert jsondiff.missing_from([{"name": "A"}], [{"name": "A", "type": "person"}]) != []
+    # Recursive: an element of a list is held by an element that holds it, extra fields and all (a job record
+    # with one field more than the reference's holds it), at any depth.
+    assert jsondiff.missing_from([{"name": "A"}], [{"name": "A", "type": "person"}]) == []
+    deep = {"jobs": [{"id": 1, "steps": [{"n": "build"}, {"n": "test"}]}]}
+    held = {"jobs": [{"id": 2}, {"id": 1, "owner": "x", "steps": [{"n": "test", "t": 3}, {"n": "build"}]}]}
+    assert jsondiff.missing_from(deep, held) == [] and jsondiff.holds(held, deep)
+    # An element no element holds is named by its index, as absent from the other.
+    assert jsondiff.missing_from([{"id": 1, "state": "ok"}], [{"id": 1, "state": "failed"}]) == [
+        {"path": "[0]", "a": {"id": 1, "state": "ok"}, "b": ABSENT}
+    ]
+    assert jsondiff.missing_from([1, [2, 3]], [[3, 2, 4], 1]) == []  # lists in lists, any order
     assert jsondiff.missing_from(more, reference) != []  # containment is not symmetric
+    assert not jsondiff.holds([True], [1]) and not jsondiff.holds({"a": None}, {"a": 0})  # types differ
+
+
+def test_text_missing_is_match_text():
+    walk = {"names": ["a.txt", "b.md"], "files": ["one\ntwo\n", "Beta: b\n"], "size": 12, "ok": True, "x": None}
+    bulk = "handbook/a.txt:\none\ntwo\n\n\n---\nhandbook/b.md:\nBeta: b\n size 12"
+    assert jsondiff.text_missing(walk, bulk) == []  # every string leaf and number occurs within the text
+    assert jsondiff.text_missing(walk, {"deep": [{"t": bulk}]}) == []  # within any string leaf of the other
+    assert jsondiff.text_missing(walk, {"t": bulk.replace("Beta: b", "")}, ("walk", "bulk")) == [
+        {"path": "files[1]", "walk": "Beta: b\n", "bulk": jsondiff.NOT_FOUND}  # only the first leaf not found
+    ]
+    assert jsondiff.text_missing({"n": 12}, {"n": 12}) == []  # the other's numbers count as their JSON text too
+    assert jsondiff.text_missing({"n": 1.5}, "1.50") == []  # numbers as their JSON text: "1.5" occurs in "1.50"
+    # Keys, booleans and null are not leaves: nothing is required of them.
+    assert jsondiff.text_leaves({"key": {"k2": [True, None, 3, "s"]}}) == [("key.k2[2]", "3"), ("key.k2[3]", "s")]
+    assert jsondiff.text_missing("needle", "hay\x00needle") == []  # a leaf holding the separator is still found
+    assert jsondiff.text_missing("a\x00b", ["a", "b"]) == [{"path": "<root>", "a": "a\x00b", "b": jsondiff.NOT_FOUND}]
 
 
 def call(name, arguments, output, is_error=False):
     """One tool call as an investigation records it."""
     text = output if isinstance(output, str) else json.dumps(output)
-    return {"name": name, "arguments": arguments, "output": text, "isError": is_error}
+    return {"name": name, "arguments": arguments, "output": text, "isError": is_error, "structured": None}
 
 
 HELPDESK_HOW = Investigation(
@@ -350,8 +385,8 @@ HELPDESK_HOW = Investigation(
     arguments={"ticketId": "{ticketId}"},
     into="ticket",
     links=(
-        FollowUp("customerId", "get_customer", "customerId", "customer"),
-        FollowUp("commentIds", "get_comment", "commentId", "comments"),
+        FollowUp.passing("customerId", "get_customer", "customerId", "customer"),
+        FollowUp.passing("commentIds", "get_comment", "commentId", "comments"),
     ),
 )
 TICKET = {"ticketId": "T-1001", "customerId": "C-1", "commentIds": ["M-1", "M-2"]}
@@ -411,8 +446,8 @@ MEMORY_HOW = Investigation(
     arguments={"query": "{query}"},
     into="",
     links=(
-        FollowUp("relations.from", "open_nodes", "names", "", batch=True),
-        FollowUp("relations.to", "open_nodes", "names", "", batch=True),
+        FollowUp.passing("relations[].from", "open_nodes", "names", "", batch=True),
+        FollowUp.passing("relations[].to", "open_nodes", "names", "", batch=True),
     ),
 )
 SEARCH = {
@@ -422,7 +457,7 @@ SEARCH = {
 
 
 def test_merged_evidence_with_batch_links():
-    assert MEMORY_HOW.linked_calls(SEARCH) == [
+    assert MEMORY_HOW.linked_calls(SEARCH, {"query": "Farid"}) == [
         ("open_nodes", {"names": ["Farid", "Alice"]}),
         ("open_nodes", {"names": ["Go", "Farid"]}),
     ]
@@ -442,7 +477,7 @@ def test_merged_evidence_with_batch_links():
         },
         None,
     )
-    failed = [turns[0], [turns[1][0], call("open_nodes", {}, "Unknown node Go.", True)]]
+    failed = [turns[0], [turns[1][0], call("open_nodes", {"names": ["Go", "Farid"]}, "Unknown node Go.", True)]]
     found, _ = evidence(MEMORY_HOW, failed)
     assert found[MISSING] == [{"names": ["Go", "Farid"], "missing": True, "error": "Unknown node Go."}]
     assert found["entities"] == [{"name": "Farid"}, {"name": "Alice"}]

@@ -13,6 +13,7 @@ from wismo import tokens
 from wismo.agent.assessment import assess
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.evidence import from_items
+from wismo.core.reading import NoStructuredContent
 from wismo.servers import designs
 from wismo.tokens import framing
 
@@ -82,12 +83,12 @@ class ScriptedBackend:
         if case is not None:
             if not calls:
                 return [tokens.function_call(how.entry, how.entry_arguments(case.fields), _call_id(calls, 0))]
-            latest = _output_of(items, calls[-1]["call_id"])
+            latest = _read_as_entry(how, _text_of(items, calls[-1]["call_id"]))
             following = how.next_page(latest, case.fields) if calls[-1]["name"] == how.entry else None
             if following is not None:
                 return [tokens.function_call(how.entry, following, _call_id(calls, 0))]
             if how.links and len(calls) == 1:
-                wanted = how.linked_calls(latest)
+                wanted = how.linked_calls(latest, case.fields)
                 if wanted:
                     return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
         return [assistant_message(STUDY_ANSWER)]
@@ -114,7 +115,7 @@ class ScriptedBackend:
                     )
                 ]
             if len(calls) == 1 and calls[0]["name"] == how.entry:
-                wanted = [(t, a) for t, a in how.linked_calls(latest) if t in names]
+                wanted = [(t, a) for t, a in how.linked_calls(latest, {"orderId": order_id}) if t in names]
                 if wanted:
                     return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
         answer = assess(from_items(items))
@@ -139,6 +140,32 @@ def _output_of(items: list[dict[str, Any]], call_id: str) -> Any:
             except ValueError:
                 return None
     return None
+
+
+def _text_of(items: list[dict[str, Any]], call_id: str) -> str | None:
+    """The text output of one call, as the model received it."""
+    return next(
+        (i["output"] for i in items if i.get("type") == "function_call_output" and i.get("call_id") == call_id), None
+    )
+
+
+def _read_as_entry(how: Any, text: str | None) -> Any:
+    """The entry's value as the model can read it from the text alone: as the step says, its structuredContent
+    taken to be the text's JSON (what the protocol advises a server to send as text beside it), else nothing."""
+    if text is None:
+        return None
+    try:
+        return how.reading.value(text, _output_json(text))
+    except NoStructuredContent:
+        return None
+
+
+def _output_json(text: str) -> Any:
+    """The text as JSON, or None."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _call_id(calls: list[dict[str, Any]], offset: int) -> str:

@@ -10,13 +10,13 @@ from typing import Any
 
 from wismo.client.connection import Connection
 from wismo.client.investigation import Call, investigate
-from wismo.core import jsondiff
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
 from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
+from wismo.studies import matching
 from wismo.studies.declaration import Study, StudyCase, StudyInvalid, chosen
 from wismo.studies.designs import served
 from wismo.studies.evidence import evidence as found_evidence
@@ -39,11 +39,9 @@ def evidence(design: str | Any, tool_turns: list[list[Call]]) -> tuple[Any, str 
 def differences(
     reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused"), match: str = "equal"
 ) -> list[dict[str, Any]]:
-    """Every place where a design's evidence differs from the reference design's (match "equal"), or lacks part of
-    it (match "contains"), as {path, name: value, ...}."""
-    if match == "contains":
-        return jsondiff.missing_from(reference, other, names)
-    return jsondiff.differences(reference, other, names)
+    """Where a design's evidence breaks the study's match against the reference design's (wismo.studies.matching),
+    as {path, name: value, ...}."""
+    return matching.match(match).differences(reference, other, names)
 
 
 def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
@@ -233,11 +231,7 @@ def check_equal(result: dict[str, Any]) -> str:
             f"{len(bad)} case(s) differ between the designs: {detail}",
         )
     s = result["summary"]
-    agree = (
-        "give equal evidence"
-        if result.get("study", {}).get("match", "equal") == "equal"
-        else (f"hold the {s['reference']} design's evidence")
-    )
+    agree = matching.match(result.get("study", {}).get("match")).agree.format(ref=s["reference"])
     return (
         f"Checked: all {s['cases']} inputs ({s['orders']} cases and {s['unfriendly']} unfriendly) {agree} in every "
         "design, or are refused alike."

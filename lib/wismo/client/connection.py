@@ -47,10 +47,12 @@ class Interaction:
 
 @dataclass
 class ToolResult:
-    """The single text block of a tools/call result, with its error flag."""
+    """The single text block of a tools/call result, with its error flag and its structuredContent (None when the
+    result carries none)."""
 
     text: str
     is_error: bool
+    structured: dict[str, Any] | None = None
 
     @property
     def bytes(self) -> int:
@@ -135,7 +137,7 @@ class Connection:
                 "expected one text block",
                 **self._facts("unexpected-answer", None, "", None),
             )
-        outcome = ToolResult(texts[0], bool(result.is_error))
+        outcome = ToolResult(texts[0], bool(result.is_error), result.structured_content)
         self.interactions.append(Interaction("tools/call", tool, arguments, outcome.is_error, outcome.bytes, elapsed))
         return outcome
 

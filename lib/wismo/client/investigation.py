@@ -7,7 +7,6 @@ per page. Each design's registry entry (wismo.servers.designs) says which.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio
@@ -22,9 +21,16 @@ CONCURRENCY = 32  # linked lookups in flight at once
 
 
 async def _call(conn: Connection, name: str, arguments: dict[str, Any]) -> Call:
-    """One tool call as a turn records it: name, arguments, the server's text and its error flag."""
+    """One tool call as a turn records it: name, arguments, the server's text, its error flag and its
+    structuredContent (None when it has none)."""
     result = await conn.call(name, arguments)
-    return {"name": name, "arguments": arguments, "output": result.text, "isError": result.is_error}
+    return {
+        "name": name,
+        "arguments": arguments,
+        "output": result.text,
+        "isError": result.is_error,
+        "structured": result.structured,
+    }
 
 
 async def _concurrently(conn: Connection, wanted: list[tuple[str, dict[str, Any]]]) -> list[Call]:
@@ -42,16 +48,6 @@ async def _concurrently(conn: Connection, wanted: list[tuple[str, dict[str, Any]
     return [c for c in out if c is not None]
 
 
-def _decoded(call: Call) -> Any:
-    """A call's output as JSON, or None for an error sentence."""
-    if call["isError"]:
-        return None
-    try:
-        return json.loads(call["output"])
-    except ValueError:
-        return None
-
-
 async def investigate(conn: Connection, design: str | Design | Investigation, case: Any) -> list[list[Call]]:
     """The tool turns of a design's investigation of one case, as its declaration says: the entry call, then every
     linked call at once, or every further page by cursor (one page per turn). `case` is the case's fields (a dict),
@@ -60,15 +56,15 @@ async def investigate(conn: Connection, design: str | Design | Investigation, ca
     values = case if isinstance(case, dict) else {"orderId": case}
     first = await _call(conn, how.entry, how.entry_arguments(values))
     turns = [[first]]
-    record = _decoded(first)
-    if how.links and record is not None:
-        wanted = how.linked_calls(record)
+    value = how.value_of(first)
+    if how.links and not first["isError"]:
+        wanted = how.linked_calls(value, values)
         if wanted:
             turns.append(await _concurrently(conn, wanted))
-    while (arguments := how.next_page(record, values)) is not None:
+    while (arguments := how.next_page(value, values)) is not None:
         page = await _call(conn, how.entry, arguments)
         turns.append([page])
-        record = _decoded(page)
+        value = how.value_of(page)
     return turns
 
 

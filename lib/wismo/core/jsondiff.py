@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
-
-from wismo.core.jsonfmt import canonical
 
 TIMING_KEYS = {"timings"}  # wall-clock figures live under these keys and only there
 ABSENT = "<absent>"
+NOT_FOUND = "<in no text>"
 
 
 def differences(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
@@ -33,13 +33,21 @@ def differences(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str =
     return []
 
 
-def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
-    """Every part of `a` that `b` does not hold, as {path, names[0]: value, names[1]: value}; empty when b contains a.
+def holds(b: Any, a: Any) -> bool:
+    """Whether `b` holds `a`: an object holds another when it holds each of the other's keys' values; a list holds
+    another when each of the other's elements is held by some element of it, in any order; strings, numbers,
+    booleans and null are equal or not (1 and 1.0, True and 1 differ, as on the wire)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and all(k in b and holds(b[k], v) for k, v in a.items())
+    if isinstance(a, list):
+        return isinstance(b, list) and all(any(holds(y, x) for y in b) for x in a)
+    return type(a) is type(b) and a == b
 
-    b contains a when they are equal; when both are objects and b has every key of a, each value containing a's;
-    when both are lists and every element of a is equal to some element of b (in any order: one call's results may
-    come back in another order, or among more). This is the study file's match = "contains".
-    """
+
+def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
+    """Every part of `a` that `b` does not hold (see `holds`), as {path, names[0]: value, names[1]: value}; empty
+    when b holds a. This is the study file's match = "contains". An element of a list that no element of the other
+    holds is named by its index, as absent from the other."""
     first, second = names
     if isinstance(a, dict) and isinstance(b, dict):
         found = []
@@ -51,9 +59,41 @@ def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str 
                 found += missing_from(a[key], b[key], names, sub)
         return found
     if isinstance(a, list) and isinstance(b, list):
-        held = {canonical(x) for x in b}
-        return [{"path": f"{path}[{i}]", first: x, second: ABSENT} for i, x in enumerate(a) if canonical(x) not in held]
-    return differences(a, b, names, path)
+        return [
+            {"path": f"{path}[{i}]", first: x, second: ABSENT}
+            for i, x in enumerate(a)
+            if not any(holds(y, x) for y in b)
+        ]
+    if holds(b, a):
+        return []
+    return [{"path": path or "<root>", first: a, second: b}]
+
+
+def text_leaves(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every string leaf of a JSON value with its path, numbers as their JSON text; object keys, booleans and null
+    are not leaves (what match = "text" looks for)."""
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value) for leaf in text_leaves(value[k], f"{path}.{k}" if path else k)]
+    if isinstance(value, list):
+        return [leaf for i, x in enumerate(value) for leaf in text_leaves(x, f"{path}[{i}]")]
+    if isinstance(value, str):
+        return [(path or "<root>", value)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [(path or "<root>", json.dumps(value))]
+    return []
+
+
+def text_missing(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+    """The first string leaf of `a` (numbers as their JSON text) that occurs within no leaf of `b`, as one
+    {path, names[0]: leaf, names[1]: NOT_FOUND}; empty when every leaf of a occurs in b. This is the study file's
+    match = "text", for designs that answer the same evidence in different forms (text and JSON)."""
+    texts = [text for _, text in text_leaves(b)]
+    joined = "\x00".join(texts)  # one search rules most leaves in (a leaf in none of the texts is in no part)
+    for path, leaf in text_leaves(a):
+        if leaf in joined and any(leaf in text for text in texts):
+            continue
+        return [{"path": path, names[0]: leaf, names[1]: NOT_FOUND}]
+    return []
 
 
 def without_timings(value: Any) -> Any:

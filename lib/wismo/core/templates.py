@@ -1,12 +1,36 @@
-"""Templates and dotted paths, the two small languages of a study file: "{field}" filled from a case, and
-"a.b.c" read from a tool's result (a list on the way is read element by element)."""
+"""Templates and JMESPath expressions, the two small languages of a study file: "{field}" filled from a case (and,
+in a link's arguments, "{item}", the value the link follows), and an expression such as "relations[].from" that
+finds what to follow in a tool's result (JMESPath, https://jmespath.org/specification.html).
+
+>>> fill({"revision": "{item}", "path": "{dir}/{item}"}, {"dir": "docs", "item": "a.md"})
+{'revision': 'a.md', 'path': 'docs/a.md'}
+>>> read({"relations": [{"from": "A"}, {"from": "B"}]}, "relations[].from")
+['A', 'B']
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from typing import Any
 
+import jmespath
+import jmespath.exceptions
+
+from wismo.core.errors import WismoError
+
 FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+ITEM = "item"  # in a link's arguments: the value being followed (a list under batch), never a case field
+
+
+class ExpressionInvalid(WismoError, ValueError):
+    """A JMESPath expression that does not parse: `expression`, and `reason` (the parser's own words)."""
+
+    def __init__(self, expression: str, reason: str) -> None:
+        super().__init__(f"{expression!r} is not a JMESPath expression ({reason})")
+        self.expression = expression
+        self.reason = reason
 
 
 def fields_named(template: Any) -> set[str]:
@@ -40,21 +64,24 @@ def as_text(value: Any) -> str:
     """A value as it stands inside a sentence: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 
-def read(record: Any, path: str) -> Any:
-    """The value at a dotted path: None where a step is absent; a list met on the way is read element by element,
-    and the values found are flattened into one list (so "relations.to" is every relation's `to`)."""
-    value = record
-    for step in path.split("."):
-        if isinstance(value, list):
-            found = [read(item, step) for item in value]
-            value = [x for item in found for x in (item if isinstance(item, list) else [item]) if x is not None]
-        elif isinstance(value, dict):
-            value = value.get(step)
-        else:
-            return None
-    return value
+@functools.lru_cache(maxsize=256)
+def compiled(expression: str) -> Any:
+    """The parsed JMESPath expression; ExpressionInvalid when it does not parse."""
+    try:
+        return jmespath.compile(expression)
+    except (jmespath.exceptions.ParseError, jmespath.exceptions.LexerError) as exc:
+        # The parser's message spans lines with a caret under the token; its first line says what is wrong.
+        reason = str(exc).strip().splitlines()[0].rstrip(":").removesuffix(", for expression")
+        raise ExpressionInvalid(expression, reason) from None
+
+
+def read(value: Any, expression: str) -> Any:
+    """What a JMESPath expression finds in a value (None where it finds nothing): "@" is the value itself,
+    "relations[].from" every relation's `from`, "[?type=='file'].name" the names of the file entries."""
+    try:
+        return compiled(expression).search(value)
+    except jmespath.exceptions.JMESPathError:
+        return None  # a function applied to the wrong type (length(@) on a number): nothing found

@@ -21,6 +21,12 @@ def plural(value: int, noun: str, many: str | None = None) -> str:
 LIST_SEPARATOR = " · "
 
 
+def either(words: Sequence[str]) -> str:
+    """Choices in a sentence, each quoted: '"a", "b" or "c"'."""
+    quoted = [f'"{w}"' for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 def numbers(values: Sequence[int]) -> str:
     """Counts as a list a reader cannot misread: each with thousands separators, joined by a middle dot."""
     return LIST_SEPARATOR.join(count(v) for v in values)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from wismo.core.textgrid import LIST_SEPARATOR, count, figure
+from wismo.studies import matching
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
 HEADERS = {
@@ -232,7 +233,7 @@ def cases_table(result: dict[str, Any], unfriendly: bool = False) -> Any:
             "case": r["label"],
             "input": r["input"],
             "outcome": r["outcome"],
-            "verdict": ("equal" if match == "equal" else "holds the reference's") if r["equal"] else "DIFFERENT",
+            "verdict": matching.match(match).verdict if r["equal"] else "DIFFERENT",
         }
         row |= {f"{d} calls (measured)": r[d]["calls"] for d in names}
         row |= {f"{d} bytes (measured)": r[d]["bytes"] for d in names}
@@ -263,7 +264,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
         else " The study declares no unfriendly inputs."
     )
     match = result.get("study", {}).get("match", "equal")
-    verdict = "equal" if match == "equal" else f"holding the {ref} design's evidence"
+    verdict = matching.match(match).agreeing.format(ref=ref)
     return (
         f"**{s['ordersEqual']}/{s['orders']} cases {verdict}** over {result['transport']} "
         f"(protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "

@@ -8,6 +8,7 @@ from statistics import median
 from typing import Any
 
 from wismo.runs import summaries
+from wismo.studies import matching
 
 
 def case_study_table(cs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,11 +126,7 @@ def study_intro(study: Any) -> str:
     designs = "; ".join(
         f"**{name}** ({server(d)}: first {d.investigation.entry}{path(d)})" for name, d in study.designs.items()
     )
-    match = (
-        "every design's evidence must equal the reference's"
-        if study.match == "equal"
-        else "every other design's evidence must hold the reference's (match = contains)"
-    )
+    match = matching.match(study.match).rule
     n, u = len(study.cases), len(study.unfriendly)
     return (
         f"Study **{study.title}** (`{study.path.name}`). The question: *{study.question}* Designs: {designs}. "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from wismo.core.templates import ITEM
 from wismo.domain.answer import SCORED
 from wismo.studies.problems import Problems
 
@@ -83,6 +84,8 @@ def read_cases(r: Problems, raw: dict[str, Any], key: str, required: bool) -> li
             )
             expect = None
         fields = {k: expanded(v) for k, v in row.items() if k not in CASE_RESERVED}
+        if ITEM in fields:
+            r.say(where, f"a case cannot have a field named {ITEM}: {{{ITEM}}} is the value a link follows")
         if not fields:
             r.say(where, "a case needs at least one field besides label (the values its templates take)")
         if label:

@@ -14,6 +14,8 @@ from typing import Any
 
 from wismo.core import templates
 from wismo.core.errors import WismoError
+from wismo.core.textgrid import either
+from wismo.studies import matching
 from wismo.studies.cases import StudyCase, check_unique, read_cases
 from wismo.studies.designs import StudyDesign, read_design
 from wismo.studies.problems import Problems
@@ -24,14 +26,13 @@ TOP = {
     "description": "a paragraph on what the study compares",
     "instructions": "the model's instructions (default: wismo's)",
     "reference": "the design whose evidence the others must reproduce (default: the first)",
-    "match": '"equal" (default) or "contains"',
+    "match": '"equal" (default), "contains" or "text"',
     "key": "the case field that names each case in tables (default: the first case's first field)",
     "setup": "how to install the servers, said when one cannot be started",
     "designs": "one table per design",
     "cases": "the cases, [[cases]]",
     "unfriendly": "inputs every design must refuse alike, [[unfriendly]]",
 }
-MATCHES = ("equal", "contains")
 
 
 class UnknownCase(WismoError, ValueError):
@@ -155,20 +156,24 @@ def load(path: str | Path) -> Study:
         r.say(
             "top level", f'reference names "{reference}", which is not a design; the designs are {", ".join(declared)}'
         )
-    match = raw.get("match", "equal")
-    if match not in MATCHES:
-        r.say("top level", f'match must be "equal" or "contains", not {match!r}')
+    match = raw.get("match", matching.DEFAULT)
+    if match not in matching.MATCHES:
+        r.say("top level", f"match must be {either(list(matching.MATCHES))}, not {match!r}")
     key = raw.get("key", next((k for k in cases[0].fields), None) if cases else None)
     if not isinstance(key, str) or not key:
         r.say("top level", "key must name a case field")
     elif cases and any(key not in c.fields for c in cases):
         lacking = next(c.label for c in cases if key not in c.fields)
         r.say("top level", f'key names the field "{key}", which case "{lacking}" lacks')
+    if question and templates.ITEM in templates.fields_named(question):
+        r.say("top level", "question names {item}, which only a link's arguments take (the value the link follows)")
     if question and cases:
         _templates_filled(r, "top level", "question", question, cases + unfriendly)
     for name, design in found.items():
         how = design.investigation
         _templates_filled(r, f'design "{name}"', "entry.arguments", how.arguments, cases + unfriendly)
+        for i, link in enumerate(how.links, start=1):
+            _templates_filled(r, f'design "{name}"', f"links[{i}].arguments", link.arguments, cases + unfriendly)
     check_unique(r, cases + unfriendly)
     if r.problems:
         raise StudyInvalid(path, r.problems)
@@ -192,8 +197,8 @@ def load(path: str | Path) -> Study:
 
 
 def _templates_filled(r: Problems, where: str, key: str, template: Any, cases: list[StudyCase]) -> None:
-    """Each {field} a template names must be a field of every case."""
-    for name in sorted(templates.fields_named(template)):
+    """Each {field} a template names must be a field of every case ({item} is a link's, said where it is misused)."""
+    for name in sorted(templates.fields_named(template) - {templates.ITEM}):
         lacking = [c.label for c in cases if name not in c.fields]
         if lacking:
             who = "no case has" if len(lacking) == len(cases) else f"case {lacking[0]!r} lacks"

@@ -9,13 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wismo.core import reading, templates
+from wismo.core.reading import Reading
+from wismo.core.textgrid import either
 from wismo.servers import designs as registry
 from wismo.servers.designs import Cursor, FollowUp, Investigation
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor")
-ENTRY_KEYS = ("tool", "arguments", "into")
-LINK_KEYS = ("from", "tool", "argument", "into", "batch")
+ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern")
+LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern")
 CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PYTHON = "{python}"  # in a command: the interpreter wismo runs on (its virtual environment's)
@@ -128,24 +131,28 @@ def _investigation(r: Problems, where: str, spec: dict[str, Any]) -> Investigati
     if not isinstance(arguments, dict):
         r.say(where, "entry.arguments must be a table of argument names and templates")
         arguments = {}
+    elif templates.ITEM in templates.fields_named(arguments):
+        r.say(where, "entry.arguments names {item}, which only a link's arguments take (the value the link follows)")
     into = entry.get("into", "")
     if not isinstance(into, str):
         r.say(where, "entry.into must be a string")
+        into = ""
+    how_read = _reading(r, where, "entry", entry)
     links = []
     raw_links = spec.get("links", [])
     if not isinstance(raw_links, list) or not all(isinstance(x, dict) for x in raw_links):
-        r.say(where, "links must be a list of tables, each { from, tool, argument, into }")
+        r.say(where, "links must be a list of tables, each { from, tool, arguments, into }")
         raw_links = []
-    for i, link in enumerate(raw_links, start=1):
-        at = f"{where} links[{i}]"
-        r.keys(at, link, LINK_KEYS)
-        values = [r.text(at, link, k) for k in ("from", "tool", "argument")]
-        link_into = link.get("into", "")
-        batch = link.get("batch", False)
-        if not isinstance(link_into, str) or not isinstance(batch, bool):
-            r.say(at, "into must be a string and batch true or false")
-        elif all(values):
-            links.append(FollowUp(values[0], values[1], values[2], link_into, batch))
+    for i, raw in enumerate(raw_links, start=1):
+        link = _link(r, where, f"links[{i}]", raw)
+        if link is not None:
+            links.append(link)
+            if link.into and not into:
+                r.say(
+                    where,
+                    f'links[{i}].into is "{link.into}" but entry has no into: give the entry one too (where its value '
+                    "is kept), or leave every into out to merge the results into one value",
+                )
     cursor = None
     if "cursor" in spec:
         raw = spec["cursor"]
@@ -157,11 +164,78 @@ def _investigation(r: Problems, where: str, spec: dict[str, Any]) -> Investigati
                 r.text(f"{where} cursor", raw, "next") or "page.next",
                 r.text(f"{where} cursor", raw, "argument") or "cursor",
             )
+            _expression(r, where, "cursor.next", cursor.next)
         if links:
             r.say(where, "give links or cursor, not both")
     if not tool:
         return None
-    return Investigation(entry=tool, links=tuple(links), cursor=cursor, arguments=arguments, into=into or "")
+    return Investigation(
+        entry=tool, links=tuple(links), cursor=cursor, arguments=arguments, into=into, reading=how_read
+    )
+
+
+def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | None:
+    """One table of `links` as a FollowUp, or None (the problems said)."""
+    before = len(r.problems)
+    r.keys(f"{where} {at}", raw, LINK_KEYS)
+    key, tool = r.text(f"{where} {at}", raw, "from"), r.text(f"{where} {at}", raw, "tool")
+    if key:
+        _expression(r, where, f"{at}.from", key)
+    into, batch = raw.get("into", ""), raw.get("batch", False)
+    if not isinstance(into, str) or not isinstance(batch, bool):
+        r.say(where, f"{at}: into must be a string and batch true or false")
+    item = "{" + templates.ITEM + "}"
+    if ("argument" in raw) == ("arguments" in raw):
+        r.say(
+            where,
+            f"{at} gives {'both argument and' if 'argument' in raw else 'neither argument nor'} arguments: give "
+            f'argument = "name" (the value followed passed as that argument) or arguments = {{ name = "{item}", ... }}',
+        )
+        arguments = None
+    elif "argument" in raw:
+        name = r.text(f"{where} {at}", raw, "argument")
+        arguments = {name: item} if name else None
+    else:
+        arguments = raw["arguments"]
+        if not isinstance(arguments, dict) or not arguments:
+            r.say(where, f"{at}.arguments must be a table of argument names and templates")
+            arguments = None
+        elif templates.ITEM not in templates.fields_named(arguments):
+            r.say(where, f"{at}.arguments never names {item}, the value the link follows: pass it as one argument")
+    how_read = _reading(r, where, at, raw)
+    if len(r.problems) > before or not (key and tool and arguments):
+        return None
+    return FollowUp(key, tool, arguments, into, batch, how_read)
+
+
+def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
+    """How a step reads its result: `read` or `pattern` (not both), checked."""
+    read, pattern = step.get("read"), step.get("pattern")
+    if read is not None and pattern is not None:
+        r.say(where, f"{at} gives both read and pattern: a pattern always reads the text, so give one")
+        return Reading()
+    if pattern is not None:
+        if not isinstance(pattern, str) or not pattern:
+            r.say(where, f"{at}.pattern must be a non-empty string (a regular expression), not {pattern!r}")
+            return Reading()
+        try:
+            reading.compiled(pattern)
+        except reading.PatternInvalid as exc:
+            r.say(where, f"{at}.pattern {exc}")
+            return Reading()
+        return Reading(pattern=pattern)
+    if read is not None and read not in reading.READS:
+        r.say(where, f"{at}.read must be {either(reading.READS)}, not {read!r}")
+        return Reading()
+    return Reading(read or "json")
+
+
+def _expression(r: Problems, where: str, key: str, expression: str) -> None:
+    """A problem when a JMESPath expression does not parse."""
+    try:
+        templates.compiled(expression)
+    except templates.ExpressionInvalid as exc:
+        r.say(where, f"{key} {exc}")
 
 
 def served(name: str) -> StudyDesign:

@@ -1,10 +1,9 @@
-"""What an investigation established, from its tool turns: the entry result and its linked results kept where the
-declaration says (`into`) or merged into one value, a paged design's pages merged, a failed linked call kept as
-an explicit missing record (never dropped)."""
+"""What an investigation established, from its tool turns: each step's result read as the declaration says, the
+entry's value and its linked results kept where it says (`into`) or merged into one value, a paged design's pages
+merged, a failed linked call kept as an explicit missing record (never dropped)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from wismo.core.jsonfmt import canonical
@@ -13,17 +12,10 @@ from wismo.servers.designs import FollowUp, Investigation
 MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
 
 
-def decoded(text: str) -> Any:
-    """A tool's text as JSON, or the text itself when it is not JSON (a server may answer in words)."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def missing(link: FollowUp, value: Any, message: str) -> dict[str, Any]:
-    """The explicit stand-in for a linked record that could not be read: the identifier asked for, and the error."""
-    return {link.argument: value, "missing": True, "error": message}
+def missing(arguments: dict[str, Any], message: str) -> dict[str, Any]:
+    """The explicit stand-in for a linked record that could not be read: the arguments it was asked for with (the
+    identifier, for a one-argument link), and the error."""
+    return {**arguments, "missing": True, "error": message}
 
 
 def union(a: Any, b: Any) -> Any:
@@ -73,31 +65,34 @@ def evidence(how: Investigation, tool_turns: list[list[dict[str, Any]]]) -> tupl
     if entry["isError"]:
         return None, entry["output"]
     if how.cursor:
-        return pages_merged([decoded(c["output"]) for turn in tool_turns for c in turn], how), None
-    record = decoded(entry["output"])
+        return pages_merged([how.value_of(c) for turn in tool_turns for c in turn], how), None
+    record = how.value_of(entry)
     if not how.links:
         return record, None
     context: Any = {how.into: record} if how.into else record
     followed = iter(tool_turns[1] if len(tool_turns) > 1 else [])
     for link in how.links:
-        values, many = how.targets(record, link)
-        if link.batch:
-            found = [_linked(next(followed, None), link, list(dict.fromkeys(values)))] if values else []
-        else:
-            found = [_linked(next(followed, None), link, value) for value in values]
+        _, many = how.targets(record, link)
+        items = how.followed(record, link)
+        found = [_linked(how, next(followed, None), link, item) for item in items]
         if link.into:
-            context[link.into] = found if many and not link.batch else (found[0] if found else None)
+            if link.batch:  # one call's result, or an empty list when there was nothing to ask for
+                context[link.into] = found[0] if found else ([] if many else None)
+            else:
+                context[link.into] = found if many else (found[0] if found else None)
         else:
             for result in found:
                 context = _merged_in(context, result)
     return context, None
 
 
-def _linked(call: dict[str, Any] | None, link: FollowUp, value: Any) -> Any:
-    """A linked call's result, or its missing-record stand-in."""
+def _linked(how: Investigation, call: dict[str, Any] | None, link: FollowUp, item: Any) -> Any:
+    """A linked call's result, read as the link says, or its missing-record stand-in."""
     if call is None:
-        return missing(link, value, "no call was made for it")
-    return missing(link, value, call["output"]) if call["isError"] else decoded(call["output"])
+        return missing(dict.fromkeys(link.item_arguments, item), "no call was made for it")
+    if call["isError"]:
+        return missing(call["arguments"], call["output"])
+    return how.value_of(call, link)
 
 
 def _merged_in(context: Any, result: Any) -> Any:

@@ -60,7 +60,7 @@ def tool_problems(name: str, how: Any, tools: list[dict[str, Any]]) -> list[str]
                 is_array = props[arg].get("type") == "array" if isinstance(props[arg], dict) else False
                 if is_array and not arrays[arg]:
                     problems.append(
-                        f"{where}: {key} passes one identifier per call to {tool_name}, whose {arg} is a list; "
+                        f"{where}: {key} passes one value per call to {tool_name}, whose {arg} is a list; "
                         "set batch = true."
                     )
                 elif arrays[arg] and not is_array and "type" in props[arg]:
@@ -74,7 +74,14 @@ def tool_problems(name: str, how: Any, tools: list[dict[str, Any]]) -> list[str]
         if declared is not None and how.cursor.argument not in declared[0]:
             problems.append(f"{where}: cursor.argument is {how.cursor.argument}, which {how.entry} does not take.")
     for i, link in enumerate(how.links, start=1):
-        check_args(f"links[{i}]", link.tool, [link.argument], {link.argument: link.batch})
+        check_args(f"links[{i}]", link.tool, list(link.arguments), dict.fromkeys(link.item_arguments, link.batch))
+    for step, tool_name, reading in how.steps():
+        tool = by_name.get(tool_name)
+        if reading.read == "structured" and tool is not None and not tool.get("outputSchema"):
+            problems.append(
+                f'{where}: {step} has read = "structured", but {tool_name} declares no output schema, so its results '
+                'carry no structuredContent; read its text (read = "json", read = "text" or a pattern).'
+            )
     return problems
 
 

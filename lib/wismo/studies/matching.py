@@ -1,0 +1,64 @@
+"""How a study compares each design's evidence with the reference's: the three matches a study file can name, what
+each requires, the differences it reports and how its verdict is worded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from wismo.core import jsondiff
+
+
+@dataclass(frozen=True)
+class Match:
+    """One way of comparing evidence: its name in a study file, the rule in a sentence, a case's verdict in a table
+    when the rule holds, and the differences it reports (reference first)."""
+
+    name: str
+    rule: str  # what every other design's evidence must do, after "the reference is X, and ..."
+    verdict: str  # a table's verdict cell for a case where the rule holds
+    agreeing: str  # "6/6 cases {agreeing}", {ref} naming the reference design
+    agree: str  # "all inputs {agree} in every design", {ref} naming the reference design
+    find: Callable[[Any, Any, tuple[str, str]], list[dict[str, Any]]]
+
+    def differences(self, reference: Any, other: Any, names: tuple[str, str]) -> list[dict[str, Any]]:
+        """Where `other` breaks the rule against `reference`, as {path, names[0]: value, names[1]: value}."""
+        return self.find(reference, other, names)
+
+
+MATCHES = {
+    m.name: m
+    for m in (
+        Match(
+            "equal",
+            "every design's evidence must equal the reference's",
+            "equal",
+            "equal",
+            "give equal evidence",
+            jsondiff.differences,
+        ),
+        Match(
+            "contains",
+            "every other design's evidence must hold the reference's (match = contains)",
+            "holds the reference's",
+            "holding the {ref} design's evidence",
+            "hold the {ref} design's evidence",
+            jsondiff.missing_from,
+        ),
+        Match(
+            "text",
+            "every text of the reference's evidence must occur in some text of every other design's (match = text)",
+            "holds the reference's texts",
+            "holding every text of the {ref} design's evidence",
+            "hold every text of the {ref} design's evidence",
+            jsondiff.text_missing,
+        ),
+    )
+}
+DEFAULT = "equal"
+
+
+def match(name: str | None) -> Match:
+    """The match a study names (the default when it names none)."""
+    return MATCHES[name or DEFAULT]
