@@ -68,22 +68,45 @@ bench: $(STAMP)
 	$(BIN)/wismo bench
 
 ## peers: `wismo tokens` on the MCP reference servers, pinned and installed into .peers/ (git-ignored): from npm
-## server-everything, server-memory and server-filesystem (Node 20 or newer), from PyPI mcp-server-time in its own
-## venv; writes outputs/peers.json and outputs/peers.txt (the table) and prints the table. Not part of `make test`.
+## server-everything, server-memory and server-filesystem (Node 20 or newer), from PyPI mcp-server-time and
+## mcp-server-git, each in its own venv; writes outputs/peers.json and outputs/peers.txt (the table) and prints the
+## table. Not part of `make test`, which installs the servers its studies run on with `make peer-npm peer-git`.
 PEERS     := .peers
 PEER_NPM  := 2026.8.31
 PEER_TIME := 2026.10.19
+PEER_GIT  := 2026.10.19
+# mcp-server-git's own dependencies that requirements.lock does not pin (the lock's pins apply where they overlap).
+PEER_GIT_DEPS := GitPython==3.2.1 gitdb==4.0.12 smmap==5.0.3
 PEER_BIN  := $(PEERS)/npm/node_modules/.bin
 PEER_OUT  := $(PEERS)/measured
-peers: $(STAMP)
+.PHONY: peer-npm peer-time peer-git
+
+## peer-npm, peer-time, peer-git: install one set of the pinned reference servers (each once; a stamp names its version)
+peer-npm: $(PEERS)/npm/.installed-$(PEER_NPM)
+peer-time: $(PEERS)/time/.installed-$(PEER_TIME)
+peer-git: $(PEERS)/git/.installed-$(PEER_GIT)
+
+$(PEERS)/npm/.installed-$(PEER_NPM):
 	@major=$$(node --version 2>/dev/null | sed 's/^v//; s/[.].*//'); [ "$${major:-0}" -ge 20 ] && command -v npm >/dev/null || \
-	  { echo "make peers needs node 20 or newer and npm on PATH (node --version says: $$(node --version 2>&1))"; exit 1; }
+	  { echo "the reference servers need node 20 or newer and npm on PATH (node --version says: $$(node --version 2>&1))"; exit 1; }
 	npm install --prefix $(PEERS)/npm --save-exact --no-audit --no-fund --loglevel=error \
 	  @modelcontextprotocol/server-everything@$(PEER_NPM) @modelcontextprotocol/server-memory@$(PEER_NPM) \
 	  @modelcontextprotocol/server-filesystem@$(PEER_NPM)
+	@touch $@
+
+$(PEERS)/time/.installed-$(PEER_TIME):
 	@test -x $(PEERS)/time/bin/python || $(PYTHON) -m venv $(PEERS)/time
 	@# The lock's pins where they overlap (mcp, pydantic): the time server runs on the SDK we test against.
 	$(PEERS)/time/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.lock mcp-server-time==$(PEER_TIME)
+	@touch $@
+
+$(PEERS)/git/.installed-$(PEER_GIT):
+	@test -x $(PEERS)/git/bin/python || $(PYTHON) -m venv $(PEERS)/git
+	$(PEERS)/git/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.lock \
+	  mcp-server-git==$(PEER_GIT) $(PEER_GIT_DEPS)
+	@touch $@
+
+peers: $(STAMP) peer-npm peer-time peer-git
 	@mkdir -p $(PEERS)/files $(PEER_OUT)
 	$(BIN)/wismo tokens --json --call echo '{"message": "Where is my order?"}' -- $(PEER_BIN)/mcp-server-everything > $(PEER_OUT)/everything.json
 	$(BIN)/wismo tokens --json --call read_graph '{}' -- $(PEER_BIN)/mcp-server-memory > $(PEER_OUT)/memory.json

@@ -19,6 +19,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+import peers
+from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo
 from wismo.core import jsondiff, templates
 from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
@@ -33,27 +35,7 @@ HELPDESK = REPO_ROOT / "tests" / "studies" / "helpdesk"
 HELPDESK_TOML = HELPDESK / "helpdesk.toml"
 MEMORY_TOML = REPO_ROOT / "data" / "studies" / "memory-graph.toml"
 MEMORY_GRAPH = REPO_ROOT / "data" / "studies" / "memory-graph.jsonl"
-PEER_NPM = REPO_ROOT / ".peers" / "npm"
-MEMORY_SERVER = PEER_NPM / "node_modules" / ".bin" / "mcp-server-memory"
-TIMEOUT_S = 300  # one `wismo study run` takes about 30 s on two cores; this only stops a hung one
 FAULTY = "escalated, three comments"  # the helpdesk case the planted fault changes
-
-
-def one_sentence(problem: str) -> bool:
-    """A problem as the contract says: one line, one sentence, ending with a full stop."""
-    return problem.endswith(".") and "\n" not in problem and not re.search(r"[.!?]\s+[A-Z]", problem[:-1])
-
-
-def listing(folder: Path) -> dict[str, tuple[int, int]]:
-    """Every file and folder under `folder` with its size and modification time. The browser test copies its
-    screenshots into outputs/screenshots while the suite runs on two workers, so that folder is not counted."""
-    out = {}
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if relative.parts[0] != "screenshots":
-            stat = path.stat()
-            out[str(relative)] = (stat.st_size if path.is_file() else 0, stat.st_mtime_ns)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -150,6 +132,72 @@ INVALID = {
         dict(top=TOP + 'match = "subset"\n'),
         "top level",
         ['match must be "equal", "contains" or "text", not \'subset\''],
+    ),
+    "pattern that does not compile": (
+        dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, pattern = "^(T-[0-9]+" }')),
+        'design "focused"',
+        ["entry.pattern", "'^(T-[0-9]+' does not compile as a regular expression", "missing ), unterminated"],
+    ),
+    "from that does not parse": (
+        dict(granular=GRANULAR.replace('from = "customerId"', 'from = "customer["')),
+        'design "granular"',
+        ["links[1].from", "'customer[' is not a JMESPath expression"],
+    ),
+    "link template naming a field no case has": (
+        dict(
+            granular=GRANULAR.replace('argument = "customerId"', 'arguments = { customerId = "{item}", at = "{when}" }')
+        ),
+        'design "granular"',
+        ["links[1].arguments names {when}, which no case has"],
+    ),
+    "{item} in the entry": (
+        dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{item}" } }')),
+        'design "focused"',
+        ["entry.arguments names {item}, which only a link's arguments take"],
+    ),
+    "{item} in the question": (
+        dict(top=TOP.replace("{ticketId}", "{ticketId} {item}")),
+        "top level",
+        ["question names {item}, which only a link's arguments take"],
+    ),
+    "argument and arguments": (
+        dict(
+            granular=GRANULAR.replace(
+                'argument = "customerId"', 'argument = "customerId", arguments = { a = "{item}" }'
+            )
+        ),
+        'design "granular"',
+        ["links[1] gives both argument and arguments"],
+    ),
+    "neither argument nor arguments": (
+        dict(granular=GRANULAR.replace('argument = "customerId", ', "")),
+        'design "granular"',
+        ["links[1] gives neither argument nor arguments"],
+    ),
+    "arguments without {item}": (
+        dict(granular=GRANULAR.replace('argument = "customerId"', 'arguments = { customerId = "{ticketId}" }')),
+        'design "granular"',
+        ["links[1].arguments never names {item}"],
+    ),
+    "read not a reading": (
+        dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, read = "xml" }')),
+        'design "focused"',
+        ['entry.read must be "json", "text" or "structured", not \'xml\''],
+    ),
+    "read and pattern": (
+        dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, read = "text", pattern = "x" }')),
+        'design "focused"',
+        ["entry gives both read and pattern"],
+    ),
+    "a case field named item": (
+        dict(cases=CASES + "item = 3\n"),
+        "cases[1]",
+        ["a case cannot have a field named item"],
+    ),
+    "a link's into without the entry's": (
+        dict(granular=GRANULAR.replace(', into = "ticket" }', " }")),
+        'design "granular"',
+        ['links[1].into is "customer" but entry has no into'],
     ),
     "reference not a design": (
         dict(top=TOP + 'reference = "scoped"\n'),
@@ -500,44 +548,6 @@ def test_pages_are_merged_without_their_cursor():
 # 4. `wismo study check` over the helpdesk's servers.
 
 
-def wismo(logs: Path, *args: str) -> subprocess.Popen:
-    """`python -m wismo ARGS` started in the repository, what it writes going to logs/stdout and logs/stderr (files,
-    not pipes, which would stall a command that writes more than a pipe holds before the test reads it)."""
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "wismo", *args], cwd=REPO_ROOT, stdout=out, stderr=err)
-    process.logs = logs
-    return process
-
-
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def problems(self) -> list[str]:
-        """The problems the exit listed, one per line."""
-        return [line[4:] for line in self.stderr.splitlines() if line.startswith("  - ")]
-
-
-def finished(started: dict[str, subprocess.Popen]) -> dict[str, Done]:
-    """Every started command waited for (they run at once), with what it wrote."""
-    done = {}
-    for name, process in started.items():
-        try:
-            process.wait(timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        texts = [(process.logs / f).read_text(encoding="utf-8", errors="replace") for f in ("stdout", "stderr")]
-        if process.returncode < 0:
-            pytest.fail(f"{name} did not finish within {TIMEOUT_S} s: {texts[1][-2000:]}")
-        done[name] = Done(process.returncode, *texts)
-    return done
-
-
 def helpdesk_copy(folder: Path, *edits: tuple[str, str]) -> Path:
     """The helpdesk study copied into `folder` (its server beside it), with each (old, new) edit made once."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -607,6 +617,14 @@ def checks(started_runs, tmp_path_factory) -> dict[str, Done]:
         ),
         "unreachable": helpdesk_copy(root / "unreachable", (GRANULAR_COMMAND, f'command = ["{NO_SUCH_SERVER}"]')),
         "invalid": helpdesk_copy(root / "invalid", ("[designs.focused]", "[designs.focused\n")),
+        # The issue's refusals: each one sentence naming the design, the step and the key, and exit 2.
+        "pattern": helpdesk_copy(root / "pattern", ('"{ticketId}" } }', '"{ticketId}" }, pattern = "(?P<id" }')),
+        "from": helpdesk_copy(root / "from", ('from = "customerId"', 'from = "customerId || "')),
+        "template": helpdesk_copy(
+            root / "template", ('argument = "commentId"', 'arguments = { commentId = "{item}", since = "{day}" }')
+        ),
+        # read = "structured" on a tool whose listing declares no output schema: a problem only the server tells.
+        "structured": helpdesk_copy(root / "structured", ('"{ticketId}" } }', '"{ticketId}" }, read = "structured" }')),
     }
     return finished({name: wismo(root / f"{name}-logs", "study", "check", str(path)) for name, path in files.items()})
 
@@ -649,6 +667,23 @@ def test_check_names_the_design_whose_server_cannot_be_reached(checks):
     assert NO_SUCH_SERVER in problem
 
 
+REFUSED = {
+    "pattern": "design \"focused\": entry.pattern '(?P<id' does not compile as a regular expression (missing >, "
+    "unterminated name at position 4).",
+    "from": "design \"granular\": links[1].from 'customerId || ' is not a JMESPath expression (Invalid jmespath "
+    "expression: Incomplete expression).",
+    "template": 'design "granular": links[2].arguments names {day}, which no case has.',
+    "structured": 'design "focused": entry has read = "structured", but get_ticket_context declares no output schema, '
+    'so its results carry no structuredContent; read its text (read = "json", read = "text" or a pattern).',
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_check_refuses_a_step_that_cannot_read_or_follow_in_one_sentence(checks, name):
+    (problem,) = assert_refused(checks[name])
+    assert problem == REFUSED[name]
+
+
 def test_check_refuses_an_invalid_file_without_a_traceback(checks):
     (problem,) = assert_refused(checks["invalid"])
     assert problem.startswith("is not valid TOML"), problem
@@ -671,34 +706,13 @@ def test_an_unreachable_server_with_a_setup_hint_is_still_one_sentence(tmp_path)
 # while the study runs go on).
 
 
-def pinned_memory_server() -> str:
-    """The version `make peers` pins, installed into .peers/npm as it installs it (unless already there)."""
-    version = re.search(r"^PEER_NPM\s*:=\s*(\S+)", (REPO_ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
-    assert version, "the Makefile no longer sets PEER_NPM"
-    if not MEMORY_SERVER.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is not on PATH: the memory study needs node 20+ and npm (as `make peers` does)")
-        package = f"@modelcontextprotocol/server-memory@{version.group(1)}"
-        flags = ["--save-exact", "--no-audit", "--no-fund", "--loglevel=error"]
-        installed = subprocess.run(
-            [npm, "install", "--prefix", str(PEER_NPM), *flags, package],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
-        assert installed.returncode == 0, f"npm install {package} failed: {installed.stderr[-2000:]}"
-    return version.group(1)
-
-
 @pytest.mark.anyio
 @pytest.mark.usefixtures("started_runs")  # the study runs go on meanwhile
 async def test_the_memory_study_graph_design_contains_the_search_evidence():
     from wismo.analyses import comparison
 
-    version = pinned_memory_server()
-    package = PEER_NPM / "node_modules" / "@modelcontextprotocol" / "server-memory" / "package.json"
-    assert json.loads(package.read_text(encoding="utf-8"))["version"] == version
+    peers.installed("peer-npm")
+    assert peers.npm_version("@modelcontextprotocol/server-memory") == peers.pin("PEER_NPM")
     graph_before = hashlib.sha256(MEMORY_GRAPH.read_bytes()).hexdigest()
     study = declaration.load(MEMORY_TOML)
     assert (study.match, study.reference, list(study.designs)) == ("contains", "search", ["search", "graph"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,11 @@ from wismo.client.investigation import Call, investigate
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
+from wismo.core.reading import NoStructuredContent
 from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.servers import designs
 from wismo.servers.protocol import PINNED_REVISION
-from wismo.studies import matching
+from wismo.studies import following, matching
 from wismo.studies.declaration import Study, StudyCase, StudyInvalid, chosen
 from wismo.studies.designs import served
 from wismo.studies.evidence import evidence as found_evidence
@@ -71,18 +73,31 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
     }
 
 
-async def compare_case(
-    conns: dict[str, Connection], case: StudyCase, study: Study
-) -> tuple[dict[str, Any], dict[str, float]]:
-    """Drive one case through every design; return its verdict against the reference design and, apart, its timings."""
-    sides, found, timing = {}, {}, {}
+@dataclass
+class Walked:
+    """What one case's walk of every design gave beside its verdict: each design's entry value (absent where the
+    entry call failed), which says whether its links found anything to follow, and the timings."""
+
+    entries: dict[str, Any] = field(default_factory=dict)
+    timing: dict[str, float] = field(default_factory=dict)
+
+
+async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Study) -> tuple[dict[str, Any], Walked]:
+    """Drive one case through every design; return its verdict against the reference design and, apart, what the
+    walks gave (entry values, timings)."""
+    sides, found, walked = {}, {}, Walked()
     for design, conn in conns.items():
         first = len(conn.tool_calls())
         how = study.designs[design].investigation
-        tool_turns = await investigate(conn, how, case.fields)
-        found[design] = found_evidence(how, tool_turns)
+        try:
+            tool_turns = await investigate(conn, how, case.fields)
+            found[design] = found_evidence(how, tool_turns)
+        except NoStructuredContent as exc:
+            raise exc.of(design) from None
         sides[design] = _design_side(tool_turns, found[design][1])
-        timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
+        walked.timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
+        if not tool_turns[0][0]["isError"]:
+            walked.entries[design] = how.value_of(tool_turns[0][0])
     reference, others = study.reference, [d for d in conns if d != study.reference]
     ref_value, ref_error = found[reference]
     diffs: list[dict[str, Any]] = []
@@ -107,7 +122,7 @@ async def compare_case(
         "differences": diffs,
         **sides,
     }
-    return row, timing
+    return row, walked
 
 
 def summarise(
@@ -178,11 +193,13 @@ async def run(
             d: await stack.enter_async_context(reach(sd, transport, env.get(d))) for d, sd in study.designs.items()
         }
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
-        rows, timings = [], {}
+        rows, timings, entries = [], {}, {d: [] for d in conns}
         for case in cases:
-            row, timing = await compare_case(conns, case, study)
+            row, walked = await compare_case(conns, case, study)
             rows.append(row)
-            timings[case.label] = timing
+            timings[case.label] = walked.timing
+            for design, value in walked.entries.items():
+                entries[design].append(value)
             if progress is not None:
                 progress.update(1)
         start = {d: conn.start_ms for d, conn in conns.items()}
@@ -193,6 +210,10 @@ async def run(
         "tools": tools,
         "cases": rows,
         "summary": summarise(rows, list(study.designs), study.reference),
+        # Links whose `from` found nothing to follow in any case: said, never silent (empty when all followed).
+        "unfollowedLinks": [
+            x for d, sd in study.designs.items() for x in following.unfollowed(d, sd.investigation, entries[d])
+        ],
         # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
         "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
     }

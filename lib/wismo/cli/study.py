@@ -106,6 +106,13 @@ def run(args: argparse.Namespace) -> int:
         done = study_run.run(study, args.out, params, args.jobs)
     except study_run.StudyRefused as exc:
         return _say(args.file, [str(exc)])
+    if done.unfollowed:  # not a failure, never silent: the walk may not be what the file meant
+        print(
+            f"wismo study: {args.file}: {plural(len(done.unfollowed), 'link')} found nothing to follow:",
+            file=sys.stderr,
+        )
+        for line in done.unfollowed:
+            print(f"  - {line}", file=sys.stderr)
     if done.differing:
         print(
             f"wismo study: {args.file}: the evidence differs in {plural(len(done.differing), 'case')}:", file=sys.stderr

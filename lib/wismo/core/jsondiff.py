@@ -70,10 +70,10 @@ def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str 
 
 
 def text_leaves(value: Any, path: str = "") -> list[tuple[str, str]]:
-    """Every string leaf of a JSON value with its path, numbers as their JSON text; object keys, booleans and null
-    are not leaves (what match = "text" looks for)."""
+    """Every string leaf of a JSON value with its path, in the value's own order, numbers as their JSON text; object
+    keys, booleans and null are not leaves (what match = "text" looks for)."""
     if isinstance(value, dict):
-        return [leaf for k in sorted(value) for leaf in text_leaves(value[k], f"{path}.{k}" if path else k)]
+        return [leaf for k, v in value.items() for leaf in text_leaves(v, f"{path}.{k}" if path else k)]
     if isinstance(value, list):
         return [leaf for i, x in enumerate(value) for leaf in text_leaves(x, f"{path}[{i}]")]
     if isinstance(value, str):

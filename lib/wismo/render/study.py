@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.errors import WismoError
+from wismo.core.jsondiff import NOT_FOUND
 from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies.declaration import Study
 
 NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports (04 is about wismo's own orders)
 RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo evaluate --study)
+# Errors a notebook meets when a server answers otherwise than the study file says: said as the file's problem.
+DECLARATION_ERRORS = ("NoStructuredContent",)
 
 
 class StudyRefused(WismoError, ValueError):
@@ -31,6 +34,7 @@ class StudyRun:
     out: Path
     rendered: list[Any] = field(default_factory=list)
     differing: list[str] = field(default_factory=list)
+    unfollowed: list[str] = field(default_factory=list)  # links that found nothing to follow, a sentence each
 
 
 def out_folder(study: Study, out: str | Path | None) -> Path:
@@ -51,15 +55,26 @@ def runs_folder(study: Study) -> Path:
     return RUNS if study.is_article else RUNS / "studies" / study.stem
 
 
-def differing_cases(out: Path) -> list[str]:
-    """The cases whose evidence differs in the comparison written into `out`: a sentence each, with the first
-    difference."""
+def _comparison(out: Path) -> dict[str, Any] | None:
+    """The comparison written into `out`, if the run got that far."""
     import json
 
     path = out / REPORTS["01-equivalence"][1]
-    if not path.exists():
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def unfollowed_links(out: Path) -> list[str]:
+    """The links of the comparison written into `out` that found nothing to follow in any case, a sentence each."""
+    result = _comparison(out)
+    return [x["sentence"] for x in result.get("unfollowedLinks", [])] if result else []
+
+
+def differing_cases(out: Path) -> list[str]:
+    """The cases whose evidence differs in the comparison written into `out`: a sentence each, with the first
+    difference."""
+    result = _comparison(out)
+    if result is None:
         return []
-    result = json.loads(path.read_text(encoding="utf-8"))
     lines = []
     for r in result["cases"]:
         if not r["equal"]:
@@ -68,10 +83,8 @@ def differing_cases(out: Path) -> list[str]:
             ref = result["summary"]["reference"]
             other, value = next((k, v) for k, v in d.items() if k not in ("path", ref))
             ref_value = d[ref]
-            lines.append(
-                f"case {r['label']!r} ({r['input']}): at {d['path']}, {ref} has {_short(ref_value)} and {other} "
-                f"{_short(value)}"
-            )
+            theirs = f"which occurs in no text of {other}'s" if value == NOT_FOUND else f"and {other} {_short(value)}"
+            lines.append(f"case {r['label']!r} ({r['input']}): at {d['path']}, {ref} has {_short(ref_value)} {theirs}")
     return lines
 
 
@@ -107,6 +120,8 @@ def run(
     try:
         rendered = build.build(paths, folder, jobs, params, title=study.title)
     except build.NotebookFailed as failed:
+        if failed.ename in DECLARATION_ERRORS:  # the file says to read what the server does not send: one sentence
+            raise StudyRefused(failed.evalue, folder) from None
         differing = differing_cases(folder)
         if failed.ename != "ClaimFailed" or not differing:
             raise
@@ -114,5 +129,5 @@ def run(
         if executed.exists():  # the report as far as it ran, for the reader to see where it stopped
             build.to_html(executed, folder, title=study.title)
             build.to_html(executed, folder, reader=True, title=study.title)
-        return StudyRun(folder, [], differing)
-    return StudyRun(folder, rendered, differing_cases(folder))
+        return StudyRun(folder, [], differing, unfollowed_links(folder))
+    return StudyRun(folder, rendered, differing_cases(folder), unfollowed_links(folder))

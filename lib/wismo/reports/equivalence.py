@@ -86,6 +86,20 @@ def check_parity(result: dict[str, Any]) -> str:
     return comparison.check_parity(parity["cases"], parity["transports"])
 
 
+def links_followed(result: dict[str, Any], study: Study) -> str:
+    """Whether every declared link found something to follow in some case: "Checked: ..." with the count, or each
+    link that found nothing, named with the entry's value and the fix (said, not raised: the evidence check says
+    whether it mattered)."""
+    count = sum(len(d.investigation.links) for name, d in study.designs.items() if name in result["summary"]["designs"])
+    missed = result["unfollowedLinks"]
+    if not count:
+        return "No design of this study declares links: each gathers its evidence with its entry call (or its pages)."
+    if not missed:
+        return f"Checked: each of the {count} declared links found something to follow in at least one case."
+    lines = "\n".join(f"- {x['sentence']}" for x in missed)
+    return f"**{len(missed)} of the {count} declared links found nothing to follow in any case:**\n\n{lines}"
+
+
 def check_equal(result: dict[str, Any]) -> str:
     """The equivalence claim checked: every case equal (ClaimFailed names each case's first difference)."""
     return comparison.check_equal(result)

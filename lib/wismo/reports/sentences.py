@@ -115,7 +115,8 @@ def study_intro(study: Any) -> str:
         return f"`{' '.join(words)}` over stdio"
 
     def link(x: Any) -> str:
-        return f"one {x.tool} call with every {x.key}" if x.batch else f"{x.tool} for each {x.key}"
+        found = "value of the entry's" if x.key == "@" else f"`{x.key}`"
+        return f"one {x.tool} call with every {found}" if x.batch else f"{x.tool} for each {found}"
 
     def path(d: Any) -> str:
         how = d.investigation

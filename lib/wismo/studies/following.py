@@ -1,0 +1,72 @@
+"""Links that found nothing to follow: a link whose `from` finds no value in the entry's value of any case is said,
+never passed over in silence, with what the entry's value was and how to read it instead."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wismo.servers.designs import Investigation
+
+
+def fix(value: Any) -> str:
+    """How to follow something in a value of this shape instead, in a sentence's second half."""
+    if isinstance(value, str):
+        return (
+            "read the entry with a pattern (a regular expression whose matches become a list to follow) or "
+            'read = "structured", or give from = "@" to pass the text itself'
+        )
+    if isinstance(value, list):
+        return 'give a from for a list: "@" for each element, "[].name" for each element\'s name, or a filter'
+    if isinstance(value, dict):
+        return f'give a from naming what it holds, such as "{next(iter(value))}"' if value else "check the server"
+    return "check what the server answers for these cases"
+
+
+def described(value: Any) -> str:
+    """A value as a sentence names it: text (its length and start), a list (how many of what), an object (its keys).
+
+    >>> described({"files": None, "listing": "[FILE] a.txt"})
+    'an object with the keys files, listing'
+    >>> described(["a", "b"])
+    'a list of 2 strings'
+    """
+    if isinstance(value, str):
+        start = json.dumps(value[:40], ensure_ascii=False) + ("…" if len(value) > 40 else "")
+        return f"text of {len(value):,} characters, {start}"
+    if isinstance(value, dict):
+        keys = list(value)
+        shown = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+        return f"an object with the keys {shown}" if keys else "an empty object"
+    if isinstance(value, list):
+        if not value:
+            return "an empty list"
+        kinds = sorted({_kind(x) for x in value})
+        return f"a list of {len(value):,} {' and '.join(kinds) if len(kinds) < 3 else 'values'}"
+    return "null" if value is None else f"the value {json.dumps(value)}"
+
+
+def _kind(value: Any) -> str:
+    """What an element of a list is, in the plural."""
+    if isinstance(value, dict):
+        return "objects with the keys " + ", ".join(list(value)[:5]) if value else "empty objects"
+    return {str: "strings", list: "lists", bool: "booleans"}.get(
+        type(value), "numbers" if value is not None else "nulls"
+    )
+
+
+def unfollowed(design: str, how: Investigation, entry_values: list[Any]) -> list[dict[str, Any]]:
+    """Every link of a design that found nothing to follow in any of these entry values (the cases whose entry call
+    succeeded), with the first value described and the fix, as one sentence each. Empty when there are no values."""
+    if not entry_values:
+        return []
+    out = []
+    for i, link in enumerate(how.links, start=1):
+        if any(how.followed(value, link) for value in entry_values):
+            continue
+        sentence = (
+            f'design "{design}": links[{i}] (from = "{link.key}", tool {link.tool}) found nothing to follow in any '
+            f"case: the entry's value was {described(entry_values[0])}; {fix(entry_values[0])}."
+        )
+        out.append({"design": design, "link": i, "from": link.key, "tool": link.tool, "sentence": sentence})
+    return out

@@ -1,0 +1,191 @@
+"""How a step reads a result (JSON, text, structuredContent, a pattern's matches), links with arguments, what a walk
+found to follow and what it says when it found nothing, without a server; and the `>>>` examples in the library's
+docstrings, run as written."""
+
+import doctest
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from wismo.core import reading
+from wismo.core.paths import REPO_ROOT
+from wismo.core.reading import NoStructuredContent, Reading
+from wismo.servers.designs import FollowUp, Investigation
+from wismo.studies import following
+from wismo.studies.evidence import evidence
+
+LISTING = "[FILE] a.txt\n[DIR] sub\n[FILE] b.md\n"
+NAMED = [{"kind": "FILE", "name": "a.txt"}, {"kind": "DIR", "name": "sub"}, {"kind": "FILE", "name": "b.md"}]
+OPTIONAL = [{"id": "T-1", "note": None}, {"id": "T-2", "note": "late"}]
+
+
+def call(name, arguments, output, is_error=False, structured=None):
+    """One tool call as an investigation records it."""
+    text = output if isinstance(output, str) else json.dumps(output)
+    return {"name": name, "arguments": arguments, "output": text, "isError": is_error, "structured": structured}
+
+
+def test_read_json_parses_the_text_or_keeps_it():
+    assert Reading().value('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert Reading().value("There is no ticket T-0.") == "There is no ticket T-0."
+    assert Reading().value("42") == 42  # JSON when it parses: a file holding "42" would be read as a number
+    assert Reading("text").value("42") == "42"  # ... which read = "text" keeps as it is
+
+
+def test_read_structured_takes_the_structured_content_and_names_what_lacks_it():
+    assert Reading("structured").value("ignored text", {"content": "x"}) == {"content": "x"}
+    with pytest.raises(NoStructuredContent):
+        Reading("structured").value("text only")
+    how = Investigation(entry="list_directory", reading=Reading("structured"), into="listing")
+    with pytest.raises(NoStructuredContent) as raised:
+        how.value_of(call("list_directory", {}, LISTING))
+    assert (raised.value.step, raised.value.tool) == ("entry", "list_directory")
+    named = raised.value.of("walk")
+    assert str(named).startswith('design "walk": entry has read = "structured", but the result of list_directory')
+    assert (named.design, named.step, named.tool) == ("walk", "entry", "list_directory")
+    assert how.value_of(call("list_directory", {}, "Access denied", is_error=True)) is None  # an error: no value
+
+
+@pytest.mark.parametrize(
+    "pattern, text, found",
+    [
+        (r"^\[FILE\] (.+)$", LISTING, ["a.txt", "b.md"]),  # one group: its strings
+        (
+            r"^\[(?P<kind>FILE|DIR)\] (?P<name>.+)$",
+            LISTING,
+            [{"kind": "FILE", "name": "a.txt"}, {"kind": "DIR", "name": "sub"}, {"kind": "FILE", "name": "b.md"}],
+        ),  # fmt: skip
+        (r"^\[FILE\] .+$", LISTING, ["[FILE] a.txt", "[FILE] b.md"]),  # no group: the whole matches
+        (r"^\[(\w+)\] (.+)$", "[FILE] a\n[DIR] b", [["FILE", "a"], ["DIR", "b"]]),  # several unnamed: a list each
+        (
+            r"^(?P<id>T-\d+)(?: \((?P<note>.+)\))?$",
+            "T-1\nT-2 (late)",
+            [{"id": "T-1", "note": None}, {"id": "T-2", "note": "late"}],
+        ),  # fmt: skip
+        (r"^nothing$", LISTING, []),
+    ],
+)
+def test_a_pattern_gives_the_list_of_its_matches(pattern, text, found):
+    assert Reading(pattern=pattern).value(text) == found
+
+
+def test_a_pattern_that_does_not_compile_says_why():
+    with pytest.raises(reading.PatternInvalid, match=r"'\(' does not compile as a regular expression \(missing \)"):
+        reading.compiled("(")
+
+
+def test_a_link_fills_its_arguments_with_the_case_and_the_value_followed():
+    link = FollowUp("[].commit", "git_show", {"repo_path": "{repo}", "revision": "{item}"}, "shows")
+    how = Investigation(entry="git_log", arguments={"repo_path": "{repo}"}, into="log", links=(link,))
+    log = [{"commit": "a1"}, {"commit": None}, {"commit": "b2"}]
+    assert how.linked_calls(log, {"repo": "r"}) == [
+        ("git_show", {"repo_path": "r", "revision": "a1"}),  # a null is skipped
+        ("git_show", {"repo_path": "r", "revision": "b2"}),
+    ]
+    assert link.item_arguments == ("revision",)
+    inside = FollowUp("@", "read_text_file", {"path": "{dir}/{item}"}, "files")
+    assert inside.call_arguments("a.txt", {"dir": "docs"}) == {"path": "docs/a.txt"}  # inside a longer template
+    assert inside.item_arguments == ()  # none takes the value as it is
+
+
+def test_a_text_walk_reads_each_step_as_declared():
+    how = Investigation(
+        entry="list_directory",
+        arguments={"path": "{dir}"},
+        reading=Reading(pattern=r"^\[FILE\] (.+)$"),
+        into="names",
+        links=(FollowUp("@", "read_text_file", {"path": "{dir}/{item}"}, "files", reading=Reading("text")),),
+    )
+    entry = call("list_directory", {"path": "d"}, LISTING)
+    assert how.linked_calls(how.value_of(entry), {"dir": "d"}) == [
+        ("read_text_file", {"path": "d/a.txt"}),
+        ("read_text_file", {"path": "d/b.md"}),
+    ]
+    turns = [
+        [entry],
+        [
+            call("read_text_file", {"path": "d/a.txt"}, "[1, 2]"),  # JSON-looking text, kept as text
+            call("read_text_file", {"path": "d/b.md"}, "ENOENT", is_error=True),
+        ],
+    ]
+    assert evidence(how, turns) == (
+        {
+            "names": ["a.txt", "b.md"],
+            "files": ["[1, 2]", {"path": "d/b.md", "missing": True, "error": "ENOENT"}],  # the call's own arguments
+        },
+        None,
+    )
+
+
+def test_a_batch_link_over_an_empty_list_gives_an_empty_list():
+    link = FollowUp.passing("relations[].from", "open_nodes", "names", "opened", batch=True)
+    how = Investigation(entry="search_nodes", arguments={}, into="found", links=(link,))
+    found = {"relations": []}
+    assert how.linked_calls(found, {}) == []
+    assert evidence(how, [[call("search_nodes", {}, found)]]) == ({"found": found, "opened": []}, None)
+    scalar = FollowUp.passing("id", "get", "id", "record", batch=True)  # a path to one value that is absent: null
+    assert evidence(Investigation("find", links=(scalar,), into="x"), [[call("find", {}, {})]]) == (
+        {"x": {}, "record": None},
+        None,
+    )
+
+
+def test_a_batch_link_passes_each_value_once_in_the_order_first_met():
+    link = FollowUp.passing("[].name", "open_nodes", "names", "", batch=True)
+    how = Investigation(entry="e", links=(link,), into="")
+    assert how.linked_calls([{"name": "B"}, {"name": "A"}, {"name": "B"}], {}) == [
+        ("open_nodes", {"names": ["B", "A"]})
+    ]
+
+
+def test_a_link_that_found_nothing_anywhere_is_said_with_the_entry_value_and_the_fix():
+    how = Investigation(
+        entry="list_directory",
+        into="listing",
+        links=(
+            FollowUp.passing("files", "read_text_file", "path", "files"),
+            FollowUp.passing("@", "read_text_file", "path", "all"),
+        ),
+    )
+    said = following.unfollowed("walk", how, [LISTING, LISTING])
+    assert [(x["link"], x["from"]) for x in said] == [(1, "files")]  # "@" follows the text itself
+    sentence = said[0]["sentence"]
+    assert sentence.startswith('design "walk": links[1] (from = "files", tool read_text_file) found nothing to follow')
+    assert 'the entry\'s value was text of 35 characters, "[FILE] a.txt\\n[DIR] sub\\n[FILE] b.md\\n"' in sentence
+    assert "pattern" in sentence and 'read = "structured"' in sentence
+    assert following.unfollowed("walk", how, []) == []  # no entry succeeded: nothing to say about its links
+    # In one case out of several is enough.
+    assert following.unfollowed("walk", how, [LISTING, {"files": ["a"]}]) == []
+
+
+@pytest.mark.parametrize(
+    "value, said, fix",
+    [
+        ({"files": None, "listing": "x"}, "an object with the keys files, listing", 'such as "files"'),
+        ([{"name": "a", "type": "file"}], "a list of 1 objects with the keys name, type", '"[].name"'),
+        (["a", 2], "a list of 2 numbers and strings", '"@" for each element'),
+        ("x" * 50, 'text of 50 characters, "' + "x" * 40 + '"…', "pattern"),
+        (None, "null", "check what the server answers"),
+    ],
+)
+def test_a_value_is_described_by_its_shape(value, said, fix):
+    assert following.described(value) == said
+    assert fix in following.fix(value)
+
+
+def docstring_modules() -> list[str]:
+    """Every library module whose docstrings carry a `>>>` example."""
+    lib = REPO_ROOT / "lib"
+    return sorted(
+        ".".join(p.relative_to(lib).with_suffix("").parts)
+        for p in Path(lib / "wismo").rglob("*.py")
+        if ">>> " in p.read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize("name", docstring_modules())
+def test_the_docstring_examples_hold(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, name
