@@ -53,6 +53,7 @@ label = "{PLANTED}"
 dir = "handbook"
 files = ["handbook/expenses.md", "handbook/onboarding.md"]
 """
+HANDBOOK_READS = [{"path": f"handbook/{name}.md"} for name in ("expenses", "holidays", "onboarding")]  # file order
 LAST_CASE = 'files = ["recipes/bread.txt"]\n'
 WALK_ENTRY = "pattern = '^\\[FILE\\] (.+)$', into = \"names\""
 
@@ -116,8 +117,7 @@ def test_the_filesystem_study_holds_the_walks_texts_in_every_design(runs):
         "one file": {"walk": 2, "bulk": 1, "tree": 2},
     }
     walk = result["cases"][0]["walk"]["toolCalls"]
-    read = [{"path": f"handbook/{name}.md"} for name in ("expenses", "holidays", "onboarding")]
-    assert [c["arguments"] for c in walk[1:]] == read
+    assert [c["arguments"] for c in walk[1:]] == HANDBOOK_READS
     for page in ("01-equivalence", "02-context-cost"):
         assert (runs.out["filesystem"] / "html" / f"{page}.html").is_file(), page
     reader = (runs.out["filesystem"] / "html" / "01-equivalence-reader.html").read_text(encoding="utf-8")
@@ -206,3 +206,24 @@ def test_the_readme_says_how_each_key_is_written():
     text_servers = readme.split("### Servers that answer in text", 1)[1]
     shown = text_servers.split("```toml\n", 1)[1].split("```", 1)[0]
     assert shown in FILESYSTEM.read_text(encoding="utf-8"), "the README's walk design is not the shipped study's"
+
+
+def test_the_scripted_model_walks_a_text_study_as_the_comparison_does(tmp_path):
+    import subprocess
+    import sys
+
+    from wismo import runs
+
+    peers.installed("peer-npm")
+    command = [sys.executable, "-m", "wismo", "evaluate", "--study", str(FILESYSTEM), "both", "1"]
+    done = subprocess.run(
+        [*command, "--runs-dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = {r.manifest["design"]: r for r in map(runs.load, sorted(tmp_path.iterdir()))}  # each verifies
+    calls = {d: {t["orderId"]: [c["name"] for c in t["toolCalls"]] for t in r.traces} for d, r in loaded.items()}
+    # The pattern read from the listing's text, the filter from the tree's JSON: the same files as the comparison.
+    assert calls["walk"]["handbook"] == ["list_directory"] + ["read_text_file"] * 3
+    assert calls["tree"]["handbook"] == ["directory_tree"] + ["read_text_file"] * 3
+    assert calls["bulk"]["handbook"] == ["read_multiple_files"]
+    assert [json.loads(c["arguments"]) for c in loaded["walk"].traces[0]["toolCalls"][1:]] == HANDBOOK_READS
