@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 def default_out() -> Path:
     """Where a run by hand writes: outputs/fuzz/fuzz.json, never the outputs/fuzz.json of `make fuzz` that notebook 01
-    shows."""
-    from wismo.core.paths import output_dir
+    shows. Only named here: the run creates the folder when it writes (asking where it would write creates nothing)."""
+    from wismo.core.paths import OUTPUTS
 
-    return output_dir("outputs/fuzz") / "fuzz.json"
+    return OUTPUTS / "fuzz" / "fuzz.json"
