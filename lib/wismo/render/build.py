@@ -104,6 +104,29 @@ def for_study(path: Path, study: Any | None):
     return nb
 
 
+def _ipc_kernel_manager() -> type:
+    """A kernel manager whose kernels talk over Unix sockets in a private temporary folder, not TCP: a TCP port the
+    client picks is bound by the kernel only later, and another process may take it in between (seen here as
+    "Address already in use" from a kernel's heartbeat when many notebooks start at once)."""
+    import tempfile
+
+    from jupyter_client.manager import KernelManager
+
+    class IpcKernelManager(KernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self._sockets = tempfile.mkdtemp(prefix="wismo-kernel-")
+            self.ip = os.path.join(self._sockets, "kernel")
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart)
+            if not restart:
+                shutil.rmtree(self._sockets, ignore_errors=True)
+
+    return IpcKernelManager
+
+
 def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
     """Run one notebook headless with papermill into out/notebooks/ (for the study named in the parameters, if
     any); raises if any cell fails."""
@@ -127,6 +150,7 @@ def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
         execution_timeout=EXECUTION_TIMEOUT_S,
         start_timeout=START_TIMEOUT_S,
         extra_arguments=KERNEL_ARGUMENTS,
+        kernel_manager_class=_ipc_kernel_manager(),
     )
     return target
 
