@@ -110,9 +110,11 @@ def _ipc_kernel_manager() -> type:
     "Address already in use" from a kernel's heartbeat when many notebooks start at once)."""
     import tempfile
 
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager
 
-    class IpcKernelManager(KernelManager):
+    # The asynchronous manager, as nbclient's own default: the synchronous one runs its coroutines on a thread of
+    # its own, which a forked build worker inherits the record of but not the thread, and waits for forever.
+    class IpcKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.transport = "ipc"
