@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from wismo.core import reading
 from wismo.core.paths import REPO_ROOT
-from wismo.core.reading import NoStructuredContent, Reading
-from wismo.servers.designs import FollowUp, Investigation
+from wismo.shared import reading
+from wismo.shared.investigation import FollowUp, Investigation
+from wismo.shared.reading import NoStructuredContent, Reading
 from wismo.studies import following
 from wismo.studies.evidence import evidence
 

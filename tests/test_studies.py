@@ -26,7 +26,7 @@ from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
 from wismo.domain import prompts
 from wismo.servers import designs as registry
-from wismo.servers.designs import Cursor, FollowUp, Investigation
+from wismo.shared.investigation import Cursor, FollowUp, Investigation
 from wismo.studies import declaration, servers
 from wismo.studies.declaration import StudyInvalid
 from wismo.studies.evidence import MISSING, evidence

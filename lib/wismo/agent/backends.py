@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from wismo.agent.base import Backend, BackendError
+
+
+def conversing(backend: Backend, how: Any, values: dict[str, Any], contract: bool) -> Backend:
+    """The backend for one conversation: a scripted one told the design's investigation and the case (what a model
+    reads from the question), any live one as it is."""
+    following = getattr(backend, "following", None)
+    return following(how, values, contract) if following is not None else backend
+
 
 BACKENDS = ("scripted", "openai", "openai-chat", "anthropic")
 DEFAULT_TIMEOUT_S = 120.0  # seconds for one model request; a local model on a CPU may need more

@@ -31,7 +31,7 @@ from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf m
 )
 from wismo.client.connection import Connection
 from wismo.core.jsonfmt import utf8_len
-from wismo.domain import prompts
+from wismo.tokens.conversation import Prompt
 
 
 @dataclass(frozen=True)
@@ -103,21 +103,20 @@ async def run_case(
     conn: Connection,
     tools: list[dict[str, Any]],
     order_id: str,
+    prompt: Prompt,
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
     cache_repeats: bool = False,
-    prompt: Any = None,
     contract: bool = True,
 ) -> dict[str, Any]:
-    """One fresh conversation about one case (an order ID; for a study, its key with `prompt` giving the instructions
-    and question); returns its trace (transcript, per-request and per-call records). Without `contract`, any text
-    reply is an answer (a study whose instructions ask for no JSON object)."""
+    """One fresh conversation about one case (`order_id`: the case's key, as the trace names it), opened with the
+    prompt's instructions and question; returns its trace (transcript, per-request and per-call records). Without
+    `contract`, any text reply is an answer (a study whose instructions ask for no JSON object)."""
     # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
     offered = tools[: budgets.max_tools] if budgets.max_tools is not None else tools
     wrapped = client_tools(conn, offered, cache_repeats)
     functions = [tokens.mcp_tool_to_function(t.definition) for t in wrapped.values()]
-    question = prompt.question if prompt is not None else prompts.question(order_id)
-    instructions = prompt.instructions if prompt is not None else prompts.INSTRUCTIONS
+    question, instructions = prompt.question, prompt.instructions
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
     requests, tool_calls = [], []
@@ -229,7 +228,7 @@ def _budget_stop(
     items: list[dict[str, Any]],
     sent: int,
     spent: int,
-    instructions: str = prompts.INSTRUCTIONS,
+    instructions: str,
 ) -> tuple[str, str, str] | None:
     """Before a request: the outcome, reason and user-facing note if the turn or token budget stops the session."""
     pending = [c for c in tool_calls if c["request"] == len(requests)]

@@ -1,4 +1,5 @@
-"""A deterministic stand-in for a model: follows the article's investigation and answers by explicit rules.
+"""A deterministic stand-in for a model: follows one design's investigation (the one walk, wismo.shared.walk,
+replayed over the conversation it is sent) and answers by explicit rules.
 
 It needs no network. Its tokens are tiktoken estimates of each full request and of its own output items.
 """
@@ -6,25 +7,26 @@ It needs no network. Its tokens are tiktoken estimates of each full request and 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from wismo import tokens
 from wismo.agent.assessment import assess
-from wismo.agent.base import Reply, Usage, assistant_message
-from wismo.agent.evidence import from_items
-from wismo.core.reading import NoStructuredContent
-from wismo.servers import designs
+from wismo.agent.base import BackendError, Reply, Usage, assistant_message
+from wismo.agent.evidence import Evidence
+from wismo.shared.investigation import Investigation
+from wismo.shared.reading import NoStructuredContent
+from wismo.shared.walk import Call, Wanted, result, walk
 from wismo.tokens import framing
 
-# The scripted model's reply in a study without an answer contract: what it would say is not modelled, so its
+# The scripted model's reply where the study keeps no answer contract: what it would say is not modelled, so its
 # output is this one sentence (tiktoken-estimated like everything it writes).
 STUDY_ANSWER = "The evidence gathered by the tool calls above answers the question."
 
 
 class ScriptedBackend:
-    """Follows the investigation the registry declares for the design it is given: granular, get_order then every
-    linked lookup in one turn, then the answer; focused, one call then the answer; scoped, every page."""
+    """A stateless stand-in for a model: given a design's investigation and the case (following()), it asks for
+    each turn's calls as the walk says, then answers: the five-field assessment where the study keeps wismo's
+    answer contract, else the one sentence STUDY_ANSWER."""
 
     name = "scripted"
     token_label = tokens.LABEL
@@ -35,17 +37,16 @@ class ScriptedBackend:
         self.model = model
         self.encoding_name = encoding_name
         self.profile = framing.profile(profile)
-        # A study's design, when the backend follows one (following()): its investigation and the study's cases.
-        self.study: Any = None
-        self.investigation: Any = None
+        self.investigation: Investigation | None = None
+        self.values: dict[str, Any] = {}
+        self.contract = True
         tokens.encoding(encoding_name)  # load before the first timed request, not during it
 
-    def following(self, study: Any, design: str) -> ScriptedBackend:
-        """The same backend following one design of a study: its declared investigation, for the case whose question
-        the conversation opens with, then the study's one-sentence answer (designs of a study may offer the same
-        tools, so the design is told, not guessed)."""
+    def following(self, how: Investigation, values: dict[str, Any], contract: bool = True) -> ScriptedBackend:
+        """The same backend for one conversation: it follows `how` for the case whose fields are `values` (what a
+        model reads from the question), and answers in the answer contract when `contract`."""
         other = ScriptedBackend(self.model, self.encoding_name, self.profile.name)
-        other.study, other.investigation = study, study.designs[design].investigation
+        other.investigation, other.values, other.contract = how, values, contract
         return other
 
     @property
@@ -73,101 +74,71 @@ class ScriptedBackend:
         )
         return Reply(output, usage)
 
-    def _decide_study(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next output items for a study's design: the entry call with the case's arguments, then every linked
-        call at once or the next page while one is named, then the study's answer."""
-        calls = [i for i in items if i.get("type") == "function_call"]
-        asked = next((i.get("content") for i in items if i.get("role") == "user"), None)
-        case = next((c for c in self.study.cases if self.study.question_for(c) == asked), None)
-        how = self.investigation
-        if case is not None:
-            if not calls:
-                return [tokens.function_call(how.entry, how.entry_arguments(case.fields), _call_id(calls, 0))]
-            latest = _read_as_entry(how, _text_of(items, calls[-1]["call_id"]))
-            following = how.next_page(latest, case.fields) if calls[-1]["name"] == how.entry else None
-            if following is not None:
-                return [tokens.function_call(how.entry, following, _call_id(calls, 0))]
-            if how.links and len(calls) == 1:
-                wanted = how.linked_calls(latest, case.fields)
-                if wanted:
-                    return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
-        return [assistant_message(STUDY_ANSWER)]
-
-    def _decide(self, names: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The next output items, by the investigation of the design whose tools were offered (wismo.servers.designs):
-        the entry call, then every linked call at once or the next page while one is announced, then the answer."""
-        if self.investigation is not None:
-            return self._decide_study(items)
-        calls = [i for i in items if i.get("type") == "function_call"]
-        order_id = _order_id(items)
-        design = designs.for_tools(names)
-        how = design.investigation if design is not None else None
-        if how is not None and order_id:
-            if not calls:
-                return [tokens.function_call(how.entry, {"orderId": order_id}, _call_id(calls, 0))]
-            latest = _output_of(items, calls[-1]["call_id"])
-            following = isinstance(latest, dict) and isinstance(latest.get("page"), dict) and latest["page"].get("next")
-            if calls[-1]["name"] == how.entry and following:
-                # A page that says what it left out: ask for the next one, as its note instructs.
-                return [
-                    tokens.function_call(
-                        how.entry, {"orderId": order_id, "cursor": latest["page"]["next"]}, _call_id(calls, 0)
-                    )
-                ]
-            if len(calls) == 1 and calls[0]["name"] == how.entry:
-                wanted = [(t, a) for t, a in how.linked_calls(latest, {"orderId": order_id}) if t in names]
-                if wanted:
-                    return [tokens.function_call(t, a, _call_id(calls, i)) for i, (t, a) in enumerate(wanted)]
-        answer = assess(from_items(items))
-        return [assistant_message(json.dumps(answer, separators=(",", ":"), ensure_ascii=False))]
+    def _decide(self, offered: set[str], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The next output items: the walk's next turn (the calls to tools the request offers), or the answer."""
+        if self.investigation is None:
+            raise BackendError(
+                "scripted backend: it follows one design's investigation; give it one with following(how, values)"
+            )
+        turns, wanted = replayed(self.investigation, self.values, items, offered)
+        if wanted:
+            made = sum(1 for i in items if i.get("type") == "function_call")
+            return [tokens.function_call(t, a, call_id(made + i)) for i, (t, a) in enumerate(wanted)]
+        return [assistant_message(answer(self.investigation, turns, self.contract))]
 
 
-def _order_id(items: list[dict[str, Any]]) -> str | None:
-    """The order ID the customer asked about, read from the first user message."""
-    for item in items:
-        if item.get("type", "message") == "message" and item.get("role") == "user":
-            found = re.search(r"ORD-[0-9]+", item.get("content", ""))
-            return found.group(0) if found else None
-    return None
+def replayed(
+    how: Investigation, values: dict[str, Any], items: list[dict[str, Any]], offered: set[str] | None = None
+) -> tuple[list[list[Call]], Wanted]:
+    """The walk replayed over a conversation's items: the tool turns already made (their results as the model read
+    them), and the next turn's calls (empty when the walk is over, or asks only for tools not offered)."""
+    calls = [i for i in items if i.get("type") == "function_call"]
+    outputs = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
+    steps, turns, used = walk(how, values), [], 0
+    wanted = next(steps)
+    while True:
+        wanted = [(t, a) for t, a in wanted if offered is None or t in offered]
+        made = calls[used : used + len(wanted)]
+        if not wanted or len(made) < len(wanted) or any(c["call_id"] not in outputs for c in made):
+            return turns, (wanted if len(made) < len(wanted) else [])
+        used += len(made)
+        turns.append([_as_read(how, c["name"], json.loads(c["arguments"]), outputs[c["call_id"]]) for c in made])
+        try:
+            wanted = steps.send(turns[-1])
+        except (StopIteration, NoStructuredContent):
+            return turns, []
 
 
-def _output_of(items: list[dict[str, Any]], call_id: str) -> Any:
-    """The decoded output of one call, or None if it was not JSON (an error sentence)."""
-    for item in items:
-        if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
-            try:
-                return json.loads(item["output"])
-            except ValueError:
-                return None
-    return None
-
-
-def _text_of(items: list[dict[str, Any]], call_id: str) -> str | None:
-    """The text output of one call, as the model received it."""
-    return next(
-        (i["output"] for i in items if i.get("type") == "function_call_output" and i.get("call_id") == call_id), None
-    )
-
-
-def _read_as_entry(how: Any, text: str | None) -> Any:
-    """The entry's value as the model can read it from the text alone: as the step says, its structuredContent
-    taken to be the text's JSON (what the protocol advises a server to send as text beside it), else nothing."""
-    if text is None:
-        return None
+def _as_read(how: Investigation, tool: str, arguments: dict[str, Any], text: str) -> Call:
+    """A result as a model reads it, from its text alone: its structuredContent taken to be the text's JSON (what
+    the protocol advises a server to send as text beside it); at a step that reads JSON, a text that is no JSON is
+    taken for the tool's error sentence (the error flag does not reach a model)."""
     try:
-        return how.reading.value(text, _output_json(text))
-    except NoStructuredContent:
-        return None
-
-
-def _output_json(text: str) -> Any:
-    """The text as JSON, or None."""
-    try:
-        return json.loads(text)
+        parsed = json.loads(text)
     except ValueError:
-        return None
+        parsed = None
+    reads_json = any(r.read == "json" and r.pattern is None for _, name, r in how.steps() if name == tool)
+    structured = parsed if isinstance(parsed, dict) else None
+    return result(tool, arguments, text, is_error=reads_json and parsed is None, structured=structured)
 
 
-def _call_id(calls: list[dict[str, Any]], offset: int) -> str:
-    """Deterministic call ids (call_1, call_2, ...), numbered across the conversation."""
-    return f"call_{len(calls) + offset + 1}"
+def answer(how: Investigation, turns: list[list[Call]], contract: bool = True) -> str:
+    """The scripted model's answer to what the walk gathered: the five fields and a summary, derived from the
+    evidence by explicit rules (the answer contract), or the one sentence STUDY_ANSWER without a contract."""
+    if not contract:
+        return STUDY_ANSWER
+    from wismo.studies.evidence import evidence as gathered
+
+    found = Evidence()
+    if turns:
+        value, failed = gathered(how, turns)  # failed linked calls are in `value` as missing-record stand-ins
+        found.add(value)
+        if failed is not None:  # the entry call itself failed: the identifiers it asked for could not be read
+            entry = turns[0][0]["arguments"]
+            found.unreadable += [v for k, v in entry.items() if isinstance(v, str) and k.endswith("Id")]
+    return json.dumps(assess(found), separators=(",", ":"), ensure_ascii=False)
+
+
+def call_id(index: int) -> str:
+    """Deterministic call ids (call_1, call_2, ...), numbered across the conversation from zero-based `index`."""
+    return f"call_{index + 1}"

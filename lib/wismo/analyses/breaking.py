@@ -19,13 +19,11 @@ from typing import Any
 import anyio
 
 from wismo import tokens
-from wismo.analyses.sweep import account, server_env
+from wismo.analyses.sweep import account, investigated, server_env
 from wismo.client.connection import ToolResult, connect
-from wismo.client.investigation import investigate
 from wismo.core.environ import temporary_env
 from wismo.core.errors import ClaimFailed
 from wismo.domain import load
-from wismo.domain.generate import order_id
 from wismo.servers import designs
 
 HOW = (
@@ -83,7 +81,7 @@ def criteria(window: int, budget: int) -> tuple[Criterion, Criterion]:
 async def _row_in_process(design: str, n: int, encoding: str, cap: int | None) -> dict[str, Any]:
     with _cap(cap):
         conn = InProcess(design, n)
-        turns = await investigate(conn, design, order_id(n))  # duck-typed: a connection's call()
+        turns = await investigated(conn, design, n)  # duck-typed: a connection's call()
     return account(design, n, conn.list_tools(), turns, encoding)
 
 
@@ -113,7 +111,7 @@ async def confirm(design: str, n: int, criterion: Criterion, encoding: str, cap:
     sizes = [n - 1, n] if n > 1 else [n]
     async with connect(design, env=server_env(sizes, cap), timeout_s=120) as conn:
         tools = await conn.list_tools()
-        rows = [account(design, s, tools, await investigate(conn, design, order_id(s)), encoding) for s in sizes]
+        rows = [account(design, s, tools, await investigated(conn, design, s), encoding) for s in sizes]
     broken = [criterion.broken(r) for r in rows]
     return {
         "design": design,

@@ -3,7 +3,6 @@ records followed link by link), case by case, over a real MCP transport."""
 
 from __future__ import annotations
 
-import dataclasses
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +13,12 @@ from wismo.client.investigation import Call, investigate
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
-from wismo.core.reading import NoStructuredContent
 from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.servers import designs
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.reading import NoStructuredContent
+from wismo.shared.revision import PINNED_REVISION
 from wismo.studies import following, matching
-from wismo.studies.declaration import Study, StudyCase, StudyInvalid, chosen
-from wismo.studies.designs import served
+from wismo.studies.declaration import Study, StudyCase, chosen
 from wismo.studies.evidence import evidence as found_evidence
 from wismo.studies.servers import reach
 
@@ -150,25 +148,6 @@ def summarise(
     }
 
 
-def designs_of(study: Study, design_names: list[str] | None) -> Study:
-    """The study with only the designs asked for (the reference always, first); for the article's study, any
-    design wismo serves may be asked for, as the registry declares it."""
-    if not design_names:
-        if study.is_article:  # the registry says which of wismo's designs are compared
-            design_names = list(designs.names(compared=True))
-        else:
-            return study
-    chosen = {study.reference: study.designs[study.reference]}
-    for name in design_names:
-        if name in study.designs:
-            chosen[name] = study.designs[name]
-        elif study.is_article:
-            chosen[name] = served(name)
-        else:
-            raise StudyInvalid(study.path, [f'the study has no design "{name}"; it has {", ".join(study.designs)}.'])
-    return dataclasses.replace(study, designs=chosen)
-
-
 async def run(
     orders: list[str] | None = None,
     transport: str = "stdio",
@@ -186,7 +165,7 @@ async def run(
     `progress`, if given, is told of each case compared (anything with `update(n)`, such as a progress bar).
     """
     env = env or {}
-    study = designs_of(chosen(study), design_names)
+    study = chosen(study).narrowed(design_names)
     cases = study.select(orders, unfriendly)
     async with AsyncExitStack() as stack:
         conns = {

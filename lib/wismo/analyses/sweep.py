@@ -16,9 +16,23 @@ from wismo.client import pool
 from wismo.client.connection import connect
 from wismo.client.investigation import investigate
 from wismo.core.errors import ClaimFailed, first_leaf
-from wismo.domain.generate import order_id
+from wismo.domain.generate import case_fields, order_id
 from wismo.servers import designs
 from wismo.tokens import conversation
+
+
+def served_prompt(lines: int) -> conversation.Prompt:
+    """What a conversation about the generated order of `lines` lines opens with: wismo's instructions and the
+    order-support question (the generated orders are wismo's own cases, asked as the article's are)."""
+    from wismo.domain import prompts
+
+    return conversation.Prompt(prompts.INSTRUCTIONS, prompts.question(order_id(lines)))
+
+
+async def investigated(conn: Any, design: str, lines: int) -> list[list[Any]]:
+    """The tool turns of a design wismo serves investigating the generated order of `lines` lines (`conn`: a
+    connection, or anything with its call())."""
+    return await investigate(conn, designs.get(design).investigation, case_fields(lines))
 
 
 def scale_designs() -> tuple[str, ...]:
@@ -30,8 +44,7 @@ def account(
     design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str
 ) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
-    oid = order_id(n)
-    base = conversation.first_request(oid, tools, encoding_name).total
+    base = conversation.first_request(served_prompt(n), tools, encoding_name).total
     result_tokens, result_bytes = [], 0
     for turn in turns:
         # The cap applies to the result text itself, without the message framing the request adds.
@@ -41,7 +54,7 @@ def account(
     return {
         "design": design,
         "lines": n,
-        "orderId": oid,
+        "orderId": order_id(n),
         "modelTurns": len(turns) + 1,
         "toolCalls": sum(len(t) for t in turns),
         "resultBytes": result_bytes,
@@ -106,7 +119,7 @@ async def _drive(
         async with opened as conn:
             tools = await conn.list_tools()
             for n in sizes:
-                found[n] = measurements.Measured(tools, await investigate(conn, design, order_id(n)))
+                found[n] = measurements.Measured(tools, await investigated(conn, design, n))
                 done(design, n, found[n])
                 if progress is not None:
                     progress.update(1)
@@ -251,7 +264,16 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
         async with pool.server(design, sizes, cap, server_env(sizes, cap)) as conn:
             tools = await conn.list_tools()
             for n in sizes:
-                trace = await run_case(backend, conn, tools, order_id(n), budgets, cache_repeats=True)
+                how = designs.get(design).investigation
+                trace = await run_case(
+                    backend.following(how, case_fields(n)),
+                    conn,
+                    tools,
+                    order_id(n),
+                    served_prompt(n),
+                    budgets,
+                    cache_repeats=True,
+                )
                 rows.append(
                     {
                         "design": design,

@@ -12,7 +12,7 @@ from wismo.bench.settings import Settings
 from wismo.bench.stats import check, figure, median, summary
 from wismo.client.connection import server_command
 from wismo.client.raw import client_env, initialize, spawn_and_ask
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
 

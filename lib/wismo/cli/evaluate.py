@@ -13,7 +13,7 @@ from wismo.core.textgrid import plural
 NAME = "evaluate"
 SUMMARY = "record agent runs into data/runs/: evaluate [--study FILE] <design|both> <repetitions> [model] [provider]"
 EXAMPLE = "wismo evaluate focused 3 qwen2.5:7b openai-chat --base-url http://127.0.0.1:11434/v1"
-BOTH = "both"  # the article's two designs
+BOTH = "both"  # every design the study declares
 LATENCY_PARTS = ("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN")
 
 
@@ -28,17 +28,18 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "design",
         metavar="design",
-        help=f"a registered design ({', '.join(designs.names())}), or {BOTH} of the article's "
-        f"({' and '.join(designs.article())}); with --study, one of the study's designs, or {BOTH} (all of them)",
+        help=f"one of the study's designs (or a design wismo serves: {', '.join(designs.names())}), or {BOTH}: every "
+        "design the study declares",
     )
     p.add_argument(
         "--study",
         default=None,
         metavar="FILE",
-        help="record runs of a study's designs (a study file), with its question and instructions; the runs go "
-        "to data/runs/studies/<file stem>/ unless --runs-dir says otherwise",
+        help="the study whose designs are recorded, with its question and instructions (default: the article's, "
+        "data/studies/where-is-my-order.toml); the runs go where the study's `runs` says (default "
+        "data/runs/studies/<file stem>/) unless --runs-dir says otherwise",
     )
-    p.add_argument("repetitions", type=int, help="runs of every order per design")
+    p.add_argument("repetitions", type=int, help="runs of every case per design")
     p.add_argument("model", nargs="?", default=None, help="the model id (default: the backend's own)")
     p.add_argument(
         "provider",
@@ -47,7 +48,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         choices=BACKENDS,
         help="the backend (default: openai when a model is given, else scripted)",
     )
-    p.add_argument("--orders", nargs="*", help="order IDs, or with --study case keys (default: every case)")
+    p.add_argument("--orders", nargs="*", help="the cases to record, by key (default: every case)")
     p.add_argument(
         "--max-turns", type=int, default=Budgets.max_turns, help="model turns per conversation (default %(default)s)"
     )
@@ -67,7 +68,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "--runs-dir",
         default=None,
-        help="where the run folders go (default: data/runs/; with --study data/runs/studies/<file stem>/)",
+        help="where the run folders go (default: where the study's `runs` says)",
     )
     p.add_argument(
         "--base-url",
@@ -99,27 +100,21 @@ def run(args: argparse.Namespace) -> int:
     from wismo.agent.backends import make
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
-    from wismo.core.paths import RUNS
+    from wismo.core.paths import ARTICLE_STUDY
     from wismo.core.progress import bar
-    from wismo.render.study import runs_folder
     from wismo.runs import recording
-    from wismo.servers import designs
-    from wismo.studies.declaration import StudyInvalid, article, load
+    from wismo.studies.declaration import StudyInvalid, load
 
     provider = args.provider or ("openai" if args.model else "scripted")
     try:
-        study = load(args.study) if args.study else None
+        study = load(args.study or ARTICLE_STUDY)
+        chosen = list(study.designs) if args.design == BOTH else [args.design]
+        study = study.narrowed(chosen)  # a design wismo serves may be named even where the study does not declare it
     except StudyInvalid as exc:
         print(f"wismo evaluate: {exc}", file=sys.stderr)
         return 2
-    if study is not None:
-        chosen = list(study.designs) if args.design == BOTH else [args.design]
-        orders = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
-        runs_dir = Path(args.runs_dir) if args.runs_dir else runs_folder(study)
-    else:
-        chosen = list(designs.article()) if args.design == BOTH else [args.design]
-        orders = args.orders if args.orders is not None else [c.fields["orderId"] for c in article().cases]
-        runs_dir = Path(args.runs_dir) if args.runs_dir else RUNS
+    orders = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
+    runs_dir = Path(args.runs_dir) if args.runs_dir else study.runs_folder
     try:
         recording.check_request(chosen, args.repetitions, orders, study)
         at_least("--max-turns", args.max_turns, 1)
@@ -142,11 +137,11 @@ def run(args: argparse.Namespace) -> int:
                     args.repetitions,
                     backend,
                     orders,
+                    study,
                     runs_dir,
                     Budgets(args.max_turns, args.max_tool_calls),
                     latency,
                     progress,
-                    study=study,
                 )
             )
     except (BackendError, runs.RunInvalid, FileExistsError) as exc:

@@ -27,7 +27,7 @@ from wismo.client.failures import HarnessError
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
 from wismo.servers import designs
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
 TRANSPORTS = ("stdio", "http")

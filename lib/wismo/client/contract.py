@@ -12,7 +12,7 @@ from wismo.client.connection import connect
 from wismo.core.jsonfmt import stable, write_stable
 from wismo.core.paths import DATA
 from wismo.servers import designs
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
 
 CONTRACT = DATA / "contracts" / "tools.json"
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")

@@ -17,7 +17,7 @@ import weakref
 from typing import Any, BinaryIO
 
 from wismo.client.connection import listening_socket, server_command
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
 
 CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # what an MCP client gives a stdio server
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}

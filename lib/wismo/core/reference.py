@@ -15,3 +15,11 @@ def load(name: str) -> dict[str, Any]:
     if "source" not in data:
         raise ValueError(f"{path} has no 'source' block; every reference figure must say where it comes from")
     return data
+
+
+REPRODUCED = ("context-budget-case-study",)  # the source documents whose worked numbers a study may reproduce
+
+
+def names() -> tuple[str, ...]:
+    """The source documents whose worked numbers the reports can reproduce (a study's `reproduce`)."""
+    return REPRODUCED

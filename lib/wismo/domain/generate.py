@@ -22,6 +22,13 @@ def order_id(lines: int) -> str:
     return f"ORD-9{lines:05d}"
 
 
+def case_fields(lines: int) -> dict[str, str]:
+    """The fields an investigation of the generated order of `lines` lines is filled from (its order ID)."""
+    from wismo.domain.ids import ORDER
+
+    return {ORDER.id_key: order_id(lines)}
+
+
 def generate(lines: int, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     """Records of one order with `lines` lines, by source: about 60% of lines shipped, some tracking
     unavailable, some linked records missing (about 1% of reservations and shipments).

@@ -11,7 +11,7 @@ import psutil
 from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_of
 from wismo.qa.fuzz import rss_mb
 from wismo.qa.normal import ORDER, normal_call, order_id_of
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
 
 HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
 MEMORY_BOUND_MB = 100.0  # what 3,000 abandoned sessions may add to a server at most (#24)

@@ -48,13 +48,6 @@ def out_folder(study: Study, out: str | Path | None) -> Path:
     return path
 
 
-def runs_folder(study: Study) -> Path:
-    """Where `wismo evaluate --study` records the study's runs by default (data/runs/studies/<file stem>/)."""
-    from wismo.core.paths import RUNS
-
-    return RUNS if study.is_article else RUNS / "studies" / study.stem
-
-
 def _comparison(out: Path) -> dict[str, Any] | None:
     """The comparison written into `out`, if the run got that far."""
     import json
@@ -110,7 +103,7 @@ def run(
     folder = out_folder(study, out)
     params = {"study": str(study.path.resolve()), **(parameters or {})}
     stems = list(NOTEBOOKS_RUN)
-    recorded = runs_folder(study)
+    recorded = study.runs_folder
     if runs.find(recorded):
         stems.append(RECORDED)
         params.setdefault("runs_dir", str(recorded))

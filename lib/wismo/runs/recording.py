@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wismo.agent.backends import conversing
 from wismo.agent.base import Backend
 from wismo.agent.loop import Budgets, LatencyModel, run_case
-from wismo.client.connection import connect
 from wismo.core.jsonfmt import stable
 from wismo.domain import prompts
 from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
-from wismo.servers import designs
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.shared.revision import PINNED_REVISION
+from wismo.studies.declaration import Study
 from wismo.studies.recording import prompt as prompt_for
 from wismo.studies.servers import reach
 
@@ -56,38 +56,21 @@ def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     rec.traces.append(trace)
 
 
-def check_request(design_names: list[str], repetitions: int, orders: list[str], study: Any = None) -> None:
+def check_request(design_names: list[str], repetitions: int, orders: list[str], study: Study) -> None:
     """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
-    from wismo.domain import ORDER, load
-
-    known_designs = list(study.designs) if study is not None else designs.names()
+    known_designs = list(study.designs)
     unknown = [d for d in design_names if d not in known_designs]
     if unknown or not design_names or len(set(design_names)) < len(design_names):
-        whose = (
-            f"the study's ({', '.join(known_designs)})"
-            if study is not None
-            else f"registered ones ({', '.join(known_designs)})"
-        )
-        raise ValueError(f"designs must be {whose}, each once, not {', '.join(design_names) or 'none'}")
+        asked = ", ".join(design_names) or "none"
+        raise ValueError(f"designs must be the study's ({', '.join(known_designs)}), each once, not {asked}")
     if repetitions < 1:
         raise ValueError(f"repetitions must be at least 1, not {repetitions}")
     if not orders:
-        raise ValueError("give at least one order id to record")
+        raise ValueError("give at least one case to record")
     twice = sorted({o for o in orders if orders.count(o) > 1})
     if twice:
-        raise ValueError(
-            f"order {', '.join(twice)} is listed more than once; each order is recorded once per repetition"
-        )
-    if study is not None:
-        study.select(orders, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
-        return
-    known = load().ids(ORDER)
-    missing = [o for o in orders if o not in known]
-    if missing:
-        raise ValueError(
-            f"no order {', '.join(missing)} in the dataset (its orders are {', '.join(known[:8])}"
-            f"{' and more' if len(known) > 8 else ''})"
-        )
+        raise ValueError(f"case {', '.join(twice)} is listed more than once; each case is recorded once per repetition")
+    study.select(orders, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
 
 
 def _manifest(
@@ -100,12 +83,11 @@ def _manifest(
     latency: LatencyModel | None,
     design_order: list[dict[str, Any]],
     created: datetime,
-    study: Any = None,
+    study: Study,
 ) -> dict[str, Any]:
     """What was run, how, what its figures are, and a checksum of every trace; never a key."""
-    instructions = study.instructions if study is not None else prompts.INSTRUCTIONS
     return {
-        **({"study": about(study)} if study is not None else {}),
+        "study": about(study),
         "schema": "wismo.run/1",
         "runId": run_id,
         "design": rec.design,
@@ -117,7 +99,7 @@ def _manifest(
         "repetitions": repetitions,
         "orders": orders,
         "createdAt": created.isoformat(timespec="seconds"),
-        "instructionsSha256": sha256(instructions.encode("utf-8")),
+        "instructionsSha256": sha256(study.instructions.encode("utf-8")),
         "toolListSha256": sha256(stable(rec.tools).encode("utf-8")),
         "tools": rec.tools,
         "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
@@ -134,7 +116,7 @@ def _manifest(
     }
 
 
-def about(study: Any) -> dict[str, Any]:
+def about(study: Study) -> dict[str, Any]:
     """What a study run's manifest says of the study: title, file, case key, question, designs, and the answers its
     cases expect (the five-field scorer applies to those cases only)."""
     return {
@@ -152,20 +134,21 @@ async def evaluate(
     repetitions: int,
     backend: Backend,
     orders: list[str],
+    study: Study,
     runs_dir: str | Path = RUNS,
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
     progress: Any = None,
     now: datetime | None = None,
-    study: Any = None,
 ) -> list[Path]:
-    """Record `repetitions` fresh conversations per order for each design; return the run folders.
+    """Record `repetitions` fresh conversations per case (`orders`: the study's case keys) for each design of the
+    study; return the run folders.
 
-    With both designs, each (order, repetition) pair runs both, and which goes first alternates between pairs.
+    With several designs, each (case, repetition) runs every one, and which goes first alternates between pairs.
     Recording goes into hidden folders under runs_dir, moved into place only once every run verifies: a backend
-    that stops the run, an interruption or a run that does not verify leaves nothing behind. With a `study`, its
-    designs' servers are driven with its question and instructions (`orders` are its case keys), and a scripted
-    backend follows each design's declared investigation.
+    that stops the run, an interruption or a run that does not verify leaves nothing behind. Each design's server
+    is reached as the study declares it, with the study's question and instructions; a scripted backend follows
+    each design's declared investigation.
     """
     check_request(design_names, repetitions, orders, study)
     runs_dir = Path(runs_dir)
@@ -179,16 +162,9 @@ async def evaluate(
     design_order = []
     try:
         async with AsyncExitStack() as stack:
-            conns = {  # one server per design
-                d: await stack.enter_async_context(reach(study.designs[d]) if study is not None else connect(d))
-                for d in design_names
-            }
-            backends = {
-                d: backend.following(study, d) if study is not None and hasattr(backend, "following") else backend
-                for d in design_names
-            }
-            cases = {study.case_key(c): c for c in study.cases} if study is not None else {}
-            contract = study is None or study.instructions == prompts.INSTRUCTIONS
+            conns = {d: await stack.enter_async_context(reach(study.designs[d])) for d in design_names}
+            cases = {study.case_key(c): c for c in study.cases}
+            contract = study.instructions == prompts.INSTRUCTIONS  # the scripted answer keeps wismo's contract
             for design in design_names:
                 staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
                 staging.mkdir(parents=True)
@@ -201,16 +177,16 @@ async def evaluate(
                     pair += 1
                     for design in sequence:
                         rec = recordings[design]
-                        asked = prompt_for(study, cases[order_id]) if study is not None else None
+                        case = cases[order_id]
                         trace = await run_case(
-                            backends[design],
+                            conversing(backend, study.designs[design].investigation, case.fields, contract),
                             conns[design],
                             rec.tools,
                             order_id,
+                            prompt_for(study, case),
                             budgets,
                             latency,
                             False,
-                            asked,
                             contract,
                         )
                         trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}

@@ -11,9 +11,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCNotification
 
 from wismo.core.errors import WismoError
-
-# Both sides speak this revision and no other (the context-budget case study: "Pin the revision").
-PINNED_REVISION = "2025-11-25"
+from wismo.shared.revision import PINNED_REVISION
 
 
 def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:

@@ -7,11 +7,13 @@ StudyInvalid is raised, so one run of `wismo study check` lists them all.
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wismo.core import reference as sources
 from wismo.core import templates
 from wismo.core.errors import WismoError
 from wismo.core.textgrid import either
@@ -19,6 +21,7 @@ from wismo.studies import matching
 from wismo.studies.cases import StudyCase, check_unique, read_cases
 from wismo.studies.designs import StudyDesign, read_design
 from wismo.studies.problems import Problems
+from wismo.studies.published import Published, read_published
 
 TOP = {
     "title": "a short name for the study",
@@ -29,6 +32,10 @@ TOP = {
     "match": '"equal" (default), "contains" or "text"',
     "key": "the case field that names each case in tables (default: the first case's first field)",
     "setup": "how to install the servers, said when one cannot be started",
+    "runs": "where its recorded runs are kept, relative to the file (default: data/runs/studies/<file stem>/)",
+    "focus": "the case drawn call by call and shown as transcripts, by its key (default: the first case)",
+    "reproduce": 'source documents whose worked numbers the reports reproduce, e.g. ["context-budget-case-study"]',
+    "published": "provider-reported usage of real conversations with the designs, [published]",
     "designs": "one table per design",
     "cases": "the cases, [[cases]]",
     "unfriendly": "inputs every design must refuse alike, [[unfriendly]]",
@@ -71,6 +78,10 @@ class Study:
     unfriendly: tuple[StudyCase, ...] = ()
     description: str = ""
     setup: str = ""
+    runs: Path | None = None  # where its recorded runs are kept (None: data/runs/studies/<file stem>/)
+    focus: Any = None  # the key of the case drawn call by call (None: the first case's)
+    reproduce: tuple[str, ...] = ()  # source documents whose worked numbers the reports reproduce
+    published: Published | None = None  # provider-reported usage of real conversations, if declared
 
     @property
     def folder(self) -> Path:
@@ -83,11 +94,21 @@ class Study:
         return self.path.stem
 
     @property
-    def is_article(self) -> bool:
-        """Whether this is the article's study (the sections on its published run apply only to it)."""
-        from wismo.core.paths import ARTICLE_STUDY
+    def focus_key(self) -> Any:
+        """The key of the case the reports draw call by call: the declared focus, else the first case's."""
+        return self.focus if self.focus is not None else self.case_key(self.cases[0])
 
-        return self.path.resolve() == ARTICLE_STUDY.resolve()
+    @property
+    def served(self) -> bool:
+        """Whether wismo serves every design of the study (only then can its own generated cases drive them)."""
+        return all(d.serve for d in self.designs.values())
+
+    @property
+    def runs_folder(self) -> Path:
+        """Where `wismo evaluate` records the study's runs and notebook 03 reads them."""
+        from wismo.core.paths import RUNS
+
+        return self.runs if self.runs is not None else RUNS / "studies" / self.stem
 
     def question_for(self, case: StudyCase) -> str:
         """The user message that opens the investigation of one case."""
@@ -116,6 +137,26 @@ class Study:
     def pair(self) -> tuple[str, str]:
         """The reference design and the one whose saving is stated against it (the first other design)."""
         return self.reference, next(d for d in self.designs if d != self.reference)
+
+    def narrowed(self, names: list[str] | None) -> Study:
+        """The study with only the designs named (the reference always, first; None: every design it declares). A
+        name the study does not declare may still be a design wismo serves: it is added as `serve = NAME` would add
+        it; any other is StudyInvalid naming the designs there are."""
+        if not names:
+            return self
+        from wismo.servers import designs as registry
+        from wismo.studies.designs import served
+
+        chosen = {self.reference: self.designs[self.reference]}
+        for name in names:
+            if name in self.designs:
+                chosen[name] = self.designs[name]
+            elif name in registry.names():
+                chosen[name] = served(name)
+            else:
+                known = ", ".join([*self.designs, *(n for n in registry.names() if n not in self.designs)])
+                raise StudyInvalid(self.path, [f'the study has no design "{name}"; the designs are {known}.'])
+        return dataclasses.replace(self, designs=with_colors(chosen))
 
     def colors(self) -> dict[str, str]:
         """Each design's colour, by name."""
@@ -174,6 +215,23 @@ def load(path: str | Path) -> Study:
         _templates_filled(r, f'design "{name}"', "entry.arguments", how.arguments, cases + unfriendly)
         for i, link in enumerate(how.links, start=1):
             _templates_filled(r, f'design "{name}"', f"links[{i}].arguments", link.arguments, cases + unfriendly)
+    runs = raw.get("runs")
+    if runs is not None and not (isinstance(runs, str) and runs.strip()):
+        r.say("top level", f"runs must be a folder's path relative to the study file, not {runs!r}")
+        runs = None
+    keys = [c.fields.get(key) if isinstance(c.fields.get(key), str) else c.label for c in cases]
+    focus = raw.get("focus")
+    if focus is not None and focus not in keys:
+        r.say("top level", f"focus names {focus!r}, which is no case's key; the keys are {', '.join(map(str, keys))}")
+    reproduce = raw.get("reproduce", [])
+    known = sources.names()
+    if not isinstance(reproduce, list) or any(x not in known for x in reproduce):
+        r.say(
+            "top level",
+            f"reproduce must list source documents wismo reproduces ({', '.join(known)}), not {reproduce!r}",
+        )
+        reproduce = []
+    published = read_published(r, raw.get("published"), path.parent, list(found), keys)
     check_unique(r, cases + unfriendly)
     if r.problems:
         raise StudyInvalid(path, r.problems)
@@ -193,6 +251,10 @@ def load(path: str | Path) -> Study:
         unfriendly=tuple(unfriendly),
         description=raw.get("description", "") if isinstance(raw.get("description"), str) else "",
         setup=raw.get("setup", "") if isinstance(raw.get("setup"), str) else "",
+        runs=(path.parent / runs).resolve() if runs else None,
+        focus=focus,
+        reproduce=tuple(reproduce),
+        published=published,
     )
 
 
@@ -207,8 +269,6 @@ def _templates_filled(r: Problems, where: str, key: str, template: Any, cases: l
 
 def with_colors(designs: dict[str, StudyDesign]) -> dict[str, StudyDesign]:
     """Every design with a colour: its own, else the first of the palette no other design of the study uses."""
-    import dataclasses
-
     from wismo.studies.designs import PALETTE
 
     taken = {d.color.upper() for d in designs.values() if d.color}

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core import reading, templates
-from wismo.core.reading import Reading
+from wismo.core import templates
 from wismo.core.textgrid import either
 from wismo.servers import designs as registry
-from wismo.servers.designs import Cursor, FollowUp, Investigation
+from wismo.shared import reading
+from wismo.shared.investigation import Cursor, FollowUp, Investigation
+from wismo.shared.reading import Reading
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor")

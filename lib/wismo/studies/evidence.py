@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.core.jsonfmt import canonical
-from wismo.servers.designs import FollowUp, Investigation
+from wismo.shared.investigation import FollowUp, Investigation
 
 MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
 

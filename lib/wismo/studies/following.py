@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wismo.servers.designs import Investigation
+from wismo.shared.investigation import Investigation
 
 
 def fix(value: Any) -> str:

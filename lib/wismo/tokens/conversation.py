@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
-from wismo.domain import prompts
 from wismo.tokens import framing
 
 
@@ -35,11 +34,6 @@ class Prompt:
     question: str
 
 
-def prompt_for(asked: str | Prompt) -> Prompt:
-    """A prompt as given, or the article's for an order ID (wismo's instructions and the article's question)."""
-    return asked if isinstance(asked, Prompt) else Prompt(prompts.INSTRUCTIONS, prompts.question(asked))
-
-
 @dataclass(frozen=True)
 class Conversation:
     """The input tokens of every model call of one investigation (tiktoken-estimated), by part."""
@@ -51,14 +45,13 @@ class Conversation:
 
 
 def first_request(
-    asked: str | Prompt,
+    prompt: Prompt,
     tools: list[dict[str, Any]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> tokens.RequestCount:
     """The first request of an investigation, by part: the tool definitions as the client profile sends them, the
-    instructions and the question as items, and the reply's priming. `asked`: a Prompt, or an order ID."""
-    prompt = prompt_for(asked)
+    instructions and the question as items, and the reply's priming."""
     functions = [profile.function(t) for t in tools]
     return tokens.count_request(prompt.instructions, functions, [_question(prompt)], encoding_name)
 
@@ -81,15 +74,14 @@ def _question(prompt: Prompt) -> dict[str, Any]:
 
 
 def conversation(
-    asked: str | Prompt,
+    prompt: Prompt,
     tools: list[dict[str, Any]],
     turns: list[list[dict[str, Any]]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> Conversation:
     """Count every request of an investigation directly (definitions and results as the client profile sends them),
-    and split it into the first request and per-turn additions. `asked`: a Prompt, or an order ID."""
-    prompt = prompt_for(asked)
+    and split it into the first request and per-turn additions."""
     functions = [profile.function(t) for t in tools]
     items = [_question(prompt)]
     requests = [first_request(prompt, tools, encoding_name, profile).total]
