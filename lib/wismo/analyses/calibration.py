@@ -1,50 +1,102 @@
-"""Calibration against the one conversation whose provider-reported tokens are published: the article's ORD-1004
-runs ("Where is my order?"), rebuilt turn by turn from our servers' real results under each client profile.
+"""Calibration against the conversations a study publishes ([published] in its file): the one with several requests
+rebuilt turn by turn from our servers' real results under each client profile, and a second design's conversation
+of the same case set beside it. For the article's study these are its ORD-1004 runs: the granular run's three
+request sizes, 718, 1,005 and 1,719 input tokens, and 3,669 in all; the focused run's first request, 141 tokens
+smaller, and 2,148 in all.
 
-What the article published (provider-reported): the granular run's three request sizes, 718, 1,005 and 1,719
-input tokens; its whole conversation, 3,669 tokens; the focused run's first request, 141 tokens smaller; its whole
-conversation, 2,148 tokens. Everything computed from those alone (a difference, a sum) is "derived from
-published". What we rebuild is tiktoken-estimated: the function-call items and the framed results of each turn,
-the tool definitions, the question. The article's instructions text is not published: its size is solved from
-the first request, then checked against the later ones.
+Everything computed from published figures alone (a difference, a sum) is "derived from published". What we
+rebuild is tiktoken-estimated: the function-call items and the framed results of each turn, the tool definitions,
+the question. The first request's instructions are not published: their size is solved from it, then checked
+against the later requests.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from wismo import cost, tokens
-from wismo.client import investigation
-from wismo.domain import prompts
+from wismo.client.investigation import Call
+from wismo.core.kinds import DERIVED
+from wismo.studies.published import REPORTED, Published
 from wismo.tokens import conversation, definitions, framing
+from wismo.tokens.conversation import Prompt
 
-DERIVED = "derived from published"
-PUBLISHED = "provider-reported (published)"
+PUBLISHED = REPORTED
 ESTIMATED = tokens.LABEL
-ORDER = "ORD-1004"
 DEFINITION_METHODS = ("cookbook", "harmony")
 
 
-def published(article: dict[str, Any], order_id: str = ORDER) -> dict[str, Any]:
-    """The article's figures for one order and what follows from them by arithmetic alone, each with its kind."""
-    g, f = article[order_id]["granular"], article[order_id]["focused"]
-    requests = g["inputTokensPerRequest"]
-    granular_input = sum(requests)
-    first_focused = requests[0] - f["firstRequestSmallerByTokens"]
-    return {
-        "granularRequests": {"value": requests, "kind": PUBLISHED},
-        "granularConversation": {"value": g["conversationTokens"], "kind": PUBLISHED},
-        "focusedSmallerBy": {"value": f["firstRequestSmallerByTokens"], "kind": PUBLISHED},
-        "focusedConversation": {"value": f["conversationTokens"], "kind": PUBLISHED},
-        "granularAdditions": {"value": [b - a for a, b in zip(requests, requests[1:])], "kind": DERIVED},
-        "granularInput": {"value": granular_input, "kind": DERIVED},
-        "granularOutput": {"value": g["conversationTokens"] - granular_input, "kind": DERIVED},
-        "focusedFirstRequest": {"value": first_focused, "kind": DERIVED},
+@dataclass(frozen=True)
+class Calibrated:
+    """Which published conversations a study's calibration rests on: the case, the design whose conversation has
+    several requests (the turns are fitted on it), and another design's conversation of that case (tested)."""
+
+    case: str
+    first: str
+    second: str | None
+
+
+def calibrated(published: Published | None) -> Calibrated | None:
+    """The conversations to calibrate on: the first declared with two or more requests, and the first other design's
+    conversation of the same case that gives its total; None when no conversation has two requests."""
+    if published is None:
+        return None
+    first = next((c for c in published.conversations if len(c.requests) >= 2), None)
+    if first is None:
+        return None
+    second = next(
+        (
+            c
+            for c in published.conversations
+            if c.case == first.case
+            and c.design != first.design
+            and c.total is not None
+            and (c.requests or c.first_smaller_by is not None)
+        ),
+        None,
+    )
+    return Calibrated(first.case, first.design, second.design if second else None)
+
+
+def published_figures(published: Published, which: Calibrated) -> dict[str, Any]:
+    """The published figures the calibration uses and what follows from them by arithmetic alone, each with its
+    kind: the first conversation's requests, additions, input, output and total; the second's first request (as
+    published, or the first's minus how much smaller it was), smaller-by and total."""
+    first = published.of(which.first, which.case)
+    assert first is not None
+    f = published.derived(first)
+    out: dict[str, Any] = {
+        "case": which.case,
+        "designs": {"first": which.first, "second": which.second},
+        "source": published.source,
+        "model": published.model,
+        "firstRequests": f["requests"],
+        "firstAdditions": f["additions"],
+        "firstInput": {"value": sum(first.requests), "kind": DERIVED},
     }
+    if first.total is not None:
+        out["firstConversation"] = f["total"]
+        out["firstOutput"] = {"value": first.total - sum(first.requests), "kind": DERIVED}
+    if which.second is not None:
+        second = published.of(which.second, which.case)
+        assert second is not None
+        s = published.derived(second)
+        first_request = s["requests"]["value"][0]
+        out["secondFirstRequest"] = {"value": first_request, "kind": s["requests"]["kind"]}
+        out["secondSmallerBy"] = (
+            s["firstSmallerBy"]
+            if "firstSmallerBy" in s
+            else {"value": first.requests[0] - first_request, "kind": DERIVED}
+        )
+        out["secondConversation"] = s["total"]
+        out["secondCalls"] = s.get("calls", {"value": None, "kind": DERIVED})
+        out["secondAnswer"] = second.answer
+    return out
 
 
 def additions(
-    tool_turns: list[list[investigation.Call]], profile: framing.Profile, encoding: str = tokens.DEFAULT_ENCODING
+    tool_turns: list[list[Call]], profile: framing.Profile, encoding: str = tokens.DEFAULT_ENCODING
 ) -> list[int]:
     """What each tool turn adds to the next request under a client profile (tiktoken-estimated)."""
     return list(conversation.turn_additions(tool_turns, encoding, profile))
@@ -66,73 +118,75 @@ def first_request_known(
     tools: list[dict[str, Any]],
     profile: framing.Profile,
     method: str,
-    order_id: str = ORDER,
+    prompt: Prompt,
     encoding: str = tokens.DEFAULT_ENCODING,
 ) -> int:
     """Every part of the first request but the instructions' text: definitions (counted by `method`), the
     question, the framing of both messages and the reply's priming (cookbook constants)."""
-    request = conversation.first_request(order_id, tools, encoding, profile)
-    without_instructions = request.total - tokens.count_text(prompts.INSTRUCTIONS, encoding)
+    request = conversation.first_request(prompt, tools, encoding, profile)
+    without_instructions = request.total - tokens.count_text(prompt.instructions, encoding)
     return without_instructions - request.tools + definition_tokens(tools, profile, method, encoding)
 
 
-def rebuild(
-    recorded: dict[str, Any], article: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
-) -> dict[str, Any]:
-    """The article's two ORD-1004 conversations rebuilt under every client profile and definition method: per-turn
-    additions against the derived ones, the instructions' size solved from request 1 and checked on requests 2
-    and 3, the focused conversation's second request and output implied, and the 141 examined."""
-    pub = published(article, order_id)
-    g_turns, f_turns = recorded["turns"]["granular"][order_id], recorded["turns"]["focused"][order_id]
-    g_tools, f_tools = recorded["tools"]["granular"], recorded["tools"]["focused"]
-    requests = pub["granularRequests"]["value"]
-    derived_adds = pub["granularAdditions"]["value"]
-    first_pub = pub["focusedFirstRequest"]["value"]
+def rebuild(recorded: dict[str, Any], pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, Any]:
+    """The published conversations rebuilt under every client profile and definition method: per-turn additions
+    against the derived ones, the instructions' size solved from request 1 and checked on the later requests, and
+    the second conversation's second request and output implied."""
+    case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
+    prompt = recorded["prompts"][case]
+    f_turns, f_tools = recorded["turns"][first][case], recorded["tools"][first]
+    requests = pub["firstRequests"]["value"]
+    derived_adds = pub["firstAdditions"]["value"]
     rows = []
     for profile in framing.PROFILES.values():
-        g_add, f_add = additions(g_turns, profile, encoding), additions(f_turns, profile, encoding)
+        f_add = additions(f_turns, profile, encoding)
         for method in DEFINITION_METHODS:
-            g_known = first_request_known(g_tools, profile, method, order_id, encoding)
-            f_known = first_request_known(f_tools, profile, method, order_id, encoding)
-            instructions = requests[0] - g_known  # solved: the only unpublished part of request 1
-            predicted = list(cost.session(requests[0], g_add[: len(requests) - 1]).inputs)
-            # The article's focused run is two model calls: the first request, then it plus the one tool turn.
-            focused = cost.session(instructions + f_known, f_add[:1])
-            from_published = cost.session(first_pub, f_add[:1])
-            rows.append(
-                {
-                    "profile": profile.name,
-                    "definitions": method,
-                    "turnAdditions": g_add,
-                    "derivedAdditions": derived_adds,
-                    "additionErrorPercent": [round((a - d) / d * 100, 1) for a, d in zip(g_add, derived_adds)],
-                    "instructionsTokensSolved": instructions,
-                    "predictedRequests": predicted,
-                    "publishedRequests": requests,
-                    "requestErrorPercent": [round((p - r) / r * 100, 1) for p, r in zip(predicted, requests)],
-                    "definitionsGranular": definition_tokens(g_tools, profile, method, encoding),
-                    "definitionsFocused": definition_tokens(f_tools, profile, method, encoding),
-                    "focusedSmallerBy": g_known - f_known,
-                    "publishedSmallerBy": pub["focusedSmallerBy"]["value"],
-                    "focusedTurnAddition": f_add[0],
-                    # The focused conversation two ways: from our rebuilt first request, and from the published one.
-                    "focusedFirstRequest": focused.inputs[0],
-                    "focusedSecondRequest": focused.final,
-                    "focusedOutputImplied": pub["focusedConversation"]["value"] - focused.total,
-                    "focusedSecondFromPublishedFirst": from_published.final,
-                    "focusedOutputImpliedFromPublishedFirst": pub["focusedConversation"]["value"]
-                    - from_published.total,
+            f_known = first_request_known(f_tools, profile, method, prompt, encoding)
+            instructions = requests[0] - f_known  # solved: the only unpublished part of request 1
+            predicted = list(cost.session(requests[0], f_add[: len(requests) - 1]).inputs)
+            row = {
+                "profile": profile.name,
+                "definitions": method,
+                "turnAdditions": f_add,
+                "derivedAdditions": derived_adds,
+                "additionErrorPercent": [round((a - d) / d * 100, 1) for a, d in zip(f_add, derived_adds)],
+                "instructionsTokensSolved": instructions,
+                "predictedRequests": predicted,
+                "publishedRequests": requests,
+                "requestErrorPercent": [round((p - r) / r * 100, 1) for p, r in zip(predicted, requests)],
+                "definitionsFirst": definition_tokens(f_tools, profile, method, encoding),
+            }
+            if second is not None:
+                s_turns, s_tools = recorded["turns"][second][case], recorded["tools"][second]
+                s_add = additions(s_turns, profile, encoding)
+                s_known = first_request_known(s_tools, profile, method, prompt, encoding)
+                calls = pub["secondCalls"]["value"] or len(s_turns) + 1
+                # The second conversation: its first request, then it plus each tool turn up to its published calls.
+                rebuilt = cost.session(instructions + s_known, s_add[: calls - 1])
+                from_published = cost.session(pub["secondFirstRequest"]["value"], s_add[: calls - 1])
+                total = pub["secondConversation"]["value"]
+                row |= {
+                    "definitionsSecond": definition_tokens(s_tools, profile, method, encoding),
+                    "secondSmallerBy": f_known - s_known,
+                    "publishedSmallerBy": pub["secondSmallerBy"]["value"],
+                    "secondTurnAdditions": s_add,
+                    "secondFirstRequest": rebuilt.inputs[0],
+                    "secondLastRequest": rebuilt.final,
+                    "secondOutputImplied": total - rebuilt.total,
+                    "secondLastFromPublishedFirst": from_published.final,
+                    "secondOutputImpliedFromPublishedFirst": total - from_published.total,
                 }
-            )
+            rows.append(row)
     return {
-        "order": order_id,
+        "case": case,
+        "designs": pub["designs"],
         "published": pub,
         "rows": rows,
         "encoding": encoding,
         "labels": {
             "rows": f"{ESTIMATED} ({tokens.COOKBOOK_GPT4O.name} for items; definitions by the named method)",
             "instructionsTokensSolved": f"{DERIVED}, minus {ESTIMATED}",
-            "focusedOutputImplied": f"{DERIVED}, minus {ESTIMATED}",
+            "secondOutputImplied": f"{DERIVED}, minus {ESTIMATED}",
         },
     }
 
@@ -142,54 +196,61 @@ def row(calibration: dict[str, Any], profile: str, method: str = "cookbook") -> 
     return next(r for r in calibration["rows"] if r["profile"] == profile and r["definitions"] == method)
 
 
+HEAVY = "csharp-raw-element"  # the framing the share is stated against: the article's best fit (a fit, said so)
+
+
 def record_types(
-    recorded: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
+    recorded: dict[str, Any], case: str, encoding: str = tokens.DEFAULT_ENCODING, heavy: str = HEAVY
 ) -> list[dict[str, Any]]:
-    """For each record type of the order's investigation: its result bare and under each profile, in tokens."""
+    """For each tool the study's designs call in one case, its first result bare and under each client profile, in
+    tokens, and the share of the `heavy` framing's tokens that the framing adds: what the client's framing costs on
+    the study's own results."""
     seen: dict[str, str] = {}
-    for design in ("granular", "focused"):
-        for turn in recorded["turns"][design][order_id]:
+    for by_case in recorded["turns"].values():
+        for turn in by_case.get(case, []):
             for call in turn:
                 seen.setdefault(call["name"], call["output"])
     out = []
     for tool, text in seen.items():
         result = framing.text_result(text)
         counts = {name: tokens.count_text(p.output(result), encoding) for name, p in framing.PROFILES.items()}
+        framed = counts[heavy]
         out.append(
             {
                 "tool": tool,
                 "bytes": len(text.encode("utf-8")),
                 **counts,
-                "framing share %": round(
-                    (counts["csharp-raw-element"] - counts["python"]) / counts["csharp-raw-element"] * 100, 1
-                ),
+                "framing share %": round((framed - counts[framing.PYTHON.name]) / framed * 100, 1) if framed else 0.0,
             }
         )
     return out
 
 
 def framing_share(
-    recorded: dict[str, Any], instructions: int, encoding: str = tokens.DEFAULT_ENCODING, order_id: str = ORDER
+    recorded: dict[str, Any],
+    case: str,
+    instructions: int,
+    encoding: str = tokens.DEFAULT_ENCODING,
+    heavy: str = HEAVY,
 ) -> list[dict[str, Any]]:
-    """Per design, the article's conversation input (with `instructions` tokens of instructions, as solved) under
-    csharp-raw-element and with bare text (python), and the share of the former that comes from the client's framing of
-    results rather than from the tool design (modelled)."""
+    """Per design, one case's conversation input (with `instructions` tokens of instructions) under the `heavy`
+    client profile and with bare text (python), and the share of the former that comes from the client's framing
+    of results rather than from the tool design (modelled)."""
+    prompt = recorded["prompts"][case]
     out = []
-    for design in ("granular", "focused"):
-        tool_turns, tools = recorded["turns"][design][order_id], recorded["tools"][design]
+    for design, by_case in recorded["turns"].items():
+        tool_turns, tools = by_case[case], recorded["tools"][design]
         totals = {}
-        for name in ("python", "csharp-raw-element"):
+        for name in (framing.PYTHON.name, heavy):
             profile = framing.profile(name)
-            base = instructions + first_request_known(tools, profile, "cookbook", order_id, encoding)
+            base = instructions + first_request_known(tools, profile, "cookbook", prompt, encoding)
             totals[name] = cost.session(base, additions(tool_turns, profile, encoding)).total
         out.append(
             {
                 "design": design,
-                "input, bare text": totals["python"],
-                "input, csharp-raw-element framing": totals["csharp-raw-element"],
-                "share from framing %": round(
-                    (totals["csharp-raw-element"] - totals["python"]) / totals["csharp-raw-element"] * 100, 1
-                ),
+                "input, bare text": totals[framing.PYTHON.name],
+                f"input, {heavy} framing": totals[heavy],
+                "share from framing %": round((totals[heavy] - totals[framing.PYTHON.name]) / totals[heavy] * 100, 1),
             }
         )
     return out

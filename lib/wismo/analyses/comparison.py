@@ -14,7 +14,6 @@ from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
 from wismo.domain.ids import MAX_ID_LENGTH
-from wismo.servers import designs
 from wismo.shared.reading import NoStructuredContent
 from wismo.shared.revision import PINNED_REVISION
 from wismo.studies import following, matching
@@ -27,18 +26,7 @@ from wismo.studies.servers import reach
 DEFAULT_OUT = Path("outputs") / "compare" / "deterministic-comparison.json"
 
 
-def evidence(design: str | Any, tool_turns: list[list[Call]]) -> tuple[Any, str | None]:
-    """What an investigation established (wismo.studies.evidence), for a design name wismo serves, a study's design
-    or an investigation; or the entry call's error text."""
-    how = getattr(design, "investigation", design)
-    if isinstance(design, str):
-        how = designs.get(design).investigation
-    return found_evidence(how, tool_turns)
-
-
-def differences(
-    reference: Any, other: Any, names: tuple[str, str] = (designs.REFERENCE, "focused"), match: str = "equal"
-) -> list[dict[str, Any]]:
+def differences(reference: Any, other: Any, names: tuple[str, str], match: str = "equal") -> list[dict[str, Any]]:
     """Where a design's evidence breaks the study's match against the reference design's (wismo.studies.matching),
     as {path, name: value, ...}."""
     return matching.match(match).differences(reference, other, names)
@@ -123,28 +111,27 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
     return row, walked
 
 
-def summarise(
-    rows: list[dict[str, Any]], design_names: list[str], reference: str = designs.REFERENCE
-) -> dict[str, Any]:
-    """Totals over the cases: how many are equal, how the unfriendly ones were treated, bytes and calls per design."""
-    orders = [r for r in rows if not r["unfriendly"]]
+def summarise(rows: list[dict[str, Any]], design_names: list[str], reference: str) -> dict[str, Any]:
+    """Totals over the inputs: how many cases are equal, how the unfriendly inputs were treated, bytes and calls per
+    design over the cases."""
+    cases = [r for r in rows if not r["unfriendly"]]
     unfriendly = [r for r in rows if r["unfriendly"]]
     return {
         "designs": design_names,
         "reference": reference,
-        "cases": len(rows),
-        "casesEqual": sum(r["equal"] for r in rows),
+        "inputs": len(rows),
+        "inputsEqual": sum(r["equal"] for r in rows),
         "allEqual": all(r["equal"] for r in rows),
-        "orders": len(orders),
-        "ordersEqual": sum(r["equal"] for r in orders),
+        "cases": len(cases),
+        "casesEqual": sum(r["equal"] for r in cases),
         "unfriendly": len(unfriendly),
         "unfriendlyAgreeing": sum(r["equal"] for r in unfriendly),
-        # An unfriendly input is either rejected by every design with the same sentence, or (a well-formed order
+        # An unfriendly input is either rejected by every design with the same sentence, or (a well-formed input
         # whose linked records are missing) answered with the same evidence, the missing records marked.
         "unfriendlyRejectedAlike": sum(r["equal"] and r["outcome"] == "rejected alike" for r in unfriendly),
         "unfriendlyEvidenceAlike": sum(r["equal"] and r["outcome"] == "evidence" for r in unfriendly),
-        "bytes": {d: sum(r[d]["bytes"] for r in orders) for d in design_names},
-        "calls": {d: sum(r[d]["calls"] for r in orders) for d in design_names},
+        "bytes": {d: sum(r[d]["bytes"] for r in cases) for d in design_names},
+        "calls": {d: sum(r[d]["calls"] for r in cases) for d in design_names},
     }
 
 
@@ -189,6 +176,7 @@ async def run(
         "tools": tools,
         "cases": rows,
         "summary": summarise(rows, list(study.designs), study.reference),
+        "study": about(study, transport),
         # Links whose `from` found nothing to follow in any case: said, never silent (empty when all followed).
         "unfollowedLinks": [
             x for d, sd in study.designs.items() for x in following.unfollowed(d, sd.investigation, entries[d])
@@ -196,21 +184,24 @@ async def run(
         # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
         "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
     }
-    if not study.is_article:
-        result["study"] = about(study, transport)
     return result
 
 
 def about(study: Study, transport: str) -> dict[str, Any]:
-    """What a study's result says about the study: its title, file, question, match and each design's server."""
+    """What a result says about its study: title, file, question, match, key, and how each design was reached (the
+    transport of this run, and whether wismo started the server or reached one someone else runs)."""
     return {
         "title": study.title,
         "file": study.path.name,
         "question": study.question,
         "match": study.match,
         "key": study.key,
+        "reference": study.reference,
         # The server as the file names it (an absolute interpreter path would make the result machine-dependent).
-        "designs": {name: {"transport": d.transport or transport} for name, d in study.designs.items()},
+        "designs": {
+            name: {"transport": d.transport or transport, "startedByWismo": d.url is None}
+            for name, d in study.designs.items()
+        },
     }
 
 
@@ -233,7 +224,7 @@ def check_equal(result: dict[str, Any]) -> str:
     s = result["summary"]
     agree = matching.match(result.get("study", {}).get("match")).agree.format(ref=s["reference"])
     return (
-        f"Checked: all {s['cases']} inputs ({s['orders']} cases and {s['unfriendly']} unfriendly) {agree} in every "
+        f"Checked: all {s['inputs']} inputs ({s['cases']} cases and {s['unfriendly']} unfriendly) {agree} in every "
         "design, or are refused alike."
     )
 

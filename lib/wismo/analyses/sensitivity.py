@@ -1,11 +1,12 @@
-"""How much the calibration against the article's ORD-1004 conversation depends on what is not published: the
-framing of each tool result, and how the Responses API counts the model's function_call items.
+"""How much the calibration against a study's published conversation depends on what is not published: the
+framing of each tool result, and how the provider counts the model's function_call items.
 
-Every cell of the table rebuilds the two granular tool turns under one result framing and one way of counting the
-calls, and sets them beside the additions derived from the published request sizes (287 and 714 tokens). The cell
-that fits best is a fit, not a confirmation: the framing and the counting were chosen among plausible ones, and the
-spread over all of them is shown with it. The focused conversation tests each framing independently: what the
-published total leaves for the model's two outputs must hold at least a minimal answer.
+Every cell of the table rebuilds the published conversation's tool turns under one result framing and one way of
+counting the calls, and sets them beside the additions derived from the published request sizes (for the article's
+ORD-1004 granular run, 287 and 714 tokens). The cell that fits best is a fit, not a confirmation: the framing and
+the counting were chosen among plausible ones, and the spread over all of them is shown with it. A second design's
+conversation of the same case tests each framing independently: what its published total leaves for the model's
+outputs must hold at least a minimal answer.
 """
 
 from __future__ import annotations
@@ -98,15 +99,18 @@ def _percent(ours: int, theirs: int) -> float:
     return round((ours - theirs) / theirs * 100, 1)
 
 
-def table(g_turns: list[list[dict[str, Any]]], requests: list[int], encoding: str) -> list[dict[str, Any]]:
-    """Every framing crossed with every counting: the two turn additions against those derived from published, and
-    the rebuilt requests 2 and 3 (request 1 plus the turns, so their error is the turns' cumulative error)."""
+def table(turns: list[list[dict[str, Any]]], requests: list[int], encoding: str) -> list[dict[str, Any]]:
+    """Every framing crossed with every counting: the turn additions against those derived from published, and
+    the rebuilt later requests (request 1 plus the turns, so their error is the turns' cumulative error)."""
     derived = [b - a for a, b in zip(requests, requests[1:])]
+    turns = turns[: len(derived)]
     rows = []
     for how in FRAMINGS:
         for counting in COUNTINGS:
-            adds = [turn_addition(t, i, how, counting, encoding) for i, t in enumerate(g_turns, start=1)]
-            rebuilt = [requests[0], requests[0] + adds[0], requests[0] + adds[0] + adds[1]]
+            adds = [turn_addition(t, i, how, counting, encoding) for i, t in enumerate(turns, start=1)]
+            rebuilt = [requests[0]]
+            for a in adds:
+                rebuilt.append(rebuilt[-1] + a)
             errors = [_percent(a, d) for a, d in zip(adds, derived)]
             rows.append(
                 {
@@ -135,74 +139,90 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "cells": len(rows),
         "cellsWithinTolerance": sum(r["maxAbsErrorPercent"] <= TOLERANCE_PERCENT for r in rows),
         "tolerancePercent": TOLERANCE_PERCENT,
-        "turn2ErrorPercent": [min(e[0] for e in errors), max(e[0] for e in errors)],
-        "turn3ErrorPercent": [min(e[1] for e in errors), max(e[1] for e in errors)],
+        "turnErrorPercent": [[min(e[i] for e in errors), max(e[i] for e in errors)] for i in range(len(errors[0]))],
     }
 
 
-def answer_sizes(summary: str, answer: dict[str, Any], entry_call: dict[str, Any], encoding: str) -> dict[str, int]:
-    """Sizes of a plausible focused output, in tokens: the article's quoted summary alone, and the least the model
-    must have written (its tool call, then the five fields with that summary as one JSON object)."""
+def answer_sizes(
+    answer: str | None, fields: dict[str, Any] | None, entry_call: dict[str, Any], encoding: str
+) -> dict[str, int] | None:
+    """Sizes of a plausible output of the second conversation, in tokens: its published answer alone, and the least
+    the model must have written (its tool call, then the answer: in the answer contract's fields with that summary
+    as one JSON object where the study keeps the contract, else the answer's text); None without a published answer."""
+    if answer is None:
+        return None
     call = tokens.function_call(entry_call["name"], entry_call["arguments"], "call_1_0")
-    minimal = json.dumps({**answer, "customerSummary": summary}, separators=(",", ":"), ensure_ascii=False)
+    written = (
+        json.dumps({**fields, "customerSummary": answer}, separators=(",", ":"), ensure_ascii=False)
+        if fields is not None
+        else answer
+    )
     return {
-        "quotedSummary": tokens.count_text(summary, encoding),
+        "quotedSummary": tokens.count_text(answer, encoding),
         "minimalOutputs": tokens.count_text(call["name"], encoding)
         + tokens.count_text(call["arguments"], encoding)
-        + tokens.count_text(minimal, encoding),
+        + tokens.count_text(written, encoding),
     }
 
 
-def focused_test(
-    f_turns: list[list[dict[str, Any]]], first_request: int, conversation: int, sizes: dict[str, int], encoding: str
+def second_test(
+    turns: list[list[dict[str, Any]]],
+    first_request: int,
+    conversation_total: int,
+    calls: int,
+    sizes: dict[str, int] | None,
+    encoding: str,
 ) -> list[dict[str, Any]]:
-    """Per framing: what the published focused total leaves for the model's two outputs once its two requests are
-    rebuilt from the published first request, against the least a plausible answer takes; below it, ruled out."""
+    """Per framing: what the published total of the second conversation leaves for the model's outputs once its
+    requests are rebuilt from the published first request, against the least a plausible answer takes (where an
+    answer is published); below it, ruled out."""
     out = []
+    turns = turns[: calls - 1]
     for how in FRAMINGS:
         remainders = []
         for counting in COUNTINGS:
-            added = sum(turn_addition(t, i, how, counting, encoding) for i, t in enumerate(f_turns, start=1))
-            remainders.append(conversation - first_request - (first_request + added))
+            request, inputs = first_request, first_request
+            for i, t in enumerate(turns, start=1):
+                request += turn_addition(t, i, how, counting, encoding)
+                inputs += request
+            remainders.append(conversation_total - inputs)
         low, high = min(remainders), max(remainders)
-        out.append(
-            {
-                "framing": how.name,
-                "outputRemainder": [low, high],
+        row: dict[str, Any] = {"framing": how.name, "outputRemainder": [low, high]}
+        if sizes is not None:
+            row |= {
                 "minimalOutputs": sizes["minimalOutputs"],
                 "verdict": "ruled out" if high < sizes["minimalOutputs"] else "possible",
             }
-        )
+        out.append(row)
     return out
 
 
 def build(
-    recorded: dict[str, Any],
-    published: dict[str, Any],
-    article: dict[str, Any],
-    answer: dict[str, Any],
-    order_id: str,
-    encoding: str,
+    recorded: dict[str, Any], pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
 ) -> dict[str, Any]:
-    """The sensitivity table, its best fit and spread, and the focused test, each with its kind."""
-    g_turns, f_turns = recorded["turns"]["granular"][order_id], recorded["turns"]["focused"][order_id]
-    rows = table(g_turns, published["granularRequests"]["value"], encoding)
-    published_first, published_total = (
-        published["focusedFirstRequest"]["value"],
-        published["focusedConversation"]["value"],
-    )
-    sizes = answer_sizes(article[order_id]["focused"]["customerSummary"], answer, f_turns[0][0], encoding)
-    tested = focused_test(f_turns, published_first, published_total, sizes, encoding)
-    return {
+    """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
+    case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
+    rows = table(recorded["turns"][first][case], pub["firstRequests"]["value"], encoding)
+    out = {
         "kind": f"{TIKTOKEN} against {DERIVED}",
+        "case": case,
+        "designs": pub["designs"],
         "framings": [{"name": f.name, "source": f.source} for f in FRAMINGS],
         "rows": rows,
         "bestFit": {k: best_fit(rows)[k] for k in ("framing", "counting", "additions", "errorPercent")},
         "spread": spread(rows),
-        "answerSizes": {"kind": TIKTOKEN, **sizes},
-        "focusedTest": {
+    }
+    if second is not None:
+        s_turns = recorded["turns"][second][case]
+        sizes = answer_sizes(pub["secondAnswer"], answer_fields, s_turns[0][0], encoding)
+        calls = pub["secondCalls"]["value"] or len(s_turns) + 1
+        tested = second_test(
+            s_turns, pub["secondFirstRequest"]["value"], pub["secondConversation"]["value"], calls, sizes, encoding
+        )
+        out["answerSizes"] = {"kind": TIKTOKEN, **sizes} if sizes else None
+        out["secondTest"] = {
             "kind": f"{DERIVED} minus {TIKTOKEN}",
             "rows": tested,
-            "ruledOut": sum(r["verdict"] == "ruled out" for r in tested),
-        },
-    }
+            "ruledOut": sum(r.get("verdict") == "ruled out" for r in tested),
+        }
+    return out

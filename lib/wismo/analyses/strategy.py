@@ -2,19 +2,14 @@
 four linked records at once) or one tool call per model request (sequential), and what the model writes each time.
 
 The same tool calls and results either way; a sequential model makes one request more per extra call, and each
-request resends the history. Output tokens are the scripted model's: its function-call items, then its answer by
-the scripted rules (wismo.agent.assessment), tiktoken-estimated.
+request resends the history. Output tokens are the scripted model's: its function-call items, then its answer
+(wismo.agent.scripted.answer), tiktoken-estimated.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from wismo import tokens
-from wismo.agent.assessment import assess
 from wismo.agent.base import assistant_message
-from wismo.agent.evidence import from_items
 from wismo.client.investigation import Call
 from wismo.tokens.conversation import turn_items
 
@@ -45,21 +40,12 @@ def requests(tool_turns: list[list[Call]], strategy: str) -> int:
     return len(arrange(tool_turns, strategy)) + 1
 
 
-def outputs(
-    order_id: str,
-    tool_turns: list[list[Call]],
-    encoding_name: str = tokens.DEFAULT_ENCODING,
-    answer: str | None = None,
-) -> list[int]:
-    """Output tokens of each model request: the function calls it asks for, and last the answer the scripted
-    rules derive from every result, or `answer` when given (tiktoken-estimated)."""
-    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": order_id}]
+def outputs(tool_turns: list[list[Call]], answer: str, encoding_name: str = tokens.DEFAULT_ENCODING) -> list[int]:
+    """Output tokens of each model request: the function calls it asks for, and last the answer (the scripted
+    model's, wismo.agent.scripted.answer, for the conversation as recorded), tiktoken-estimated."""
     out = []
     for index, turn in enumerate(tool_turns, start=1):
         added = turn_items(turn, index)
         out.append(sum(tokens.count_item(i, encoding_name) for i in added if i["type"] == "function_call"))
-        items += added
-    if answer is None:
-        answer = json.dumps(assess(from_items(items)), separators=(",", ":"), ensure_ascii=False)
     out.append(tokens.count_item(assistant_message(answer), encoding_name))
     return out

@@ -13,6 +13,7 @@ from typing import Any
 from wismo.analyses import comparison
 from wismo.core.jsonfmt import compact
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
+from wismo.servers import designs
 
 
 def _rss_mb() -> float:
@@ -40,7 +41,7 @@ def main(lines: int) -> dict[str, Any]:
         "reservations": [_as_returned(linked(dataset, RESERVATION, r)) for r in order["reservationIds"]],
         "tracking": [_as_returned(linked(dataset, TRACKING, t)) for t in order["trackingIds"]],
     }
-    differences = comparison.differences(granular, json.loads(focused_text))
+    differences = comparison.differences(granular, json.loads(focused_text), designs.article())
     t2 = time.perf_counter()
     json.loads(focused_text)
     t3 = time.perf_counter()

@@ -41,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"wismo report: {exc}", file=sys.stderr)
         return 2
-    rendered = report.build(out=args.out, jobs=jobs)
+    from wismo.render.study import plan
+    from wismo.studies.declaration import article
+
+    study = article()  # the built-in reports are the article's study, through the path every study takes
+    paths, params, _ = plan(study)
+    rendered = report.build(paths, out=args.out, jobs=jobs, parameters=params, title=study.title)
     print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
     return 0

@@ -22,7 +22,7 @@ from papermill.exceptions import PapermillExecutionError
 from wismo.analyses import measurements
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
-from wismo.core.paths import BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
+from wismo.core.paths import ARTICLE_STUDY, BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
 from wismo.core.progress import bar, say
 from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
@@ -78,28 +78,26 @@ def notebook_info(path: Path) -> tuple[str, str]:
     return path.stem, summary
 
 
-ARTICLE_ONLY = "article-only"  # a cell tag: the cell is about the article's study and left out of any other's
-
-
-def for_study(path: Path, study: Any | None):
-    """The notebook to execute for a study: as stored for the article's (or none given); for any other, without the
-    cells tagged article-only, each left-out run of them replaced by the sentence its first cell's metadata gives
-    (wismo.leftOut), so the reader is told what was left out and why."""
+def for_study(path: Path, study: Any):
+    """The notebook to execute for a study: without the cells whose need (metadata wismo.needs, one of the study's
+    NEEDS) the study does not declare, each left-out run of them replaced by the sentence its first cell gives
+    (wismo.leftOut) and why it is left out, so the reader is told what is not there and what would bring it."""
     import nbformat
 
+    from wismo.studies.declaration import NEEDS
+
     nb = nbformat.read(path, as_version=4)
-    if study is None or study.is_article:
-        return nb
     cells = []
     for cell in nb.cells:
-        if ARTICLE_ONLY in cell.metadata.get("tags", []):
-            said = cell.metadata.get("wismo", {}).get("leftOut")
-            if said:
-                note = nbformat.v4.new_markdown_cell(f"*{said} It applies to the article's study only.*")
-                note.id = f"{cell.id}-left-out"
-                cells.append(note)
+        need = cell.metadata.get("wismo", {}).get("needs")
+        if need is None or study.meets(need):
+            cells.append(cell)
             continue
-        cells.append(cell)
+        said = cell.metadata.get("wismo", {}).get("leftOut")
+        if said:
+            note = nbformat.v4.new_markdown_cell(f"*{said} It is left out because {NEEDS[need]}.*")
+            note.id = f"{cell.id}-left-out"
+            cells.append(note)
     nb.cells = cells
     return nb
 
@@ -138,12 +136,12 @@ def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
 
     target = out / "notebooks" / path.name
     target.parent.mkdir(parents=True, exist_ok=True)
-    study = (parameters or {}).get("study")
+    study = load((parameters or {}).get("study") or ARTICLE_STUDY)
     declared = papermill.inspect_notebook(str(path))
     # Only the parameters this notebook declares: the same set is handed to every notebook of a build.
     given = {k: v for k, v in (parameters or {}).items() if k in declared}
     papermill.execute_notebook(
-        for_study(path, load(study) if study else None),
+        for_study(path, study),
         str(target),
         parameters={"output_dir": str(out), **given},
         kernel_name=KERNEL,
@@ -204,12 +202,14 @@ def ran(executed: Path) -> tuple[str, float]:
     return meta.get("end_time") or "", float(meta.get("duration") or 0.0)
 
 
-def render(path: Path, executed: Path, out: Path, article: bool = True) -> Rendered:
-    """Both HTML versions of an executed notebook, with its key figures (the article's, or a study's) read from the
-    JSON it wrote."""
+def render(path: Path, executed: Path, out: Path, study: Any = None) -> Rendered:
+    """Both HTML versions of an executed notebook, with the key figures its study declares what they need for read
+    from the JSON it wrote (default study: the article's)."""
+    from wismo.studies.declaration import load
+
     title, summary = notebook_info(path)
     nb = json.loads(path.read_text(encoding="utf-8"))
-    found = figures.key_figures(nb, out, path.name, article)
+    found = figures.key_figures(nb, out, path.name, study or load(ARTICLE_STUDY))
     ran_at, duration = ran(executed)
     return Rendered(
         path.stem,
@@ -263,12 +263,9 @@ def build_one(path: Path, out: Path, parameters: dict | None = None) -> Rendered
     except Exception as exc:
         exc.add_note(f"while executing notebook {path.name}")
         raise
-    study = (parameters or {}).get("study")
-    if study:
-        from wismo.studies.declaration import load
+    from wismo.studies.declaration import load
 
-        return render(path, executed, out, load(study).is_article)
-    return render(path, executed, out)
+    return render(path, executed, out, load((parameters or {}).get("study") or ARTICLE_STUDY))
 
 
 def _longest_first(paths: list[Path], out: Path) -> list[Path]:

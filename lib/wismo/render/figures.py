@@ -125,6 +125,8 @@ def format_value(value: Any, spec: str = "") -> str:
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}".rstrip("0")
     if isinstance(value, dict):  # per design, say: "granular 30, focused 6"
         return ", ".join(f"{k} {format_value(v, spec)}" for k, v in value.items())
+    if isinstance(value, list):  # per turn, say: "280 / 753"
+        return " / ".join(format_value(v, spec) for v in value)
     return str(value)
 
 
@@ -146,12 +148,13 @@ def declared(notebook: dict[str, Any]) -> list[dict[str, str]]:
     return list(notebook.get("metadata", {}).get("wismo", {}).get("figures", []))
 
 
-def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook", article: bool = True) -> list[Figure]:
-    """Read each declared figure from the JSON the notebook wrote into `out` (a figure declared with "only":
-    "article" or "study" is read for that kind of study alone); FigureError names what failed."""
+def key_figures(notebook: dict[str, Any], out: Path, name: str, study: Any) -> list[Figure]:
+    """Read each declared figure from the JSON the notebook wrote into `out` (a figure declared with "needs" is read
+    only where the study meets that need, as the notebook's cells are; one declared "optional" is left out where its
+    JSON lacks a path it names); FigureError names what failed."""
     figures, cache = [], {}
     for spec in declared(notebook):
-        if spec.get("only", "article" if article else "study") != ("article" if article else "study"):
+        if "needs" in spec and not study.meets(spec["needs"]):
             continue
         label = spec.get("label", "?")
         try:
@@ -170,6 +173,8 @@ def key_figures(notebook: dict[str, Any], out: Path, name: str = "notebook", art
         except FileNotFoundError:
             raise FigureError(f"{name}: key figure {label!r}: {spec['file']} was not written into {out}") from None
         except (KeyError, ValueError, TypeError) as exc:
+            if isinstance(exc, KeyError) and spec.get("optional"):
+                continue
             detail = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             raise FigureError(
                 f"{name}: key figure {label!r} ({spec.get('file', 'no file')}: {spec.get('value', 'no value')}): "

@@ -189,3 +189,67 @@ def strategy_by_size(rows: list[dict[str, Any]]) -> Figure:
         "input tokens, all requests (log scale)",
         "design, call strategy",
     )[0]
+
+
+def prefix_by_call(calls: list[dict[str, Any]], model: str, threshold: int) -> Figure:
+    """The cache prefix curve of the focus case's conversations: per design and call (parallel calls), each
+    request's input (solid) and the prefix it could read from the cache under the model's rule (dashed), beside
+    the threshold under which nothing is read."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    mine = [c for c in calls if c["model"] == model and c["strategy"] == "parallel"]
+    shown = designs_present(c["design"] for c in mine)
+    for c in mine:
+        xs = range(1, len(c["inputs"]) + 1)
+        color = DESIGN_COLORS[c["design"]]
+        ax.plot(xs, c["inputs"], color=color, marker="o", markersize=4, linestyle="-")
+        ax.plot(xs, c["read"], color=color, marker="x", markersize=5, linestyle="--")
+    ax.axhline(threshold, color="grey", linewidth=0.8, linestyle=":")
+    ax.annotate(f"cache threshold {threshold:,}", (1, threshold), textcoords="offset points", xytext=(2, 4), fontsize=8)
+    ax.set(
+        title=f"Each request's input and the prefix it could read from the cache on {model} (modelled)",
+        xlabel="model request of the conversation",
+        ylabel="tokens",
+    )
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    thousands(ax)
+    ax.spines[["top", "right"]].set_visible(False)
+    from matplotlib.lines import Line2D
+
+    extra = [
+        Line2D([], [], color="grey", linestyle="-", marker="o", label="input of the request"),
+        Line2D([], [], color="grey", linestyle="--", marker="x", label="prefix read from the cache"),
+    ]
+    handles = [Line2D([], [], color=DESIGN_COLORS[d], label=d) for d in shown] + extra
+    ax.legend(handles=handles, frameon=False, fontsize=8)
+    return fig
+
+
+def strategy_per_design(conversations: list[dict[str, Any]], case: str) -> Figure:
+    """Bars per design: the focus case's input tokens, all requests, with every call of a turn in one request and
+    with one call per request."""
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    shown = designs_present(c["design"] for c in conversations)
+    by = {(c["design"], c["strategy"]): c["totalInput"] for c in conversations}
+    width = 0.38
+    for i, how in enumerate(("parallel", "sequential")):
+        xs = [x + (i - 0.5) * width for x in range(len(shown))]
+        bars = ax.bar(
+            xs,
+            [by[(d, how)] for d in shown],
+            width,
+            color=[DESIGN_COLORS[d] for d in shown],
+            hatch="" if how == "parallel" else "//",
+            edgecolor="white" if how == "parallel" else "black",
+            label=f"{how} calls",
+        )
+        ax.bar_label(bars, fmt="{:,.0f}", fontsize=8, padding=2)
+    ax.set_xticks(range(len(shown)), shown)
+    ax.set(
+        title=f"{case}: input tokens of the whole conversation by call strategy (tiktoken-estimated, modelled)",
+        xlabel="design",
+        ylabel="input tokens, all requests",
+    )
+    thousands(ax)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(frameon=False, fontsize=8, title="solid: every call of a turn at once; hatched: one call per request")
+    return fig

@@ -13,8 +13,9 @@ from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies.declaration import Study
 
-NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports (04 is about wismo's own orders)
-RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo evaluate --study)
+NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports
+RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo evaluate)
+SCALE = "04-scale"  # added when wismo serves every design: its generated cases drive them
 # Errors a notebook meets when a server answers otherwise than the study file says: said as the file's problem.
 DECLARATION_ERRORS = ("NoStructuredContent",)
 
@@ -89,6 +90,27 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[Path], dict[str, Any], list[str]]:
+    """The study's notebooks, the parameters every one is given (the study's file first, which each kernel reads
+    once) and, for each report left out, why: every study gets 01 and 02, 03 when it has recorded runs, 04 when
+    wismo serves every design."""
+    from wismo import runs
+    from wismo.studies.declaration import NEEDS
+
+    params = {"study": str(study.path.resolve()), **(parameters or {})}
+    stems, left_out = list(NOTEBOOKS_RUN), []
+    if runs.find(study.runs_folder):
+        stems.append(RECORDED)
+        params.setdefault("runs_dir", str(study.runs_folder))
+    else:
+        left_out.append(f"{RECORDED}: the study has no recorded runs yet (record them with wismo evaluate)")
+    if study.meets("served"):
+        stems.append(SCALE)
+    else:
+        left_out.append(f"{SCALE}: {NEEDS['served']}")
+    return [NOTEBOOKS / f"{stem}.ipynb" for stem in stems], params, left_out
+
+
 def run(
     study: Study,
     out: str | Path | None = None,
@@ -97,19 +119,10 @@ def run(
 ) -> StudyRun:
     """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised
     (its notebook is rendered as far as it ran)."""
-    from wismo import runs
     from wismo.render import build
 
     folder = out_folder(study, out)
-    params = {"study": str(study.path.resolve()), **(parameters or {})}
-    stems = list(NOTEBOOKS_RUN)
-    recorded = study.runs_folder
-    if runs.find(recorded):
-        stems.append(RECORDED)
-        params.setdefault("runs_dir", str(recorded))
-    if not study.is_article:
-        params.setdefault("focus_order", study.case_key(study.cases[0]))
-    paths = [NOTEBOOKS / f"{stem}.ipynb" for stem in stems]
+    paths, params, _ = plan(study, parameters)
     try:
         rendered = build.build(paths, folder, jobs, params, title=study.title)
     except build.NotebookFailed as failed:

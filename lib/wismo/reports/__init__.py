@@ -25,14 +25,16 @@ def check(holds: bool, claim: str, detail: str) -> str:
     return f"Checked: {claim} ({detail})."
 
 
-def pair(result: Mapping[str, Any]) -> tuple[str, str]:
-    """The reference design and the one whose saving is stated: a study's (its result's "study" block), else the
-    article's granular and focused."""
-    study = result.get("study")
-    return (study["reference"], study["compared"]) if study else ("granular", "focused")
+def reference(result: Mapping[str, Any]) -> str:
+    """The reference design of the study a result belongs to (every result carries its "study" block)."""
+    return result["study"]["reference"]
+
+
+def compared(result: Mapping[str, Any]) -> list[str]:
+    """The designs a result sets against its reference, in the study's order."""
+    return [d for d in result["study"]["designs"] if d != reference(result)]
 
 
 def case_key(result: Mapping[str, Any]) -> str:
-    """The field that names a case in the result's rows: a study's key, else the article's orderId."""
-    study = result.get("study")
-    return study["key"] if study else "orderId"
+    """The field that names a case in the result's rows: its study's key."""
+    return result["study"]["key"]

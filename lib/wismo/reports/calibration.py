@@ -1,5 +1,6 @@
-"""What notebook 02 shows of the calibration against the article's ORD-1004 conversation: its fit, the spread of the
-plausible choices, the focused test, and tables; said as a hypothesis, never as a confirmation."""
+"""What notebook 02 shows of the calibration against a study's published conversations (the article's: its ORD-1004
+runs): its fit, the spread of the plausible choices, the second design's test, and tables; said as a hypothesis,
+never as a confirmation."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def _cell(rows: list[dict[str, Any]], framing: str, counting: str = "name + argu
     return next(r for r in rows if r["framing"] == framing and r["counting"] == counting)
 
 
+def _names(result: dict[str, Any]) -> tuple[str, str | None, str]:
+    """The published conversations' designs and case."""
+    d = result["calibration"]["designs"]
+    return d["first"], d["second"], result["calibration"]["case"]
+
+
 def fit_statement(result: dict[str, Any]) -> str:
     """The best-fitting framing said as what it is: a fit among plausible choices, with the spread of all of them."""
     s = result["sensitivity"]
@@ -34,26 +41,29 @@ def fit_statement(result: dict[str, Any]) -> str:
     adds = " / ".join(f"{a:,}" for a in best["additions"])
     derived = " / ".join(f"{d:,}" for d in s["rows"][0]["derived"])
     errors = " / ".join(f"{e:+.1f}%" for e in best["errorPercent"])
-    t2, t3 = spread["turn2ErrorPercent"], spread["turn3ErrorPercent"]
     verb = "lands" if spread["cellsWithinTolerance"] == 1 else "land"
+    ranges = " and ".join(
+        f"turn {i} from {low:+.1f}% to {high:+.1f}%"
+        for i, (low, high) in enumerate(spread["turnErrorPercent"], start=2)
+    )
     return (
         f"**Best fit (a fit, not a confirmation):** results *{best['framing']}*, function calls counted as "
-        f"*{best['counting']}*: the two turns add {adds} tokens against {derived} derived from published ({errors}; "
+        f"*{best['counting']}*: the turns add {adds} tokens against {derived} derived from published ({errors}; "
         f"tiktoken-estimated). It is the best of {spread['cells']} plausible combinations, chosen because it fits; "
-        f"{spread['cellsWithinTolerance']} of them {verb} within ±{spread['tolerancePercent']:g}% on both turns, and "
-        f"over all of them turn 2 ranges from {t2[0]:+.1f}% to {t2[1]:+.1f}% and turn 3 from {t3[0]:+.1f}% to "
-        f"{t3[1]:+.1f}%. What would confirm it: a request body of the article's runner, or the provider's count of "
-        "one such request (the Responses API's input-token count endpoint)."
+        f"{spread['cellsWithinTolerance']} of them {verb} within ±{spread['tolerancePercent']:g}% on every turn, and "
+        f"over all of them {ranges}. What would confirm it: a request body of the client that ran the "
+        "conversation, or the provider's count of one such request (the Responses API's input-token count endpoint)."
     )
 
 
 def hypothesis_statement(result: dict[str, Any]) -> str:
     """The hypothesis and the source that conflicts with it, said plainly."""
     best = result["sensitivity"]["bestFit"]
+    first, _, _ = _names(result)
     relaxed = _cell(result["sensitivity"]["rows"], "indented, relaxed escaping")
     errors = " / ".join(f"{e:+.1f}%" for e in relaxed["errorPercent"])
     return (
-        f"**Hypothesis:** the published granular turns are matched by the *{best['framing']}* envelope. The pinned "
+        f"**Hypothesis:** the published {first} turns are matched by the *{best['framing']}* envelope. The pinned "
         "Microsoft.Extensions.AI source would send it *indented, with relaxed escaping*, which does not match "
         f"({errors}). Which one reached the model is not established: no released Microsoft.Extensions.AI.OpenAI we "
         "read sends a JsonElement's raw text unchanged, and versions 9.0.0 to 9.2.x (indented, default escaping) "
@@ -61,36 +71,45 @@ def hypothesis_statement(result: dict[str, Any]) -> str:
     )
 
 
-def focused_test_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per framing, what the published focused total leaves for the model's outputs, against a minimal answer."""
-    return [
-        {
+def second_test_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per framing, what the second design's published total leaves for the model's outputs, against a minimal
+    answer where one is published."""
+    _, second, _ = _names(result)
+    rows = []
+    for r in result["sensitivity"]["secondTest"]["rows"]:
+        row = {
             "result framing": r["framing"],
-            "left for the two outputs (tokens, derived from published minus tiktoken-estimated)": "{:,} to {:,}".format(
-                *r["outputRemainder"]
+            f"left for the {second} outputs (tokens, derived from published minus tiktoken-estimated)": (
+                "{:,} to {:,}".format(*r["outputRemainder"])
             ),
-            "least the outputs take (tokens, tiktoken-estimated)": r["minimalOutputs"],
-            "verdict": r["verdict"],
         }
-        for r in result["sensitivity"]["focusedTest"]["rows"]
-    ]
+        if "verdict" in r:
+            row |= {"least the outputs take (tokens, tiktoken-estimated)": r["minimalOutputs"], "verdict": r["verdict"]}
+        rows.append(row)
+    return rows
 
 
 def conflict_statement(result: dict[str, Any]) -> str:
-    """What the focused conversation says of the framings that fit the granular one."""
+    """What the second design's conversation says of the framings that fit the first one."""
     s = result["sensitivity"]
-    sizes = s["answerSizes"]
-    ruled = [r["framing"] for r in s["focusedTest"]["rows"] if r["verdict"] == "ruled out"]
+    first, second, _ = _names(result)
+    sizes = s.get("answerSizes")
+    if sizes is None:
+        return (
+            f"No answer of the {second} conversation is published, so what its total leaves for the model's outputs "
+            "is shown, but no framing can be ruled out by it."
+        )
+    ruled = [r["framing"] for r in s["secondTest"]["rows"] if r["verdict"] == "ruled out"]
     fitting = sorted({r["framing"] for r in s["rows"] if r["maxAbsErrorPercent"] <= s["spread"]["tolerancePercent"]})
     both = [f for f in fitting if f in ruled]
     return (
-        f"The article's quoted summary alone is {sizes['quotedSummary']:,} tokens, and the least the focused run's "
-        f"two outputs can take (its tool call, then the five expected fields with that summary) is "
-        f"{sizes['minimalOutputs']:,} (tiktoken-estimated). The focused figures rule out "
+        f"The published {second} answer alone is {sizes['quotedSummary']:,} tokens, and the least the {second} run's "
+        f"outputs can take (its tool call, then the answer with that summary) is {sizes['minimalOutputs']:,} "
+        f"(tiktoken-estimated). The {second} figures rule out "
         + (", ".join(f"*{f}*" for f in ruled) or "no framing")
         + ". "
         + (
-            "So the framing that fits the granular conversation best is the one the focused conversation rules out: "
+            f"So the framing that fits the {first} conversation best is one the {second} conversation rules out: "
             "no single framing explains both published conversations, and the calibration stays an open conflict."
             if both
             else "The best-fitting framing survives this test."
@@ -101,26 +120,28 @@ def conflict_statement(result: dict[str, Any]) -> str:
 def residual_statement(result: dict[str, Any]) -> str:
     """The request-1 residual, and what it could hold, without pretending to split it."""
     s = result["calibrationSummary"]
+    first, _, _ = _names(result)
     return (
         f"The **request-1 residual** is {s['instructionsTokensSolved']:,} tokens (derived from published minus "
-        f"tiktoken-estimated): what the article's first request holds beyond our definitions and question under "
-        f"{s['profile']}. It could hold the article's instructions (ours are {s['ourInstructionsTokens']:,} tokens), "
-        "the three granular descriptions it does not publish, and a response-format schema; its figures cannot "
-        "split it. Requests 2 and 3 rebuilt from it add nothing to the check: their errors are the turns' errors, "
-        "accumulated."
+        f"tiktoken-estimated): what the published first request holds beyond our definitions and question under "
+        f"{s['profile']}. It could hold the instructions the conversation ran with (the study's are "
+        f"{s['ourInstructionsTokens']:,} tokens), tool descriptions that differ from our servers', and a response "
+        f"format; its figures cannot split it. The later {first} requests rebuilt from it add nothing to the check: "
+        "their errors are the turns' errors, accumulated."
     )
 
 
 def sensitivity_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The sensitivity grid (every framing crossed with every way of counting calls) as a reader's table."""
     derived = " / ".join(f"{d:,}" for d in result["sensitivity"]["rows"][0]["derived"])
+    turns = " / ".join(f"turn {i}" for i in range(2, len(result["sensitivity"]["rows"][0]["derived"]) + 2))
     return [
         {
             "result framing": r["framing"],
             "function calls counted": r["counting"],
-            "turn 2 / turn 3 add (tokens, tiktoken-estimated)": " / ".join(f"{a:,}" for a in r["additions"]),
+            f"{turns} add (tokens, tiktoken-estimated)": " / ".join(f"{a:,}" for a in r["additions"]),
             f"against {derived} (%, derived from published)": " / ".join(f"{e:+.1f}%" for e in r["errorPercent"]),
-            "requests 2 / 3: cumulative turn error (%)": " / ".join(f"{e:+.1f}%" for e in r["cumulativeErrorPercent"]),
+            "later requests: cumulative turn error (%)": " / ".join(f"{e:+.1f}%" for e in r["cumulativeErrorPercent"]),
         }
         for r in result["sensitivity"]["rows"]
     ]
@@ -134,16 +155,15 @@ def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "client profile": r["profile"],
                 "definitions counted by": r["definitions"],
-                "turn 2 adds (tokens, tiktoken-estimated)": r["turnAdditions"][0],
-                "turn 3 adds (tokens, tiktoken-estimated)": r["turnAdditions"][1],
-                "against the article's turns (%, derived from published)": " / ".join(
+                "turns add (tokens, tiktoken-estimated)": " / ".join(f"{a:,}" for a in r["turnAdditions"]),
+                "against the published turns (%, derived from published)": " / ".join(
                     f"{e:+.1f}%" for e in r["additionErrorPercent"]
                 ),
                 "request-1 residual (tokens, derived from published minus tiktoken-estimated)": r[
                     "instructionsTokensSolved"
                 ],
-                "requests 2 and 3 rebuilt (tokens, modelled)": r["predictedRequests"][1:],
-                "requests 2 and 3 against the article (%, cumulative turn error)": " / ".join(
+                "later requests rebuilt (tokens, modelled)": r["predictedRequests"][1:],
+                "later requests against the published (%, cumulative turn error)": " / ".join(
                     f"{e:+.1f}%" for e in r["requestErrorPercent"][1:]
                 ),
             }
@@ -151,59 +171,64 @@ def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def focused_table(result: dict[str, Any], profile: str = "csharp-raw-element") -> list[dict[str, Any]]:
-    """The focused conversation reconstructed under a profile, from our first request and from the published one."""
+def second_table(result: dict[str, Any], profile: str = calibration.HEAVY) -> list[dict[str, Any]]:
+    """The second conversation reconstructed under a profile, from our first request and from the published one."""
     r = calibration.row(result["calibration"], profile)
     pub = result["calibration"]["published"]
     return [
         {
             "starting from": "our rebuilt first request",
-            "request 1 (tokens, tiktoken-estimated)": r["focusedFirstRequest"],
-            "request 2 (tokens, modelled)": r["focusedSecondRequest"],
-            "output implied (tokens, derived from published minus modelled)": r["focusedOutputImplied"],
+            "request 1 (tokens, tiktoken-estimated)": r["secondFirstRequest"],
+            "last request (tokens, modelled)": r["secondLastRequest"],
+            "output implied (tokens, derived from published minus modelled)": r["secondOutputImplied"],
         },
         {
-            "starting from": f"the published first request ({pub['focusedFirstRequest']['kind']})",
-            "request 1 (tokens, tiktoken-estimated)": pub["focusedFirstRequest"]["value"],
-            "request 2 (tokens, modelled)": r["focusedSecondFromPublishedFirst"],
+            "starting from": f"the published first request ({pub['secondFirstRequest']['kind']})",
+            "request 1 (tokens, tiktoken-estimated)": pub["secondFirstRequest"]["value"],
+            "last request (tokens, modelled)": r["secondLastFromPublishedFirst"],
             "output implied (tokens, derived from published minus modelled)": r[
-                "focusedOutputImpliedFromPublishedFirst"
+                "secondOutputImpliedFromPublishedFirst"
             ],
         },
     ]
 
 
 def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tool definitions of each design counted both ways, and the difference set beside the article's 141."""
+    """Tool definitions of the two published designs counted both ways, and the difference set beside the
+    published first-request difference."""
+    first, second, _ = _names(result)
     defs = result["definitions"]
-    published_smaller = result["calibration"]["published"]["focusedSmallerBy"]["value"]
+    smaller = result["calibration"]["published"]["secondSmallerBy"]
     out = []
     for method in ("cookbook", "harmony"):
-        g, f = defs["granular"][method]["total"], defs["focused"][method]["total"]
+        g, f = defs[first][method]["total"], defs[second][method]["total"]
         out.append(
             {
-                "counted by": defs["granular"][method]["method"],
-                "granular definitions (tokens, tiktoken-estimated)": g,
-                "focused definitions (tokens, tiktoken-estimated)": f,
+                "counted by": defs[first][method]["method"],
+                f"{first} definitions (tokens, tiktoken-estimated)": g,
+                f"{second} definitions (tokens, tiktoken-estimated)": f,
                 "difference (tokens, tiktoken-estimated)": g - f,
-                "article's first-request difference (tokens, provider-reported)": published_smaller,
+                f"published first-request difference (tokens, {smaller['kind']})": smaller["value"],
             }
         )
     return out
 
 
-def saving_by_profile(shares: list[dict[str, Any]], article: dict[str, Any]) -> dict[str, Any]:
-    """ORD-1004's focused input saving under bare text (python) and under the csharp-raw-element framing, with the
-    article's median saving beside it (published)."""
+def saving_by_profile(shares: list[dict[str, Any]], which: Any, published: Any) -> dict[str, Any]:
+    """The published case's input saving of the second design under bare text (python) and under the heavy framing,
+    with the median saving the provider's figures gave beside it (published)."""
     by = {r["design"]: r for r in shares}
-    g, f = by["granular"], by["focused"]
+    g, f = by[which.first], by[which.second]
+    heavy = f"input, {calibration.HEAVY} framing"
 
     def saving(column: str) -> float:
         return round((g[column] - f[column]) / g[column] * 100, 1)
 
     return {
-        "order": calibration.ORDER,
+        "order": which.case,
+        "first": which.first,
+        "second": which.second,
         "python": saving("input, bare text"),
-        "csharp-raw-element": saving("input, csharp-raw-element framing"),
-        "articleMedian": article["medians"]["focusedFewerTokensPercent"],
+        calibration.HEAVY: saving(heavy),
+        "publishedMedian": published.median_saving_percent,
     }

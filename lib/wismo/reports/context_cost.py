@@ -18,33 +18,29 @@ from wismo.cost import prices
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
 from wismo.reports import calibration as shown_calibration
-from wismo.reports import check, context_price
+from wismo.reports import context_price
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
+from wismo.studies.published import REPORTED
 from wismo.tokens import conversation, definitions, framing
 
 
 def our_servers(
-    recorded: dict[str, Any],
-    encoding_name: str = tokens.DEFAULT_ENCODING,
-    profile: str = "python",
-    key: str = "orderId",
+    recorded: dict[str, Any], key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
 ) -> list[dict[str, Any]]:
     """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
     definitions and results as the client profile sends them; each row names its case under `key`."""
     rows = []
     client = framing.profile(profile)
-    asked = recorded.get("prompts", {})
+    asked = recorded["prompts"]
     for design, by_order in recorded["turns"].items():
         tool_list = recorded["tools"][design]
         for order_id, tool_turns in by_order.items():
-            conv = conversation.conversation(
-                asked.get(order_id, order_id), tool_list, tool_turns, encoding_name, client
-            )
+            conv = conversation.conversation(asked[order_id], tool_list, tool_turns, encoding_name, client)
             modelled = cost.session(conv.base, conv.additions)
             if modelled.inputs != conv.requests:
                 detail = (
@@ -61,6 +57,7 @@ def our_servers(
                     key: order_id,
                     "modelCalls": modelled.calls,
                     "toolCalls": sum(len(t) for t in tool_turns),
+                    "turnCalls": [len(t) for t in tool_turns],
                     "toolDefinitions": tokens.count_tools([client.function(t) for t in tool_list], encoding_name),
                     "base": conv.base,
                     "additions": list(conv.additions),
@@ -73,77 +70,73 @@ def our_servers(
     return rows
 
 
-def ratios(
-    rows: list[dict[str, Any]], key: str = "orderId", pair: tuple[str, str] = ("granular", "focused")
-) -> list[dict[str, Any]]:
-    """Per case: the reference design's total, the other's, their ratio and the other's saving in percent."""
-    ref, other = pair
+def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[str, Any]]:
+    """Per case and design other than the reference: the reference's total, the design's, their ratio and the
+    design's saving in percent."""
     by = {(r["design"], r[key]): r for r in rows}
+    designs = [d for d in dict.fromkeys(r["design"] for r in rows) if d != reference]
     out = []
-    for order_id in dict.fromkeys(r[key] for r in rows):
-        g, f = by[(ref, order_id)]["total"], by[(other, order_id)]["total"]
-        out.append(
-            {
-                key: order_id,
-                f"{ref}Total": g,
-                f"{other}Total": f,
-                "ratio": round(g / f, 3),
-                f"{other}SavingPercent": round((g - f) / g * 100, 1),
-            }
-        )
+    for case in dict.fromkeys(r[key] for r in rows):
+        ref = by[(reference, case)]["total"]
+        for design in designs:
+            total = by[(design, case)]["total"]
+            out.append(
+                {
+                    key: case,
+                    "design": design,
+                    "referenceTotal": ref,
+                    "designTotal": total,
+                    "ratio": round(ref / total, 3),
+                    "savingPercent": round((ref - total) / ref * 100, 1),
+                }
+            )
     return out
 
 
-def against_article(
-    rows: list[dict[str, Any]], article: dict[str, Any], order_id: str = "ORD-1004"
-) -> list[dict[str, Any]]:
-    """Our ORD-1004 estimates beside the article's figures, each article figure labelled provider-reported (as
-    printed) or derived from published (a sum or difference of printed ones), with the difference."""
-    pub = calibration.published(article, order_id)
-    g = next(r for r in rows if r["design"] == "granular" and r["orderId"] == order_id)
-    f = next(r for r in rows if r["design"] == "focused" and r["orderId"] == order_id)
-    requests = pub["granularRequests"]["value"]
+def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """Our estimates of the published conversations beside the published figures, each published figure labelled
+    provider-reported (as printed) or derived from published (a sum or difference of printed ones), with the
+    difference."""
+    case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
+    f = next(r for r in rows if r["design"] == first and r[key] == case)
+    requests = pub["firstRequests"]["value"]
     figures = [
-        (f"granular call {k} input", requests[k - 1], pub["granularRequests"]["kind"], g["inputs"][k - 1])
-        for k in (1, 2, 3)
+        (f"{first} call {k} input", requests[k - 1], pub["firstRequests"]["kind"], f["inputs"][k - 1])
+        for k in range(1, min(len(requests), len(f["inputs"])) + 1)
     ]
+    figures += [(f"{first} input, all calls", pub["firstInput"]["value"], pub["firstInput"]["kind"], f["total"])]
+    if second is not None:
+        s = next(r for r in rows if r["design"] == second and r[key] == case)
+        smaller = pub["secondSmallerBy"]
+        figures.append(
+            (f"{second} first request smaller by", smaller["value"], smaller["kind"], f["inputs"][0] - s["inputs"][0])
+        )
     figures += [
-        ("granular input, all calls", pub["granularInput"]["value"], pub["granularInput"]["kind"], g["total"]),
         (
-            "focused first request smaller by",
-            pub["focusedSmallerBy"]["value"],
-            pub["focusedSmallerBy"]["kind"],
-            g["inputs"][0] - f["inputs"][0],
-        ),
-        (
-            "granular turn-2 addition (get_order call + result)",
-            pub["granularAdditions"]["value"][0],
-            pub["granularAdditions"]["kind"],
-            g["additions"][0],
-        ),
-        (
-            "granular turn-3 addition (4 calls + results)",
-            pub["granularAdditions"]["value"][1],
-            pub["granularAdditions"]["kind"],
-            g["additions"][1],
-        ),
+            f"{first} turn-{k + 1} addition ({turn_calls(f, k)})",
+            pub["firstAdditions"]["value"][k - 1],
+            pub["firstAdditions"]["kind"],
+            f["additions"][k - 1],
+        )
+        for k in range(1, min(len(pub["firstAdditions"]["value"]), len(f["additions"])) + 1)
     ]
     return [
         {
             "figure": name,
-            "article (tokens)": value,
-            "article figure is": kind,
-            f"wismo (tokens, {tokens.LABEL}, {g['profile']} profile)": ours,
-            "wismo minus article (tokens)": ours - value,
-            "wismo minus article (%)": round((ours - value) / value * 100, 1),
+            "published (tokens)": value,
+            "published figure is": kind,
+            f"wismo (tokens, {tokens.LABEL}, {f['profile']} profile)": ours,
+            "wismo minus published (tokens)": ours - value,
+            "wismo minus published (%)": round((ours - value) / value * 100, 1),
         }
         for name, value, kind, ours in figures
     ]
 
 
-def load_references() -> tuple[dict[str, Any], dict[str, Any]]:
-    """The case study's and the article's published figures."""
-    return reference.load("context-budget-case-study"), reference.load("where-is-my-order")
+def turn_calls(row: dict[str, Any], turn: int) -> str:
+    """What one tool turn of a conversation row held, in words: its calls and their results."""
+    n = row["turnCalls"][turn - 1]
+    return f"{n} call{'s' if n != 1 else ''} + result{'s' if n != 1 else ''}"
 
 
 # A grid wide enough to show both of the case study's designs and where the window gives out.
@@ -162,7 +155,7 @@ PARAMETERS = {
     "orders": Param(None, "texts", optional=True),  # case keys (order IDs in the article's); None: every case
     "sweep_rs": Param(None, "counts", optional=True),  # r values of the sweep; None: DEFAULT_SWEEP_RS
     "sweep_calls": Param(None, "counts", optional=True),  # numbers of calls of the sweep; None: 1 to 15
-    "focus_order": Param("ORD-1004", "text"),  # the case drawn call by call (the first when not a case)
+    "focus_order": Param(None, "text", optional=True),  # the case drawn call by call; None: the study's focus
     "profile": Param("python", "text", choices=lambda: tuple(framing.PROFILES)),  # how the client frames
     "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
     "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
@@ -194,8 +187,8 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def study_block(study: Study) -> dict[str, Any]:
-    """What a study's context-cost.json says about the study (the article's carries none: its shape is the built-in
-    one): title, file, question, the case key, the reference and the design compared with it."""
+    """What context-cost.json says about its study: title, file, question, the case key, the reference and every
+    design, and what the study declares beyond them."""
     return {
         "title": study.title,
         "file": study.path.name,
@@ -203,44 +196,87 @@ def study_block(study: Study) -> dict[str, Any]:
         "key": study.key,
         "reference": study.reference,
         "designs": list(study.designs),
-        "compared": study.pair[1],
+        "focus": study.focus_key,
+        "reproduces": list(study.reproduce),
+        "published": study.published is not None,
     }
 
 
-def study_headline(result: dict[str, Any], roles: tuple[str, str]) -> dict[str, Any]:
-    """A study's key figures, named for its designs: the compared design's median saving across the cases and the
-    first model's price of the focus case's conversations, both designs, without caching."""
-    ref, other = roles
-    h = result["priceHeadline"]
+def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]:
+    """The report's key figures, one per design against the reference (the index shows them): each design's median
+    input saving across the cases, the first model's price of the focus case's conversations, and the focus case's
+    saving with the model calling in parallel and one call per request."""
+    savings: dict[str, list[float]] = {}
+    for r in result["ratios"]:
+        savings.setdefault(r["design"], []).append(r["savingPercent"])
+    h, strategies = result["priceHeadline"], result["strategyHeadline"]
     return {
-        "reference": ref,
-        "compared": other,
-        "medianSavingPercent": median(r[f"{other}SavingPercent"] for r in result["ratios"]),
-        "priceReference": h[ref],
-        "priceCompared": h[other],
+        "reference": reference,
+        "designs": list(savings),
+        "focus": result["focusOrder"],
+        "profile": result["pricing"]["profile"],
+        "savingPercent": {d: median(v) for d, v in savings.items()},
+        "price": {d: h[d] for d in [reference, *savings]},
+        "savingParallel": {d: strategies["designs"][d]["savingParallel"] for d in savings},
+        "savingSequential": {d: strategies["designs"][d]["savingSequential"] for d in savings},
     }
+
+
+def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str, Any]], encoding: str) -> dict:
+    """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
+    framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
+    study publishes no conversation with two or more requests)."""
+    which = calibration.calibrated(study.published)
+    if which is None or which.case not in recorded["prompts"]:
+        return {}
+    pub = calibration.published_figures(study.published, which)
+    cal = calibration.rebuild(recorded, pub, encoding)
+    best = calibration.row(cal, calibration.HEAVY)
+    contract = study.instructions == prompts.INSTRUCTIONS
+    expected = next((c.expect for c in study.cases if study.case_key(c) == which.case and c.expect), None)
+    if contract and expected is None:
+        expected = load_expectations().get(which.case)
+    fields = {k: expected[k] for k in SCORED} if contract and expected else None
+    out = {
+        "againstPublished": against_published(rows, pub, study.key),
+        "calibration": cal,
+        "calibrationSummary": {
+            "profile": calibration.HEAVY,
+            "additions": best["turnAdditions"],
+            "derived": best["derivedAdditions"],
+            "errorPercent": best["additionErrorPercent"],
+            "instructionsTokensSolved": best["instructionsTokensSolved"],
+            "ourInstructionsTokens": tokens.count_text(study.instructions, encoding),
+        },
+        "sensitivity": sensitivity.build(recorded, pub, fields, encoding),
+    }
+    # The framing's share of each conversation, with the instructions as large as the published request says.
+    out["framingShare"] = calibration.framing_share(recorded, which.case, best["instructionsTokensSolved"], encoding)
+    if which.second is not None:
+        out["savingByProfile"] = shown_calibration.saving_by_profile(out["framingShare"], which, study.published)
+    return out
 
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every figure of the report: the case study and its checks, the sweep, the study's servers over MCP, and for
-    the article's study its published run and the calibration."""
+    """Every figure of the report: the case study and its checks where the study reproduces it, the study's servers
+    over MCP, the client's framing, and what its published conversations add; then caching, prices and calls."""
     p = checked(params)
     study = chosen(p["study"])
-    key, article = study.key, study.is_article
-    case_ref, article_ref = load_references()
-    cp = parameters(case_ref, p["base"], p["result_sizes"], p["calls"], p["context_window"], p["target"])
-    cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
+    key = study.key
     order_ids = p["orders"] or [study.case_key(c) for c in study.cases]
+    focus = (
+        p["focus_order"]
+        if p["focus_order"] in order_ids
+        else (study.focus_key if study.focus_key in order_ids else order_ids[0])
+    )
     recorded = await recording.record(study, order_ids)
-    rows = our_servers(recorded, p["encoding"], p["profile"], key)
+    rows = our_servers(recorded, key, p["encoding"], p["profile"])
     client = framing.profile(p["profile"])
-    result = {
+    result: dict[str, Any] = {
+        "study": study_block(study),
         "labels": {
-            "caseStudy": "modelled",
             "ourServers": f"{tokens.LABEL} ({tokens.COOKBOOK_GPT4O.name}, {p['encoding']}, client profile "
             f"{p['profile']}), then modelled",
-            "article": "provider-reported (published)",
-            "calibration": calibration.DERIVED + " and " + tokens.LABEL,
         },
         "method": {
             "name": tokens.COOKBOOK_GPT4O.name,
@@ -254,48 +290,46 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             ).as_dict()
             for d in recorded["tools"]
         },
-        "sources": {"caseStudy": case_ref["source"], **({"article": article_ref["source"]} if article else {})},
-        "caseStudy": cs,
-        "caseStudyChecks": (checks := reproduce(cs, case_ref)),
-        "caseStudyReproduced": {
-            "printed": sum(r["printed by the source"] for r in checks or []),
-            "matched": sum(r["printed by the source"] and r["match"] for r in checks or []),
-        },
-        "sweep": cost.sweep(
-            cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]
-        ),
+        "sources": {},
         "ourServers": rows,
-        "ratios": ratios(rows, key, study.pair),
-        "focusOrder": p["focus_order"] if p["focus_order"] in order_ids else order_ids[0],
+        "ratios": ratios(rows, key, study.reference),
+        "focusOrder": focus,
+        "recordTypes": calibration.record_types(recorded, focus, p["encoding"]),
+        "framingShare": calibration.framing_share(
+            recorded, focus, tokens.count_text(study.instructions, p["encoding"]), p["encoding"]
+        ),
     }
-    if article:
-        result["againstArticle"] = against_article(rows, article_ref) if "ORD-1004" in order_ids else []
-    else:
-        result["study"] = study_block(study)
-    if article and calibration.ORDER in order_ids:
-        cal = calibration.rebuild(recorded, article_ref, p["encoding"])
-        best = calibration.row(cal, "csharp-raw-element")
-        result["calibration"] = cal
-        result["calibrationSummary"] = {
-            "profile": "csharp-raw-element",
-            "additions": best["turnAdditions"],
-            "derived": best["derivedAdditions"],
-            "errorPercent": best["additionErrorPercent"],
-            "instructionsTokensSolved": best["instructionsTokensSolved"],
-            "ourInstructionsTokens": tokens.count_text(prompts.INSTRUCTIONS, p["encoding"]),
+    # The case study's assumptions give the context window everywhere (a model's window, not the study's).
+    case_ref = reference.load("context-budget-case-study")
+    cp = parameters(case_ref, p["base"], p["result_sizes"], p["calls"], p["context_window"], p["target"])
+    cs = None
+    if study.meets("case-study"):
+        cs = case_study(cp["base"], cp["rs"], cp["calls"], cp["window"], cp["target"])
+        checks = reproduce(cs, case_ref)
+        result |= {
+            "caseStudy": cs,
+            "caseStudyChecks": checks,
+            "caseStudyReproduced": {
+                "printed": sum(r["printed by the source"] for r in checks or []),
+                "matched": sum(r["printed by the source"] and r["match"] for r in checks or []),
+            },
+            "sweep": cost.sweep(
+                cp["base"], p["sweep_rs"] or DEFAULT_SWEEP_RS, p["sweep_calls"] or DEFAULT_SWEEP_CALLS, cp["window"]
+            ),
         }
-        result["recordTypes"] = calibration.record_types(recorded, p["encoding"])
-        result["framingShare"] = calibration.framing_share(recorded, best["instructionsTokensSolved"], p["encoding"])
-        expected = load_expectations()[calibration.ORDER]
-        result["sensitivity"] = sensitivity.build(
-            recorded, cal["published"], article_ref, {k: expected[k] for k in SCORED}, calibration.ORDER, p["encoding"]
-        )
-        result["savingByProfile"] = shown_calibration.saving_by_profile(result["framingShare"], article_ref)
-    result |= await context_price.build(
-        p, cs, recorded, result["focusOrder"], article_ref if article else None, cp["window"], study=study
-    )
-    if not article:
-        result["studyHeadline"] = study_headline(result, study.pair)
+        result["labels"]["caseStudy"] = MODELLED
+    result["sources"]["caseStudy"] = case_ref["source"]
+    if study.published is not None:
+        result["sources"]["published"] = {
+            "source": study.published.source,
+            "model": study.published.model,
+            "kind": REPORTED,
+            **({"reference": study.published.reference} if study.published.reference else {}),
+        }
+        result["labels"]["published"] = REPORTED
+        result |= published_blocks(study, recorded, rows, p["encoding"])
+    result |= await context_price.build(p, cs, recorded, focus, cp["window"], study)
+    result["headline"] = headline(result, study.reference, key)
     result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
     unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
     if unlabelled:  # a block added without saying what kind of figures it holds
@@ -311,12 +345,12 @@ BLOCK_KINDS = {
     "sweep": MODELLED,
     "ourServers": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
     "ratios": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
-    "againstArticle": f"{TIKTOKEN} and {MODELLED} beside {PUBLISHED}",
+    "againstPublished": f"{TIKTOKEN} and {MODELLED} beside {PUBLISHED}",
     "calibration": f"{TIKTOKEN} against {DERIVED}",
-    "calibrationSummary": f"{TIKTOKEN} under the csharp-raw-element profile, against {DERIVED}",
+    "calibrationSummary": f"{TIKTOKEN} under the profile it names, against {DERIVED}",
     "sensitivity": f"{TIKTOKEN} against {DERIVED}",
-    "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the article's median {PUBLISHED}",
-    "studyHeadline": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
+    "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the published median {PUBLISHED}",
+    "headline": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
     "recordTypes": TIKTOKEN,
     "framingShare": f"{TIKTOKEN}, then {MODELLED}",
     "definitions": TIKTOKEN,
@@ -336,23 +370,24 @@ BLOCK_KINDS = {
 NOT_FIGURES = ("focusOrder", "labels", "method", "sources", "priceLibrary", "pricing", "study")
 
 
-def check_shape(result: dict[str, Any]) -> str:
-    """The claim about where the difference comes from, for the focus order: the focused design starts lighter, its
-    one result is bigger than any granular result, and it is carried for one request fewer."""
-    order = result["focusOrder"]
-    g = next(r for r in result["ourServers"] if r["design"] == "granular" and r["orderId"] == order)
-    f = next(r for r in result["ourServers"] if r["design"] == "focused" and r["orderId"] == order)
-    holds = (
-        f["base"] < g["base"]
-        and f["resultTokens"][0] > max(g["resultTokens"])
-        and f["modelCalls"] == g["modelCalls"] - 1
-    )
-    return check(
-        holds,
-        f"for {order} the focused design starts lighter, returns one result bigger than any granular one, "
-        "and makes one model call fewer",
-        f"first request {f['base']:,} vs {g['base']:,} tokens; its result {f['resultTokens'][0]:,} tokens vs the "
-        "largest "
-        f"granular result {max(g['resultTokens']):,}; {f['modelCalls']} vs {g['modelCalls']} model calls; "
-        "tiktoken-estimated",
-    )
+def shape_statement(result: dict[str, Any]) -> str:
+    """Where each design's difference from the reference comes from, for the focus case: whether it starts lighter
+    (its first request), whether its largest result is bigger than the reference's largest, and how many model calls
+    it makes; each part said as it is found, with its numbers (tiktoken-estimated)."""
+    case, ref = result["focusOrder"], result["study"]["reference"]
+    key = result["study"]["key"]
+    by = {r["design"]: r for r in result["ourServers"] if r[key] == case}
+    r0 = by[ref]
+    parts = []
+    for design, r in by.items():
+        if design == ref:
+            continue
+        lighter = "starts lighter" if r["base"] < r0["base"] else "does not start lighter"
+        bigger = max(r["resultTokens"], default=0) > max(r0["resultTokens"], default=0)
+        parts.append(
+            f"**{design}** {lighter} (first request {r['base']:,} against {r0['base']:,} tokens), its largest result "
+            f"is {'bigger' if bigger else 'not bigger'} than the {ref} design's largest "
+            f"({max(r['resultTokens'], default=0):,} against {max(r0['resultTokens'], default=0):,}), and it makes "
+            f"{r['modelCalls']} model call{'s' if r['modelCalls'] != 1 else ''} against {r0['modelCalls']}"
+        )
+    return f"For {case}: " + "; ".join(parts) + " (tiktoken-estimated)."

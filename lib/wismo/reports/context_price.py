@@ -8,12 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wismo import cost
-from wismo.agent.scripted import STUDY_ANSWER
 from wismo.analyses import strategy, sweep
-from wismo.client import investigation
 from wismo.cost import caching, prices
 from wismo.domain.generate import order_id as generated_order
 from wismo.reports.params import Param, defaults
+from wismo.servers import designs as design_registry
 from wismo.servers.designs import names as design_names
 from wismo.tokens import conversation, framing
 
@@ -122,13 +121,13 @@ def curve(cs: dict[str, Any], price: prices.Price, policy: caching.Policy, n: in
 
 
 def conversations(
-    recorded: dict[str, Any], order: str, encoding: str, profile: str, key: str = "orderId", answer: str | None = None
+    recorded: dict[str, Any], order: str, encoding: str, profile: str, key: str, answers: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Per design and call strategy, the focus case's conversation: requests, input of each (counted directly under
-    the client profile) and output of each (the scripted model's, tiktoken-estimated; `answer` is its reply when the
-    study has no answer contract)."""
+    the client profile) and output of each (the scripted model's calls, then `answers[design]`, its reply;
+    tiktoken-estimated)."""
     client = framing.profile(profile)
-    asked = recorded.get("prompts", {}).get(order, order)
+    asked = recorded["prompts"][order]
     rows = []
     for design, by_order in recorded["turns"].items():
         for how in strategy.STRATEGIES:
@@ -142,7 +141,7 @@ def conversations(
                     "requests": len(conv.requests),
                     "toolCalls": sum(len(t) for t in arranged),
                     "inputs": list(conv.requests),
-                    "outputs": strategy.outputs(order, arranged, encoding, answer),
+                    "outputs": strategy.outputs(arranged, answers[design], encoding),
                     "totalInput": sum(conv.requests),
                 }
             )
@@ -180,12 +179,15 @@ async def measure_scale(
     """Every scale design over notebook 04's generated orders, each conversation taken both ways: requests, input
     of each call (as notebook 04 counts it, python profile) and output of each; and where the turns came from (the
     build's shared measurement, or measured here)."""
+    from wismo.agent.scripted import answer
+
     measured, source = await sweep.generated_turns(list(sizes), None, progress)
     rows = []
     for design in sweep.scale_designs():
+        how_design = design_registry.get(design).investigation
         for n in sizes:
-            oid = generated_order(n)
             tools, tool_turns = measured[design][n].tools, measured[design][n].turns
+            said = answer(how_design, tool_turns)
             for how in strategy.STRATEGIES:
                 arranged = strategy.arrange(tool_turns, how)
                 row = sweep.account(design, n, tools, arranged, encoding)
@@ -194,63 +196,68 @@ async def measure_scale(
                         "design": design,
                         "strategy": how,
                         "lines": n,
-                        "orderId": oid,
+                        "orderId": generated_order(n),
                         "requests": len(row["inputs"]),
                         "toolCalls": row["toolCalls"],
                         "inputs": row["inputs"],
                         "totalInput": row["totalInput"],
                         "largestInput": max(row["inputs"]),
                         "longestPrefix": caching.longest_prefix(row["inputs"]),
-                        "outputs": strategy.outputs(oid, arranged, encoding),
+                        "outputs": strategy.outputs(arranged, said, encoding),
                     }
                 )
     return rows, source
 
 
-PAIR = ("granular", "focused")  # the article's: the reference design, and the one whose saving is stated
-
-
-def _saving(totals: Mapping[str, float], how: str, pair: tuple[str, str] = PAIR) -> float | None:
-    """The compared design's saving against the reference one, in percent, for one strategy."""
-    g, f = totals.get((pair[0], how)), totals.get((pair[1], how))
+def _saving(totals: Mapping[tuple[str, str], float], how: str, reference: str, design: str) -> float | None:
+    """A design's saving against the reference one, in percent, for one strategy."""
+    g, f = totals.get((reference, how)), totals.get((design, how))
     return None if not g or f is None else round((g - f) / g * 100, 1)
 
 
-def savings(
-    rows: list[dict[str, Any]], key: str, by: Sequence[str] = (), pair: tuple[str, str] = PAIR
-) -> list[dict[str, Any]]:
-    """The compared design's saving against the reference under each strategy (per group of `by`), and how many
-    points a model that calls tools one per request adds to it."""
+def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Each design's saving against the reference under each strategy (per group of `by`), and how many points a
+    model that calls tools one per request adds to it."""
     groups: dict[tuple[Any, ...], dict[tuple[str, str], float]] = {}
     for r in rows:
         groups.setdefault(tuple(r[b] for b in by), {})[(r["design"], r["strategy"])] = r[key]
     out = []
     for group, totals in groups.items():
-        par, seq = _saving(totals, strategy.PARALLEL, pair), _saving(totals, strategy.SEQUENTIAL, pair)
-        out.append(
-            {
-                **dict(zip(by, group)),
-                "measure": key,
-                "parallel %": par,
-                "sequential %": seq,
-                "points added by one call per request": None if par is None or seq is None else round(seq - par, 1),
-            }
-        )
+        for design in dict.fromkeys(d for d, _ in totals):
+            if design == reference:
+                continue
+            par = _saving(totals, strategy.PARALLEL, reference, design)
+            seq = _saving(totals, strategy.SEQUENTIAL, reference, design)
+            out.append(
+                {
+                    **dict(zip(by, group)),
+                    "design": design,
+                    "measure": key,
+                    "parallel %": par,
+                    "sequential %": seq,
+                    "points added by one call per request": None if par is None or seq is None else round(seq - par, 1),
+                }
+            )
     return out
 
 
-def _article_cache(article: dict[str, Any], models: list[tuple[prices.Price, caching.Policy]]) -> dict[str, Any]:
-    """What the cache model predicts for the article's published granular ORD-1004 requests under OpenAI's rule,
-    beside the cached input tokens the article reported."""
-    requests = article["ORD-1004"]["granular"]["inputTokensPerRequest"]
+def _published_cache(study: Any, models: list[tuple[prices.Price, caching.Policy]]) -> dict[str, Any] | None:
+    """What the cache model predicts for the published conversation's requests under the first OpenAI model's rule,
+    beside the cached input tokens the provider reported (where the study declares them)."""
+    published = study.published
+    first = next((c for c in published.conversations if len(c.requests) >= 2), None) if published else None
+    if first is None or first.cached_input is None:
+        return None
     policy = next((pol for price, pol in models if price.provider == "openai"), caching.AUTOMATIC)
-    calls = caching.apply(requests, policy)
+    calls = caching.apply(list(first.requests), policy)
     return {
-        "requests": requests,
+        "design": first.design,
+        "case": first.case,
+        "requests": list(first.requests),
         "policy": policy.as_dict(),
         "predictedRead": [c.read for c in calls],
-        "longestPrefix": caching.longest_prefix(requests),
-        "articleMedianCachedInput": article["medians"]["cachedInputTokens"],
+        "longestPrefix": caching.longest_prefix(list(first.requests)),
+        "publishedCachedInput": first.cached_input,
         "documentedPolicy": (policy.threshold, policy.granularity)
         == (caching.AUTOMATIC.threshold, caching.AUTOMATIC.granularity),
     }
@@ -258,35 +265,42 @@ def _article_cache(article: dict[str, Any], models: list[tuple[prices.Price, cac
 
 async def build(
     p: Mapping[str, Any],
-    cs: dict[str, Any],
+    cs: dict[str, Any] | None,
     recorded: dict[str, Any],
     order: str,
-    article: dict[str, Any] | None,
     window: int,
+    study: Any,
     progress: Any = None,
-    study: Any = None,
 ) -> dict[str, Any]:
-    """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds). With the
-    article's figures (`article`), also the scoped design and notebook 04's generated orders; for any other study,
-    its own designs on its focus case."""
+    """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds), for the
+    study's designs on its focus case; with the case study (`cs`) where the study reproduces it, and where wismo
+    serves every design, the other designs it serves and notebook 04's generated orders too."""
+    from wismo.agent.scripted import answer
+    from wismo.domain.prompts import INSTRUCTIONS
+    from wismo.studies.recording import record
+
     models = _models(p)
     strategy.check_name(p["strategy"])
-    n = p["conversations"]
-    key = study.key if study is not None else "orderId"
-    pair = study.pair if study is not None else PAIR
-    answer = None if article is not None else STUDY_ANSWER
-    extra = [d for d in design_names(scale=True) if d not in recorded["turns"]] if article is not None else []
-    more = await investigation.record([order], design_names=tuple(extra)) if extra else {"tools": {}, "turns": {}}
+    n, key, ref = p["conversations"], study.key, study.reference
+    served = study.meets("served")
+    extra = [d for d in design_names(scale=True) if d not in recorded["turns"]] if served else []
+    more = await record(study.narrowed([ref, *extra]), [order]) if extra else {"tools": {}, "turns": {}}
     everything = {
-        "tools": {**recorded["tools"], **more["tools"]},
-        "turns": {d: {order: t[order]} for d, t in {**recorded["turns"], **more["turns"]}.items()},
-        "prompts": recorded.get("prompts", {}),
+        "tools": {**recorded["tools"], **{d: more["tools"][d] for d in extra}},
+        "turns": {
+            d: {order: t[order]} for d, t in {**recorded["turns"], **{d: more["turns"][d] for d in extra}}.items()
+        },
+        "prompts": recorded["prompts"],
     }
-    convs = conversations(everything, order, p["encoding"], p["profile"], key, answer)
+    contract = study.instructions == INSTRUCTIONS
+    hows = {
+        **{d: study.designs[d].investigation for d in study.designs},
+        **{d: design_registry.get(d).investigation for d in extra},
+    }
+    answers = {d: answer(hows[d], everything["turns"][d][order], contract) for d in everything["turns"]}
+    convs = conversations(everything, order, p["encoding"], p["profile"], key, answers)
     scale_rows, source = (
-        await measure_scale(p["scale_sizes"], p["encoding"], progress)
-        if p["scale_sizes"] and article is not None
-        else ([], None)
+        await measure_scale(p["scale_sizes"], p["encoding"], progress) if p["scale_sizes"] and served else ([], None)
     )
     for r in scale_rows:
         r["fitsWindow"] = r["largestInput"] <= window
@@ -296,7 +310,30 @@ async def build(
     by = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in per}
     policy_of = {price.model: policy for price, policy in models}
     priced_designs = list(everything["turns"])
-    out = {
+    caching_block: dict[str, Any] = {
+        "calls": [
+            {
+                "design": c["design"],
+                "strategy": c["strategy"],
+                "model": price.model,
+                "policy": policy.name,
+                "threshold": policy.threshold,
+                "inputs": c["inputs"],
+                "read": [x.read for x in caching.apply(c["inputs"], policy)],
+                "write": [x.write for x in caching.apply(c["inputs"], policy)],
+                "longestPrefix": caching.longest_prefix(c["inputs"]),
+            }
+            for c in convs
+            for price, policy in models
+        ],
+        "scaleStarts": scale_starts(scale_rows, first_policy),
+    }
+    if cs is not None:
+        caching_block["caseStudy"] = case_study_caching(cs, models, n)
+        caching_block["curve"] = curve(cs, first, first_policy, n)
+    if (published := _published_cache(study, models)) is not None:
+        caching_block["published"] = published
+    return {
         "priceLibrary": {
             "name": prices.LIBRARY,
             "version": prices.version(),
@@ -309,31 +346,12 @@ async def build(
             "strategy": p["strategy"],
             "order": order,
             "profile": p["profile"],
+            "contextWindow": window,
             "label": LABEL,
             "assumption": caching.ASSUMPTION,
             "models": [price.model for price, _ in models],
         },
-        "caching": {
-            "caseStudy": case_study_caching(cs, models, n),
-            "curve": curve(cs, first, first_policy, n),
-            "calls": [
-                {
-                    "design": c["design"],
-                    "strategy": c["strategy"],
-                    "model": price.model,
-                    "policy": policy.name,
-                    "threshold": policy.threshold,
-                    "inputs": c["inputs"],
-                    "read": [x.read for x in caching.apply(c["inputs"], policy)],
-                    "write": [x.write for x in caching.apply(c["inputs"], policy)],
-                    "longestPrefix": caching.longest_prefix(c["inputs"]),
-                }
-                for c in convs
-                for price, policy in models
-            ],
-            **({"article": _article_cache(article, models)} if article is not None else {}),
-            "scaleStarts": scale_starts(scale_rows, first_policy),
-        },
+        "caching": caching_block,
         "pricePerConversations": per + price_rows(chosen, models, n, ("miss",), key),
         "priceHeadline": {
             "model": first.model,
@@ -344,7 +362,7 @@ async def build(
             **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in priced_designs},
             "policy": policy_of[first.model].name,
         },
-        "strategyHeadline": strategy_headline(convs, order, pair),
+        "strategyHeadline": strategy_headline(convs, order, ref),
         "conversations": convs,
         "scaleRows": [
             {k: v for k, v in r.items() if k not in ("inputs", "outputs")} | {"output": sum(r["outputs"])}
@@ -352,28 +370,28 @@ async def build(
         ],
         "scalePrices": price_rows([r for r in scale_rows if r["strategy"] == p["strategy"]], models, n),
         "callStrategy": {
-            "order": savings(convs, "totalInput", pair=pair)
-            + savings(price_rows(convs, models[:1], n, ("none",), key), "dollars", pair=pair),
-            "scale": savings(scale_rows, "totalInput", ("lines",)),
+            "order": savings(convs, "totalInput", ref)
+            + savings(price_rows(convs, models[:1], n, ("none",), key), "dollars", ref),
+            "scale": savings(scale_rows, "totalInput", design_registry.REFERENCE, ("lines",)),
         },
         # Where the generated orders' turns came from: a fact about this run, kept out of comparisons.
         "timings": {"generatedOrders": source},
     }
-    return out
 
 
-def strategy_headline(convs: list[dict[str, Any]], order: str, pair: tuple[str, str] = PAIR) -> dict[str, Any]:
-    """The focus case's reference requests both ways and the compared design's saving of input both ways (for the
+def strategy_headline(convs: list[dict[str, Any]], order: str, reference: str) -> dict[str, Any]:
+    """The focus case's reference requests both ways, and each design's saving of input both ways (for the
     index)."""
     by = {(c["design"], c["strategy"]): c for c in convs}
-    saving = savings(convs, "totalInput", pair=pair)[0]
-    ref = pair[0]
     return {
         "order": order,
-        f"{ref}Parallel": by[(ref, strategy.PARALLEL)]["requests"],
-        f"{ref}Sequential": by[(ref, strategy.SEQUENTIAL)]["requests"],
-        "savingParallel": saving["parallel %"],
-        "savingSequential": saving["sequential %"],
+        "reference": reference,
+        "referenceParallel": by[(reference, strategy.PARALLEL)]["requests"],
+        "referenceSequential": by[(reference, strategy.SEQUENTIAL)]["requests"],
+        "designs": {
+            s["design"]: {"savingParallel": s["parallel %"], "savingSequential": s["sequential %"]}
+            for s in savings(convs, "totalInput", reference)
+        },
     }
 
 

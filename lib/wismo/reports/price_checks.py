@@ -8,7 +8,7 @@ from typing import Any
 from wismo.analyses import strategy
 from wismo.core.textgrid import numbers
 from wismo.cost import caching, prices
-from wismo.reports import check, pair
+from wismo.reports import check, reference
 
 # The section's tables, shown through this module as the notebook names them.
 from wismo.reports.price_tables import (  # noqa: F401
@@ -70,22 +70,20 @@ def check_quadratic(result: dict[str, Any]) -> str:
     )
 
 
-def check_article_cache(result: dict[str, Any]) -> str:
-    """The claim that the cache model agrees with the article: under OpenAI's documented rule no prefix of its
-    published granular ORD-1004 requests reaches the threshold, and the article reported no cached input."""
-    a = result["caching"]["article"]
+def check_published_cache(result: dict[str, Any]) -> str:
+    """The claim that the cache model agrees with the provider: under OpenAI's documented rule the published
+    requests read from the cache what the provider reported as cached input (for the article, nothing: no prefix of
+    its granular ORD-1004 requests reaches the threshold)."""
+    a = result["caching"]["published"]
     if not a["documentedPolicy"]:
-        return (
-            "The threshold or granularity differs from OpenAI's documented rule; "
-            "the comparison with the article does not apply."
-        )
+        return "The threshold or granularity differs from OpenAI's documented rule; the comparison does not apply."
     predicted = sum(a["predictedRead"])
     return check(
-        predicted == a["articleMedianCachedInput"],
-        "the cache model predicts the cached input the article reported for its granular ORD-1004 requests",
+        predicted == a["publishedCachedInput"],
+        f"the cache model predicts the cached input reported for the published {a['design']} {a['case']} requests",
         f"requests {numbers(a['requests'])} (provider-reported, published): longest prefix "
-        f"{a['longestPrefix']:,} tokens, under {a['policy']['threshold']:,}, so {predicted} tokens read (modelled); "
-        f"the article's median cached input {a['articleMedianCachedInput']}",
+        f"{a['longestPrefix']:,} tokens, threshold {a['policy']['threshold']:,}, so {predicted} tokens read "
+        f"(modelled); cached input reported: {a['publishedCachedInput']}",
     )
 
 
@@ -137,24 +135,28 @@ def check_strategy(result: dict[str, Any]) -> str:
                     f"{r['toolCalls']} calls, "
                     f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel",
                 )
-    ref, other = pair(result)
-    g = {r["strategy"]: r for r in result["conversations"] if r["design"] == ref}
-    f = {r["strategy"]: r for r in result["conversations"] if r["design"] == other}
+    ref = reference(result)
     order = result["pricing"]["order"]
+    counts = {}
+    for r in result["conversations"]:
+        counts.setdefault(r["design"], {})[r["strategy"]] = r["requests"]
+    said = "; ".join(
+        f"{d} {c[strategy.PARALLEL]} requests in parallel, {c[strategy.SEQUENTIAL]} one call per request"
+        for d, c in counts.items()
+    )
     return check(
         True,
         "a model calling one tool per request makes one request per tool call plus the answer, and never "
         "processes less input",
-        f"{order} {ref}: {g['parallel']['requests']} requests in parallel, {g['sequential']['requests']} one call "
-        f"per request; {other} {f['parallel']['requests']} in parallel, {f['sequential']['requests']} one call per "
-        f"request; all {len(rows)} conversations, every design"
+        f"{order} ({ref} the reference): {said}; all {len(rows)} conversations, every design"
         + (" and generated order size" if result["scaleRows"] else ""),
     )
 
 
 def answer_caching(result: dict[str, Any]) -> str:
-    """Section 6's one-line answer, from the figures."""
-    row, first = result["caching"]["caseStudy"][0], _first(result)
+    """Section 6's one-line answer, from the figures: the case study's sessions where the study reproduces them,
+    then the study's own conversations and, on generated orders, where caching starts."""
+    first = _first(result)
     calls = [c for c in result["caching"]["calls"] if c["model"] == first["model"]]
     longest, read = max(c["longestPrefix"] for c in calls), sum(sum(c["read"]) for c in calls)
     threshold = first["cachePolicy"]["threshold"]
@@ -185,13 +187,16 @@ def answer_caching(result: dict[str, Any]) -> str:
         if parallel
         else ""
     )
-    return (
-        f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} to "
-        f"{prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only prices its "
-        "resent history at "
-        f"{row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves from {row['ratioNone']:.1f} to "
-        f"{row['ratioHit']:.1f}. {ours}{scale} (modelled, every prefix a hit)."
-    )
+    case_study = ""
+    if "caseStudy" in result["caching"]:
+        row = result["caching"]["caseStudy"][0]
+        case_study = (
+            f"On {row['model']}, caching cuts the case study's broad session from {prices.usd(row['broad']['none'])} "
+            f"to {prices.usd(row['broad']['hit'])} per {result['pricing']['conversations']:,} sessions but only "
+            f"prices its resent history at {row['readPriceShare']:.0%}: the quadratic term stays, and the ratio moves "
+            f"from {row['ratioNone']:.1f} to {row['ratioHit']:.1f}. "
+        )
+    return f"{case_study}{ours}{scale} (modelled, every prefix a hit)."
 
 
 def assumption_sentence(result: dict[str, Any]) -> str:
@@ -214,7 +219,6 @@ def assumption_sentence(result: dict[str, Any]) -> str:
 def answer_price(result: dict[str, Any]) -> str:
     """Section 7's one-line answer, from the figures."""
     h = result["priceHeadline"]
-    ref, other = pair(result)
     uncached = [r for r in result["pricePerConversations"] if r["caching"] == "no caching"]
     cheap, dear = min(uncached, key=lambda r: r["dollars"]), max(uncached, key=lambda r: r["dollars"])
     priced = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
@@ -264,7 +268,7 @@ def answer_scale(result: dict[str, Any]) -> str:
         + f" ({result['pricing']['strategy']} calls, modelled)"
         + (
             f"; in the {' and '.join(over)} sessions some call exceeds the "
-            f"{result['caseStudy']['contextWindow']:,}-token window, so such a "
+            f"{result['pricing']['contextWindow']:,}-token window, so such a "
             "session could not run as priced"
             if over
             else ""
@@ -279,31 +283,37 @@ def saves(percent: float) -> str:
 
 
 def answer_strategy(result: dict[str, Any]) -> str:
-    """Section 8's one-line answer, from the figures."""
-    tokens_row, dollars_row = result["callStrategy"]["order"]
-    ref, other = pair(result)
-    largest = max(result["callStrategy"]["scale"], key=lambda r: r["lines"], default=None)
-    par, seq = tokens_row["parallel %"], tokens_row["sequential %"]
-    if par >= 0 and seq >= 0:
-        how = (
-            "none of its saving depends on parallel calls, which only narrow it"
-            if seq >= par
-            else f"parallel calls widen it by {par - seq:.1f} points"
+    """Section 8's one-line answer, from the figures: each design's saving against the reference under both call
+    strategies, in tokens and in price."""
+    ref, order = reference(result), result["pricing"]["order"]
+    rows = result["callStrategy"]["order"]
+    tokens_rows = {r["design"]: r for r in rows if r["measure"] == "totalInput"}
+    dollars_rows = {r["design"]: r for r in rows if r["measure"] == "dollars"}
+    parts = []
+    for design, t in tokens_rows.items():
+        par, seq = t["parallel %"], t["sequential %"]
+        if par >= 0 and seq >= 0:
+            how = (
+                "none of its saving depends on parallel calls, which only narrow it"
+                if seq >= par
+                else f"parallel calls widen it by {par - seq:.1f} points"
+            )
+        else:
+            how = f"a negative figure is input it adds; {seq - par:+.1f} points from parallel calls to one per request"
+        d = dollars_rows[design]
+        parts.append(
+            f"the {design} design {saves(par)} of {order}'s input against a {ref} model asking for every call of a "
+            f"turn at once and {saves(seq)} against one asking one call per request ({saves(d['parallel %'])} and "
+            f"{saves(d['sequential %'])} of the price on {_first(result)['model']}): {how}"
         )
-    else:
-        how = (
-            "a negative figure is input the compared design adds: the saving depends on how the model calls tools, "
-            f"{seq - par:+.1f} points from parallel calls to one call per request"
-        )
-    text = (
-        f"Against the {ref} design with a model that asks for every call of a turn at once, the {other} design "
-        f"{saves(par)} of {result['pricing']['order']}'s input; against one that asks one call per request, "
-        f"{saves(seq)} ({saves(dollars_row['parallel %'])} and {saves(dollars_row['sequential %'])} of the price on "
-        f"{_first(result)['model']}): {how}"
-    )
+    text = "; ".join(parts)
+    largest = [
+        r
+        for r in result["callStrategy"]["scale"]
+        if r["lines"] == max((x["lines"] for x in result["callStrategy"]["scale"]), default=0)
+    ]
     if largest:
-        text += (
-            f"; at {largest['lines']:,} lines the saving is {largest['parallel %']:.1f}% against "
-            f"{largest['sequential %']:.1f}%"
+        text += f"; at {largest[0]['lines']:,} lines " + ", ".join(
+            f"{r['design']} saves {r['parallel %']:.1f}% against {r['sequential %']:.1f}%" for r in largest
         )
-    return text + " (modelled)."
+    return text[0].upper() + text[1:] + " (modelled)."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.reports import pair
+from wismo.reports import reference
 
 
 def _first(result: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Our servers' focus-order conversations under the first model's rule: each call's input, the longest prefix a
+    """Our servers' focus case's conversations under the first model's rule: each call's input, the longest prefix a
     later call could read, and what is read."""
     model = _first(result)["model"]
     return [
@@ -78,7 +78,7 @@ def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """USD per n conversations of the focus order, per model and design, with and without caching."""
+    """USD per n conversations of the focus case, per model and design, with and without caching."""
     n, how = result["pricing"]["conversations"], result["pricing"]["strategy"]
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
     designs = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
@@ -97,7 +97,7 @@ def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The focus order per design and call strategy: requests, tool calls, input, output."""
+    """The focus case per design and call strategy: requests, tool calls, input, output."""
     return [
         {
             "design": c["design"],
@@ -112,21 +112,18 @@ def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The compared design's saving under each call strategy, for the focus case (input and price) and for every
-    generated order size (input), in words: which figure, on which order, saved how much."""
-    ref, other = pair(result)
-    model = _first(result)["model"]
-    what = {
-        "totalInput": "input, all requests (tokens)",
-        "dollars": f"price on {model} (USD)",
-    }
-    order = result["pricing"]["order"]
+    """Each design's saving against the reference under each call strategy, for the focus case (input and price)
+    and for every generated order size (input), in words: which design, which figure, on which case, how much."""
+    ref, model = reference(result), _first(result)["model"]
+    what = {"totalInput": "input, all requests (tokens)", "dollars": f"price on {model} (USD)"}
+    case = result["pricing"]["order"]
     return [
         {
-            "order": order
+            "case": case
             if r.get("lines") is None
             else f"generated, {r['lines']:,} line" + ("s" if r["lines"] != 1 else ""),
-            f"{other}'s saving on": what.get(r["measure"], r["measure"]),
+            "design": r["design"],
+            f"saving against {ref} on": what.get(r["measure"], r["measure"]),
             "parallel calls: saving (%, modelled)": r["parallel %"],
             "one call per request: saving (%, modelled)": r["sequential %"],
             "points added by one call per request (percentage points, modelled)": r[

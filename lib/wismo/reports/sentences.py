@@ -136,14 +136,20 @@ def study_intro(study: Any) -> str:
     )
 
 
-def saving_sentence(ratios: list[dict[str, Any]]) -> str:
-    """The compared design's median input-token saving across the cases (tiktoken-estimated, modelled)."""
-    key = next(k for k in ratios[0] if k.endswith("SavingPercent"))
-    saving = median(r[key] for r in ratios)
-    said = f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"
+def saving_sentence(ratios: list[dict[str, Any]], reference: str) -> str:
+    """Each design's median input-token saving against the reference across the cases (tiktoken-estimated,
+    modelled), one clause per design."""
+    by: dict[str, list[float]] = {}
+    for r in ratios:
+        by.setdefault(r["design"], []).append(r["savingPercent"])
+
+    def said(saving: float) -> str:
+        return f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"
+
+    clauses = "; ".join(f"the {d} design's, {said(median(v))}" for d, v in by.items())
     return (
-        f"Median across these cases, the {key.removesuffix('SavingPercent')} design's input tokens against the "
-        f"reference's: {said} (tiktoken-estimated, modelled conversation without the final answer's output)."
+        f"Median across these cases, input tokens against the {reference} design's: {clauses} (tiktoken-estimated, "
+        "modelled conversation without the final answer's output)."
     )
 
 
@@ -155,6 +161,37 @@ def framing_sentence(shares: list[dict[str, Any]]) -> str:
             f"**{r['share from framing %']:.1f}%** of the {r['design']} conversation's input" for r in shares
         )
         + " (modelled from tiktoken estimates)."
+    )
+
+
+def framing_record_sentence(rows: list[dict[str, Any]]) -> str:
+    """What the framing chart shows, computed: how many times the bare text's tokens each profile's framing of the
+    same results comes to, from the least to the most (tiktoken-estimated)."""
+    from wismo.tokens import framing
+
+    parts = []
+    for name in framing.PROFILES:
+        if name == framing.PYTHON.name:
+            continue
+        times = [r[name] / r[framing.PYTHON.name] for r in rows if r[framing.PYTHON.name]]
+        if times:
+            parts.append(f"{name} {min(times):.1f} to {max(times):.1f} times")
+    return (
+        "The same results framed by each client profile, against the bare text: " + "; ".join(parts) + ", over "
+        f"{len(rows)} tool{'s' if len(rows) != 1 else ''} (tiktoken-estimated)."
+    )
+
+
+def prefix_sentence(result: dict[str, Any]) -> str:
+    """What the cache prefix chart shows, computed: per design, the longest prefix a request could read and whether
+    any request reads from the cache on the first model (modelled)."""
+    first = result["prices"][0]
+    calls = [c for c in result["caching"]["calls"] if c["model"] == first["model"] and c["strategy"] == "parallel"]
+    parts = [f"{c['design']} reads {sum(c['read']):,} tokens (longest prefix {c['longestPrefix']:,})" for c in calls]
+    return (
+        f"On {first['model']} (cache threshold {first['cachePolicy']['threshold']:,} tokens): "
+        + "; ".join(parts)
+        + " (modelled, every prefix a hit)."
     )
 
 

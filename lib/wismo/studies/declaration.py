@@ -62,6 +62,15 @@ class StudyInvalid(WismoError, ValueError):
         self.problems = problems
 
 
+# What a report section may need beyond a study's designs and cases, and the sentence that says why it is left out
+# where the study does not declare it (a notebook cell names its need in metadata wismo.needs).
+NEEDS = {
+    "published": "this study publishes no conversation with two or more requests ([published] in its file)",
+    "case-study": "this study does not reproduce the context-budget case study (its file has no reproduce = [...])",
+    "served": "not every design of this study is one wismo serves, so wismo's generated cases cannot drive them",
+}
+
+
 @dataclass(frozen=True)
 class Study:
     """A study: the question, the designs (the reference first), the cases and where the file lives."""
@@ -103,6 +112,16 @@ class Study:
         """Whether wismo serves every design of the study (only then can its own generated cases drive them)."""
         return all(d.serve for d in self.designs.values())
 
+    def meets(self, need: str) -> bool:
+        """Whether the study declares what a report section needs (one of NEEDS)."""
+        if need not in NEEDS:
+            raise ValueError(f"unknown need {need!r}; the needs are {', '.join(NEEDS)}")
+        return {
+            "published": self.published is not None and any(len(c.requests) >= 2 for c in self.published.conversations),
+            "case-study": "context-budget-case-study" in self.reproduce,
+            "served": self.served,
+        }[need]
+
     @property
     def runs_folder(self) -> Path:
         """Where `wismo evaluate` records the study's runs and notebook 03 reads them."""
@@ -132,11 +151,6 @@ class Study:
                 raise UnknownCase(unknown, [self.case_key(c) for c in self.cases])
             chosen = [known[k] for k in keys]
         return chosen + (list(self.unfriendly) if unfriendly else [])
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        """The reference design and the one whose saving is stated against it (the first other design)."""
-        return self.reference, next(d for d in self.designs if d != self.reference)
 
     def narrowed(self, names: list[str] | None) -> Study:
         """The study with only the designs named (the reference always, first; None: every design it declares). A

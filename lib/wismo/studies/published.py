@@ -46,6 +46,7 @@ CONVERSATION_KEYS = {
     "total": "input plus output tokens",
     "first_smaller_by": "how many tokens its first request was smaller than the first conversation's of the case",
     "answer": "the model's answer as published (text)",
+    "cached_input": "cached input tokens the provider reported for it",
 }
 
 
@@ -62,6 +63,7 @@ class Conversation:
     total: int | None = None
     first_smaller_by: int | None = None
     answer: str | None = None
+    cached_input: int | None = None
 
     def figures(self) -> dict[str, Any]:
         """The figures as declared: name to value, the absent ones left out."""
@@ -72,6 +74,7 @@ class Conversation:
             "output": self.output,
             "total": self.total,
             "firstSmallerBy": self.first_smaller_by,
+            "cachedInput": self.cached_input,
         }
         return {k: v for k, v in named.items() if v is not None}
 
@@ -164,6 +167,7 @@ def _conversation(
         requests = None
     smaller = _value(r, where, "first_smaller_by", row.get("first_smaller_by"), reference, number=True)
     answer = _value(r, where, "answer", row.get("answer"), reference)
+    cached = _value(r, where, "cached_input", row.get("cached_input"), reference, number=True)
     if answer is not None and not isinstance(answer, str):
         r.say(where, "answer must be text, the model's answer as published")
         answer = None
@@ -176,6 +180,7 @@ def _conversation(
         *(figures[k] for k in ("calls", "input", "output", "total")),
         smaller,
         answer,
+        cached,
     )
 
 
