@@ -249,7 +249,7 @@ def totals_per_case(rows: list[dict[str, Any]], key: str = "orderId") -> Figure:
         values,
         "Input tokens per investigation, all model calls (tiktoken-estimated)",
         "input tokens",
-        "order" if key == "orderId" else "case",
+        f"case ({key})",
     )
 
 

@@ -200,6 +200,22 @@ def tools_table(result: dict[str, Any]) -> Any:
     return show(rows)
 
 
+def tools_sentence(result: dict[str, Any]) -> str:
+    """What each server offers, counted from its tools/list: how many tools, how many of them read-only and how
+    many the investigation calls, and whether any declares an output schema (structured results)."""
+    parts = []
+    for design, tools in result["tools"].items():
+        read_only = sum(bool(t.get("annotations", {}).get("readOnlyHint")) for t in tools)
+        structured = sum("outputSchema" in t for t in tools)
+        called = {c["tool"] for r in result["cases"] for c in r[design]["toolCalls"]}
+        parts.append(
+            f"**{design}** offers {count(len(tools))} tool{'s' if len(tools) != 1 else ''} ({read_only} marked "
+            f"read-only, {structured} with an output schema), of which the investigation called "
+            f"{', '.join(f'`{t}`' for t in sorted(called)) or 'none'}"
+        )
+    return "; ".join(parts) + " (as each server's tools/list says)."
+
+
 def parity_table(result: dict[str, Any]) -> Any:
     """Per case, the verdict and bytes on every transport (bytes per design in the study's order); one sentence
     instead when only one transport ran."""
@@ -266,7 +282,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
     match = result.get("study", {}).get("match", "equal")
     verdict = matching.match(match).agreeing.format(ref=ref)
     return (
-        f"**{s['ordersEqual']}/{s['orders']} cases {verdict}** over {result['transport']} "
+        f"**{s['casesEqual']}/{s['cases']} cases {verdict}**, {len(s['designs'])} designs, over {result['transport']} "
         f"(protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "
         f"{s['calls'][ref]} tool calls and returned {g:,} bytes of text; {against}; all measured."
     )
