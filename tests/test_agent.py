@@ -4,9 +4,10 @@ import json
 
 import pytest
 
+from article import converse
 from wismo import tokens
 from wismo.agent.base import Reply, Usage, assistant_message
-from wismo.agent.loop import Budgets, LatencyModel, run_case
+from wismo.agent.loop import Budgets, LatencyModel
 from wismo.agent.scripted import ScriptedBackend
 from wismo.client.connection import connect
 from wismo.runs import scoring, verify_trace
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.anyio
 async def _run(design, order_id, backend=None, **kw):
     async with connect(design) as conn:
         tools = await conn.list_tools()
-        return await run_case(backend or ScriptedBackend(), conn, tools, order_id, **kw)
+        return await converse(backend or ScriptedBackend(), conn, tools, order_id, **kw)
 
 
 async def test_granular_investigation_follows_the_article():
@@ -113,7 +114,7 @@ async def test_the_scripted_backend_estimates_under_a_client_profile():
         tools = await conn.list_tools()
         for profile in ("python", "csharp-raw-element"):
             backend = ScriptedBackend(profile=profile)
-            trace = await run_case(backend, conn, tools, "ORD-1004")
+            trace = await converse(backend, conn, tools, "ORD-1004")
             totals[profile] = [r["usage"]["inputTokens"] for r in trace["requests"]]
             assert backend.token_counting["profile"] == profile
     # Same first request (no results yet); every later one carries the results framed the C# client's way.

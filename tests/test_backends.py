@@ -4,15 +4,18 @@ import json
 
 import pytest
 
+from article import converse
 from replay import ReplayServer
 from wismo import runs
 from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
-from wismo.agent.loop import run_case
 from wismo.agent.openai_backend import OpenAIBackend
 from wismo.client.connection import connect
 from wismo.runs import recording
+from wismo.studies.declaration import article as article_study
+
+ARTICLE = article_study()  # the study every run here records
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-test-NEVER-WRITE-ME-4242"
@@ -79,7 +82,7 @@ async def test_openai_backend_in_the_loop():
     with ReplayServer({"/v1/responses": openai_replies()}) as server:
         backend = OpenAIBackend(api_key=SECRET, base_url=server.url + "/v1")
         async with connect("focused") as conn:
-            trace = await run_case(backend, conn, await conn.list_tools(), "ORD-1004")
+            trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     first, second = (r["body"] for r in server.requests)
     assert first["model"] == "gpt-4.1-mini-2025-04-14" and first["parallel_tool_calls"] is True
     assert first["tools"] == [
@@ -139,7 +142,7 @@ async def test_anthropic_backend_in_the_loop():
     with ReplayServer({"/v1/messages": replies}) as server:
         backend = AnthropicBackend("claude-test", api_key=SECRET, base_url=server.url)
         async with connect("granular") as conn:
-            trace = await run_case(backend, conn, await conn.list_tools(), "ORD-1004")
+            trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     first, second = (r["body"] for r in server.requests)
     assert first["system"].startswith("You are a support assistant")
     assert [t["name"] for t in first["tools"]] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
@@ -196,7 +199,7 @@ async def test_a_recorded_live_run_contains_no_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with ReplayServer({"/v1/responses": openai_replies()}) as server:
         backend = make("openai", "gpt-4.1-mini-2025-04-14", server.url + "/v1")
-        (folder,) = await recording.evaluate(["focused"], 1, backend, ["ORD-1004"], runs_dir=tmp_path)
+        (folder,) = await recording.evaluate(["focused"], 1, backend, ["ORD-1004"], study=ARTICLE, runs_dir=tmp_path)
     assert runs.verify(folder) == []
     manifest = json.loads((folder / "manifest.json").read_text())
     # A replay server is not OpenAI's own API: its figures are server-reported, with the model id it answered with.

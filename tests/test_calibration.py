@@ -1,10 +1,11 @@
-"""Calibration on the article's ORD-1004 conversation, rebuilt from our servers' real results over MCP."""
+"""Calibration on the article's ORD-1004 conversations, as its study file publishes them, rebuilt from our servers'
+real results over MCP."""
 
 import pytest
 
 from wismo.analyses import calibration
-from wismo.client import investigation
-from wismo.core import reference
+from wismo.studies.declaration import article
+from wismo.studies.recording import record
 
 pytestmark = pytest.mark.anyio
 
@@ -14,24 +15,30 @@ def anyio_backend():
     return "asyncio"
 
 
+def published():
+    study = article()
+    return calibration.published_figures(study.published, calibration.calibrated(study.published))
+
+
 @pytest.fixture(scope="module")
 async def rebuilt():
-    recorded = await investigation.record(["ORD-1004"])
-    return recorded, calibration.rebuild(recorded, reference.load("where-is-my-order"))
+    recorded = await record(article(), ["ORD-1004"])
+    return recorded, calibration.rebuild(recorded, published())
 
 
 def test_published_figures_and_what_follows_from_them_are_labelled_apart():
-    pub = calibration.published(reference.load("where-is-my-order"))
-    assert pub["granularRequests"] == {"value": [718, 1005, 1719], "kind": "provider-reported (published)"}
-    assert pub["granularAdditions"] == {"value": [287, 714], "kind": "derived from published"}
-    assert (pub["granularInput"]["value"], pub["granularOutput"]["value"], pub["focusedFirstRequest"]["value"]) == (
+    pub = published()
+    assert (pub["case"], pub["designs"]) == ("ORD-1004", {"first": "granular", "second": "focused"})
+    assert pub["firstRequests"] == {"value": [718, 1005, 1719], "kind": "provider-reported (published)"}
+    assert pub["firstAdditions"] == {"value": [287, 714], "kind": "derived from published"}
+    assert (pub["firstInput"]["value"], pub["firstOutput"]["value"], pub["secondFirstRequest"]["value"]) == (
         3442,
         227,
         577,
     )
-    assert {pub[k]["kind"] for k in ("granularInput", "granularOutput", "focusedFirstRequest")} == {
-        "derived from published"
-    }
+    assert {pub[k]["kind"] for k in ("firstInput", "firstOutput", "secondFirstRequest")} == {"derived from published"}
+    assert pub["secondSmallerBy"] == {"value": 141, "kind": "provider-reported (published)"}
+    assert pub["secondConversation"]["value"] == 2148 and pub["firstConversation"]["value"] == 3669
 
 
 async def test_csharp_mcp_reproduces_the_per_turn_additions_within_five_percent(rebuilt):
@@ -49,22 +56,23 @@ async def test_csharp_mcp_reproduces_the_per_turn_additions_within_five_percent(
 async def test_the_focused_conversation_adds_up_to_its_published_total(rebuilt):
     _, cal = rebuilt
     row = calibration.row(cal, "csharp-raw-element")
-    total = cal["published"]["focusedConversation"]["value"]
-    assert row["focusedFirstRequest"] + row["focusedSecondRequest"] + row["focusedOutputImplied"] == total
-    first = cal["published"]["focusedFirstRequest"]["value"]
-    assert first + row["focusedSecondFromPublishedFirst"] + row["focusedOutputImpliedFromPublishedFirst"] == total
-    assert row["focusedSecondRequest"] - row["focusedFirstRequest"] == row["focusedTurnAddition"]
+    total = cal["published"]["secondConversation"]["value"]
+    assert row["secondFirstRequest"] + row["secondLastRequest"] + row["secondOutputImplied"] == total
+    first = cal["published"]["secondFirstRequest"]["value"]
+    assert first + row["secondLastFromPublishedFirst"] + row["secondOutputImpliedFromPublishedFirst"] == total
+    assert row["secondLastRequest"] - row["secondFirstRequest"] == row["secondTurnAdditions"][0]
     # Our definitions differ by more than the article's 141: only get_order's description is published.
-    assert row["focusedSmallerBy"] == row["definitionsGranular"] - row["definitionsFocused"] == 194
+    assert row["secondSmallerBy"] == row["definitionsFirst"] - row["definitionsSecond"] == 194
 
 
 async def test_every_record_type_costs_more_framed_and_framing_has_a_share(rebuilt):
     recorded, cal = rebuilt
-    types = {r["tool"]: r for r in calibration.record_types(recorded)}
+    types = {r["tool"]: r for r in calibration.record_types(recorded, "ORD-1004")}
     assert set(types) == {"get_order", "get_payment", "get_reservation", "get_tracking", "get_order_support_context"}
     assert types["get_order"]["python"] == 112 and types["get_order"]["csharp-raw-element"] == 258
     assert all(r["python"] < r["csharp-relaxed"] < r["csharp-raw-element"] for r in types.values())
-    shares = calibration.framing_share(recorded, calibration.row(cal, "csharp-raw-element")["instructionsTokensSolved"])
+    solved = calibration.row(cal, "csharp-raw-element")["instructionsTokensSolved"]
+    shares = calibration.framing_share(recorded, "ORD-1004", solved)
     assert [s["design"] for s in shares] == ["granular", "focused"]
     assert all(0 < s["share from framing %"] < 60 for s in shares)
     assert shares[0]["input, csharp-raw-element framing"] == sum(

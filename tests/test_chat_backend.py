@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from article import converse
 from chatserver import CHAT, MODEL, RESPONSES, ChatServer, Turn, order_in, tool_outputs
 from replay import Answer
 from wismo import runs
@@ -12,11 +13,13 @@ from wismo.agent import outcomes
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
 from wismo.agent.checks import refused_call
-from wismo.agent.loop import run_case
 from wismo.agent.openai_backend import OpenAIBackend
 from wismo.agent.openai_chat_backend import OpenAIChatBackend, from_message, to_messages, to_tools
 from wismo.client.connection import connect
 from wismo.runs import recording, store, summaries
+from wismo.studies.declaration import article as article_study
+
+ARTICLE = article_study()  # the study every run here records
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-local-NEVER-WRITE-ME-7373"
@@ -130,7 +133,7 @@ async def test_a_granular_conversation_with_parallel_calls_in_either_api_shape(s
     with ChatServer(investigator(granular=True)) as server:
         backend = BACKENDS[shape](ASKED, base_url=server.url + "/v1", max_retries=0)
         async with connect("granular") as conn:
-            trace = await run_case(backend, conn, await conn.list_tools(), "ORD-1004")
+            trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     assert {r["path"] for r in server.requests} == {CHAT if shape == "openai-chat" else RESPONSES}
     first, second, third = (r["body"] for r in server.requests)  # the strict server accepted all three
     assert first["model"] == ASKED and first["parallel_tool_calls"] is True
@@ -166,7 +169,7 @@ async def test_a_recorded_run_is_server_reported_names_the_server_and_holds_no_k
     with ChatServer(investigator(granular=False), key=SECRET) as server:  # a vLLM started with --api-key
         backend = make("openai-chat", ASKED, server.url + "/v1")
         folders = await recording.evaluate(
-            ["granular", "focused"], 1, backend, ["ORD-1004", "ORD-1005"], runs_dir=tmp_path
+            ["granular", "focused"], 1, backend, ["ORD-1004", "ORD-1005"], study=ARTICLE, runs_dir=tmp_path
         )
     assert [f.name.rsplit("-", 1)[0] for f in folders] == ["openai-chat-granular", "openai-chat-focused"]
     assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in server.requests)
@@ -223,7 +226,7 @@ async def test_each_misbehaviour_ends_its_conversation_with_a_named_outcome_and_
     orders = ["ORD-1001", "ORD-1002", "ORD-1003", "ORD-1004", "ORD-1005"]
     with misbehaving_server() as server:
         backend = BACKENDS[shape](ASKED, base_url=server.url + "/v1", timeout_s=0.5, max_retries=0)
-        (folder,) = await recording.evaluate(["focused"], 2, backend, orders, runs_dir=tmp_path)
+        (folder,) = await recording.evaluate(["focused"], 2, backend, orders, study=ARTICLE, runs_dir=tmp_path)
     run = runs.load(folder)  # refused unless it verifies
     by_case = {(t["orderId"], t["repetition"]): t for t in run.traces}
     traces = [by_case[(o, r)] for o in orders for r in (1, 2)]
@@ -310,7 +313,7 @@ async def test_a_backend_failing_mid_run_leaves_nothing(tmp_path):
     with ChatServer(step) as server:
         backend = OpenAIChatBackend(ASKED, base_url=server.url + "/v1", max_retries=0)
         with pytest.raises(BackendError, match="wants an API key"):
-            await recording.evaluate(["focused"], 2, backend, ["ORD-1001"], runs_dir=tmp_path)
+            await recording.evaluate(["focused"], 2, backend, ["ORD-1001"], study=ARTICLE, runs_dir=tmp_path)
     assert len(server.requests) == 3 and list(tmp_path.iterdir()) == []
 
 
@@ -322,7 +325,7 @@ async def test_no_server_at_the_address_stops_the_run_before_anything_is_kept(tm
         BackendError,
         match=r"cannot reach a server at 127\.0\.0\.1:\d+ \(connection refused\); start it, or correct --base-url",
     ):
-        await recording.evaluate(["focused"], 1, backend, ["ORD-1001"], runs_dir=tmp_path)
+        await recording.evaluate(["focused"], 1, backend, ["ORD-1001"], study=ARTICLE, runs_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -384,11 +387,21 @@ async def test_a_server_run_appears_in_the_recorded_runs_report_beside_not_mixed
         shutil.copytree(folder, runs_dir / folder.name)
     with ChatServer(investigator(granular=True)) as server:
         await recording.evaluate(
-            ["granular"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir
+            ["granular"],
+            1,
+            make("openai-chat", ASKED, server.url + "/v1"),
+            ["ORD-1004"],
+            study=ARTICLE,
+            runs_dir=runs_dir,
         )
     with ChatServer(investigator(granular=False)) as server:
         await recording.evaluate(
-            ["focused"], 1, make("openai-chat", ASKED, server.url + "/v1"), ["ORD-1004"], runs_dir=runs_dir
+            ["focused"],
+            1,
+            make("openai-chat", ASKED, server.url + "/v1"),
+            ["ORD-1004"],
+            study=ARTICLE,
+            runs_dir=runs_dir,
         )
     result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
     scripted, served = result["groups"]

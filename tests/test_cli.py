@@ -147,7 +147,7 @@ def test_bad_input_gets_one_sentence_and_exit_code_2(tmp_path, capsys):
     assert capsys.readouterr().err == "wismo fuzz: EXAMPLES must be 1 or more, not 0\n"
     assert cli.main(["compare", "--orders", "ORD-9999", "--out", str(tmp_path / "c.json")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("wismo compare: not a case of the comparison: ORD-9999;") and err.count("\n") == 1
+    assert err.startswith("wismo compare: not a case of the study: ORD-9999;") and err.count("\n") == 1
     assert not list(tmp_path.iterdir())
 
 
@@ -252,7 +252,7 @@ INPUT_ERRORS = {
     # name: (argv, with {file} a regular file and {dir} an existing folder, what the sentence says)
     "compare: an order that is no case": (
         ["compare", "--orders", "ORD-9999", "--out", "{dir}/c.json"],
-        "not a case of the comparison: ORD-9999;",
+        "not a case of the study: ORD-9999;",
     ),
     "compare: --out is a folder": (["compare", "--orders", "ORD-1004", "--out", "{dir}"], "is a folder"),
     "compare: --out under a file": (["compare", "--out", "{file}/c.json"], "is a file, not a folder"),

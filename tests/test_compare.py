@@ -14,16 +14,19 @@ from wismo.core.paths import DEFAULT_FIXTURES
 pytestmark = pytest.mark.anyio
 
 
+NAMES = ("granular", "focused")  # the pair each difference names, the reference first
+
+
 def test_differences_names_every_path():
     g = {"order": {"status": "shipped", "items": [{"sku": "A", "quantity": 1}]}, "tracking": []}
     f = {"order": {"status": "delivered", "items": [{"sku": "A", "quantity": 1.0}]}, "tracking": [], "extra": 1}
-    assert comparison.differences(g, f) == [
+    assert comparison.differences(g, f, NAMES) == [
         {"path": "extra", "granular": "<absent>", "focused": 1},
         {"path": "order.items[0].quantity", "granular": 1, "focused": 1.0},
         {"path": "order.status", "granular": "shipped", "focused": "delivered"},
     ]
-    assert comparison.differences(g, g) == []
-    assert comparison.differences([1, 2], [1]) == [{"path": "<root>", "granular": [1, 2], "focused": [1]}]
+    assert comparison.differences(g, g, NAMES) == []
+    assert comparison.differences([1, 2], [1], NAMES) == [{"path": "<root>", "granular": [1, 2], "focused": [1]}]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,8 @@ def anyio_backend():
 
 async def test_all_cases_equal_with_bytes_and_calls(baseline):
     s = baseline["summary"]
-    assert (s["orders"], s["ordersEqual"], s["unfriendly"], s["unfriendlyAgreeing"]) == (6, 6, 11, 11)
+    assert (s["cases"], s["casesEqual"], s["unfriendly"], s["unfriendlyAgreeing"]) == (6, 6, 11, 11)
+    assert (s["inputs"], s["inputsEqual"]) == (17, 17) and baseline["study"]["file"] == "where-is-my-order.toml"
     rows = {r["label"]: r for r in baseline["cases"]}
     # The article's ORD-1004: get_order, one payment, two reservations, one tracking: five calls against one.
     partial = rows["partial delivery"]

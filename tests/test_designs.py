@@ -9,8 +9,8 @@ import matplotlib.colors
 import matplotlib.pyplot as plt
 import pytest
 
+from article import converse
 from wismo import runs
-from wismo.agent.loop import run_case
 from wismo.agent.scripted import ScriptedBackend
 from wismo.analyses import comparison, sweep
 from wismo.client import investigation as turns
@@ -109,7 +109,7 @@ async def test_a_registered_fourth_design_works_everywhere_with_no_other_edit(to
     # Followed by the scripted model, and accepted by the run format.
     async with connect("toy") as conn:
         tools = await conn.list_tools()
-        trace = await run_case(ScriptedBackend(), conn, tools, "ORD-1004")
+        trace = await converse(ScriptedBackend(), conn, tools, "ORD-1004")
     assert trace["outcome"] == "answered" and [c["name"] for c in trace["toolCalls"]] == ["get_whole_order"]
     assert "toy" in runs.schema("manifest")["properties"]["design"]["enum"]
     assert json.loads(trace["answerText"])["outstandingSkus"] == ["MONITOR-27"]

@@ -7,9 +7,11 @@ import pytest
 
 from wismo.core.paths import NOTEBOOKS
 from wismo.render import figures
+from wismo.studies.declaration import article
 
+ARTICLE = article()  # the study whose needs the figures are read for
 RESULT = {
-    "summary": {"ordersEqual": 6, "orders": 6, "bytes": {"granular": 4974, "focused": 5293}},
+    "summary": {"casesEqual": 6, "cases": 6, "bytes": {"granular": 4974, "focused": 5293}},
     "caseStudy": {"ratio": 5.714285714285714},
     "medians": [
         {"measure": "turns", "granular": 3.0, "focused": 2.0, "focused vs granular %": -33.3},
@@ -24,7 +26,7 @@ RESULT = {
 @pytest.mark.parametrize(
     "path, value",
     [
-        ("summary.ordersEqual", 6),
+        ("summary.casesEqual", 6),
         ("summary.bytes.focused", 5293),
         ("medians[measure=turns].focused", 2.0),
         ("medians[measure=turns].focused vs granular %", -33.3),
@@ -59,7 +61,7 @@ def test_resolve_names_what_is_missing(path, message):
 
 
 def test_render_formats_each_field():
-    assert figures.render("{summary.ordersEqual}/{summary.orders}", RESULT) == "6/6"
+    assert figures.render("{summary.casesEqual}/{summary.cases}", RESULT) == "6/6"
     assert figures.render("ratio {caseStudy.ratio:.1f}", RESULT) == "ratio 5.7"
     assert figures.render("{summary.bytes.granular} vs {summary.bytes.focused}", RESULT) == "4,974 vs 5,293"
     assert figures.render("{medians[measure=turns].granular} vs {medians[measure=turns].focused}", RESULT) == "3 vs 2"
@@ -90,23 +92,25 @@ def test_key_figures_read_the_written_json(tmp_path):
         {
             "label": "cases equal",
             "file": "result.json",
-            "value": "{summary.ordersEqual}/{summary.orders}",
+            "value": "{summary.casesEqual}/{summary.cases}",
             "kind": "measured",
         },
         {"label": "tokens", "file": "result.json", "value": "{len(passK)}", "kind": "{tokensAre}"},
     )
-    found = figures.key_figures(nb, tmp_path, "x.ipynb")
+    found = figures.key_figures(nb, tmp_path, "x.ipynb", ARTICLE)
     assert found == [
         figures.Figure("6/6", "cases equal", "measured", "result.json"),
         figures.Figure("3", "tokens", "tiktoken-estimated", "result.json"),
     ]
-    assert figures.key_figures({"metadata": {}}, tmp_path) == []
+    assert figures.key_figures({"metadata": {}}, tmp_path, "x.ipynb", ARTICLE) == []
 
 
 def test_key_figures_fail_naming_the_notebook_and_the_figure(tmp_path):
     (tmp_path / "result.json").write_text(json.dumps(RESULT))
     with pytest.raises(figures.FigureError, match=r"x.ipynb: key figure 'gone': other.json was not written"):
-        figures.key_figures(_notebook({"label": "gone", "file": "other.json", "value": "{a}"}), tmp_path, "x.ipynb")
+        figures.key_figures(
+            _notebook({"label": "gone", "file": "other.json", "value": "{a}"}), tmp_path, "x.ipynb", ARTICLE
+        )
     with pytest.raises(
         figures.FigureError, match=r"x.ipynb: key figure 'typo' \(result.json: \{summary.order\}\): no key 'order'"
     ):

@@ -138,11 +138,11 @@ def test_outcomes_are_counted_per_design():
         (["granular", "0"], "wismo evaluate: repetitions must be at least 1, not 0\n"),
         (
             ["both", "1", "--orders", "ORD-1004", "ORD-9999"],
-            "wismo evaluate: no order ORD-9999 in the dataset (its orders are ORD-1001,",
+            "wismo evaluate: not a case of the study: ORD-9999; the cases are ORD-1001,",
         ),
         (
             ["focused", "1", "--orders", "ORD-1004", "ORD-1004"],
-            "wismo evaluate: order ORD-1004 is listed more than once;",
+            "wismo evaluate: case ORD-1004 is listed more than once;",
         ),
     ],
 )

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
+from article import converse
 from wismo import tokens
 from wismo.agent.base import Reply, Usage, assistant_message
-from wismo.agent.loop import Budgets, run_case
+from wismo.agent.loop import Budgets
 from wismo.agent.scripted import ScriptedBackend
 from wismo.analyses import sweep
 from wismo.client import pool
@@ -192,7 +193,7 @@ async def _echo(value):
 async def _session(design, oid, budgets, sizes=(1000,), backend=None, **kw):
     async with connect(design, env=sweep.server_env(list(sizes)), timeout_s=60) as conn:
         tools = await conn.list_tools()
-        return await run_case(backend or ScriptedBackend(), conn, tools, oid, budgets, **kw)
+        return await converse(backend or ScriptedBackend(), conn, tools, oid, budgets, **kw)
 
 
 @pytest.mark.anyio

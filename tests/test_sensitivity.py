@@ -1,16 +1,16 @@
 """The calibration's sensitivity to what is not published: every framing crossed with every call counting, the best
-fit and the spread, and the focused conversation as a test of each framing (real results over MCP)."""
+fit and the spread, and the second design's conversation as a test of each framing (real results over MCP)."""
 
 import json
 
 import pytest
 
 from wismo.analyses import calibration, sensitivity
-from wismo.client import investigation
-from wismo.core import reference
 from wismo.domain.answer import SCORED
 from wismo.reports import calibration as shown
 from wismo.runs.scoring import load_expectations
+from wismo.studies.declaration import article
+from wismo.studies.recording import record
 from wismo.tokens import framing
 
 pytestmark = pytest.mark.anyio
@@ -23,12 +23,16 @@ def anyio_backend():
 
 @pytest.fixture(scope="module")
 async def built():
-    recorded = await investigation.record(["ORD-1004"])
-    article = reference.load("where-is-my-order")
+    study = article()
+    recorded = await record(study, ["ORD-1004"])
+    pub = calibration.published_figures(study.published, calibration.calibrated(study.published))
     expected = load_expectations()["ORD-1004"]
-    return sensitivity.build(
-        recorded, calibration.published(article), article, {k: expected[k] for k in SCORED}, "ORD-1004", "o200k_base"
-    )
+    return sensitivity.build(recorded, pub, {k: expected[k] for k in SCORED}, "o200k_base")
+
+
+def shown_result(built):
+    """The result blocks the statements read."""
+    return {"sensitivity": built, "calibration": {"designs": built["designs"], "case": built["case"]}}
 
 
 def _cells(s):
@@ -56,7 +60,7 @@ async def test_the_best_fit_is_the_cell_with_the_smallest_larger_error_and_the_s
     assert max(abs(e) for e in built["bestFit"]["errorPercent"]) == worst
     spread = built["spread"]
     assert (spread["cells"], spread["cellsWithinTolerance"]) == (16, 1)
-    assert spread["turn2ErrorPercent"] == [-55.1, 2.8] and spread["turn3ErrorPercent"] == [-50.4, 14.0]
+    assert spread["turnErrorPercent"] == [[-55.1, 2.8], [-50.4, 14.0]]
 
 
 async def test_requests_two_and_three_are_request_one_plus_the_turns(built):
@@ -67,19 +71,19 @@ async def test_requests_two_and_three_are_request_one_plus_the_turns(built):
 async def test_the_focused_conversation_rules_out_the_framings_that_fit_the_granular_one(built):
     sizes = built["answerSizes"]
     assert (sizes["quotedSummary"], sizes["minimalOutputs"]) == (52, 110)
-    verdicts = {r["framing"]: (r["outputRemainder"], r["verdict"]) for r in built["focusedTest"]["rows"]}
+    verdicts = {r["framing"]: (r["outputRemainder"], r["verdict"]) for r in built["secondTest"]["rows"]}
     assert verdicts["compact, default escaping"] == ([65, 70], "ruled out")
     assert verdicts["indented, default escaping"] == ([50, 57], "ruled out")
     assert verdicts["bare text"][1] == verdicts["indented, relaxed escaping"][1] == "possible"
-    assert built["focusedTest"]["ruledOut"] == 2
-    sentence = shown.conflict_statement({"sensitivity": built})
+    assert built["secondTest"]["ruledOut"] == 2
+    sentence = shown.conflict_statement(shown_result(built))
     assert "no single framing explains both published conversations" in sentence
 
 
 async def test_statements_say_fit_and_hypothesis_not_confirmation(built):
-    fit = shown.fit_statement({"sensitivity": built})
+    fit = shown.fit_statement(shown_result(built))
     assert "a fit, not a confirmation" in fit and "1 of them lands within ±5%" in fit and "Checked" not in fit
-    hypothesis = shown.hypothesis_statement({"sensitivity": built})
+    hypothesis = shown.hypothesis_statement(shown_result(built))
     for source in ("csharp-sdk v2.2.0", "dotnet/extensions v10.8.3", "dotnet/runtime", "#962"):
         assert source in hypothesis
     assert "is not established" in hypothesis

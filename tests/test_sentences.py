@@ -18,8 +18,11 @@ def test_the_case_study_paragraph_and_table_come_from_its_sessions():
 
 
 def test_saving_and_framing_sentences():
-    ratios = [{"focusedSavingPercent": v} for v in (40.0, 51.0, 60.0)]
-    assert "**51.0%**" in sentences.saving_sentence(ratios)
+    ratios = [{"design": "focused", "savingPercent": v} for v in (40.0, 51.0, 60.0)]
+    ratios += [{"design": "batched", "savingPercent": v} for v in (-2.0, -1.0, 3.0)]
+    said = sentences.saving_sentence(ratios, "granular")
+    assert "against the granular design's: the focused design's, a saving of **51.0%**" in said
+    assert "the batched design's, **1.0% more**" in said
     shares = [{"design": "granular", "share from framing %": 19.5}, {"design": "focused", "share from framing %": 25.6}]
     assert sentences.framing_sentence(shares) == (
         "Framing alone accounts for **19.5%** of the granular conversation's input "

@@ -3,14 +3,16 @@
 import anyio
 import pytest
 
+from wismo.agent.scripted import answer
 from wismo.analyses import strategy
-from wismo.client import investigation
 from wismo.reports import context_price, price_checks
+from wismo.studies.declaration import article
+from wismo.studies.recording import record
 
 
 @pytest.fixture(scope="module")
 def recorded():
-    return anyio.run(investigation.record, ["ORD-1004"])
+    return anyio.run(record, article(), ["ORD-1004"])
 
 
 def test_request_counts_for_ord_1004(recorded):
@@ -26,15 +28,22 @@ def test_request_counts_for_ord_1004(recorded):
 
 
 def test_sequential_calls_resend_more_and_write_the_same(recorded):
-    convs = context_price.conversations(recorded, "ORD-1004", "o200k_base", "python")
+    study = article()
+    answers = {d: answer(study.designs[d].investigation, recorded["turns"][d]["ORD-1004"]) for d in study.designs}
+    convs = context_price.conversations(recorded, "ORD-1004", "o200k_base", "python", "orderId", answers)
     by = {(c["design"], c["strategy"]): c for c in convs}
     g_par, g_seq = by[("granular", "parallel")], by[("granular", "sequential")]
     assert len(g_par["outputs"]) == 3 and len(g_seq["outputs"]) == 6
     assert sum(g_par["outputs"]) == sum(g_seq["outputs"])  # the same calls and the same answer, in more requests
     assert g_seq["totalInput"] > g_par["totalInput"] and g_seq["inputs"][0] == g_par["inputs"][0]
-    saving = context_price.savings(convs, "totalInput")[0]
+    saving = context_price.savings(convs, "totalInput", "granular")[0]
     assert saving["sequential %"] > saving["parallel %"] > 0
-    result = {"conversations": convs, "scaleRows": [], "pricing": {"order": "ORD-1004"}}
+    result = {
+        "conversations": convs,
+        "scaleRows": [],
+        "pricing": {"order": "ORD-1004"},
+        "study": {"reference": "granular"},
+    }
     assert "3 requests in parallel, 6 one call per request" in price_checks.check_strategy(result)
     g_seq["requests"] = 5
     with pytest.raises(AssertionError, match="granular ORD-1004: 5 requests for 5 calls"):

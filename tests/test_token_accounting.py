@@ -8,22 +8,23 @@ from pathlib import Path
 import pytest
 
 from wismo import cost
-from wismo.client import investigation
 from wismo.reports import context_cost
+from wismo.studies.declaration import article
+from wismo.studies.recording import record
 
 pytestmark = pytest.mark.anyio
 WISMO = str(Path(sys.executable).parent / "wismo")
 
 
 async def test_both_investigations_over_mcp_and_their_accounting():
-    recorded = await investigation.record(["ORD-1004", "ORD-1003"])
+    recorded = await record(article(), ["ORD-1004", "ORD-1003"])
     granular = recorded["turns"]["granular"]["ORD-1004"]
     assert [[c["name"] for c in t] for t in granular] == [
         ["get_order"],
         ["get_payment", "get_reservation", "get_reservation", "get_tracking"],
     ]
     assert [[c["name"] for c in t] for t in recorded["turns"]["focused"]["ORD-1004"]] == [["get_order_support_context"]]
-    rows = context_cost.our_servers(recorded)
+    rows = context_cost.our_servers(recorded, "orderId")
     by = {(r["design"], r["orderId"]): r for r in rows}
     g, f = by[("granular", "ORD-1004")], by[("focused", "ORD-1004")]
     assert (g["modelCalls"], f["modelCalls"], g["toolCalls"], f["toolCalls"]) == (3, 2, 5, 1)
@@ -33,7 +34,7 @@ async def test_both_investigations_over_mcp_and_their_accounting():
     assert f["total"] < g["total"]
     # The focused single result is bigger than any granular one, yet the session is cheaper.
     assert f["meanResultTokens"] > g["meanResultTokens"]
-    ratio = {r["orderId"]: r for r in context_cost.ratios(rows)}
+    ratio = {r["orderId"]: r for r in context_cost.ratios(rows, "orderId", "granular")}
     assert ratio["ORD-1004"]["ratio"] == round(g["total"] / f["total"], 3)
 
 

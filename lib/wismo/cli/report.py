@@ -45,7 +45,15 @@ def run(args: argparse.Namespace) -> int:
     from wismo.studies.declaration import article
 
     study = article()  # the built-in reports are the article's study, through the path every study takes
-    paths, params, _ = plan(study)
-    rendered = report.build(paths, out=args.out, jobs=jobs, parameters=params, title=study.title)
+    paths, params, left_out = plan(study)
+    rendered = report.build(
+        paths,
+        out=args.out,
+        jobs=jobs,
+        parameters=params,
+        title=study.title,
+        intro=study.description,
+        left_out=tuple(left_out),
+    )
     print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
     return 0

@@ -224,12 +224,15 @@ def render(path: Path, executed: Path, out: Path, study: Any = None) -> Rendered
     )
 
 
-def write_index(rendered: list[Rendered], out: Path, title: str | None = None) -> Path:
-    """outputs/index.html: one entry per report with its title, what it shows, key figures and links."""
+def write_index(
+    rendered: list[Rendered], out: Path, title: str | None = None, intro: str = "", left_out: tuple[str, ...] = ()
+) -> Path:
+    """outputs/index.html: one entry per report with its title, what it shows, key figures and links, and the
+    reports left out with why."""
     target = out / "index.html"
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
-    partial.write_text(index_page.render(rendered, out, title), encoding="utf-8")
+    partial.write_text(index_page.render(rendered, out, title, intro, left_out), encoding="utf-8")
     partial.replace(target)
     return target
 
@@ -347,6 +350,8 @@ def build(
     jobs: int | str | None = None,
     parameters: dict | None = None,
     title: str | None = None,
+    intro: str = "",
+    left_out: tuple[str, ...] = (),
 ) -> list[Rendered]:
     """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
     with the same `parameters` each, then write the index (headed `title`); a failing notebook raises before any
@@ -366,5 +371,5 @@ def build(
                     done[path] = build_one(path, out_path, parameters)
                     _report_done(progress, done[path], out_path)
     rendered = [done[p] for p in paths]
-    write_index(rendered, out_path, title)
+    write_index(rendered, out_path, title, intro, left_out)
     return rendered

@@ -111,10 +111,18 @@ def resolve(data: Any, path: str) -> Any:
     return nodes if spread else nodes[0]
 
 
-def format_value(value: Any, spec: str = "") -> str:
-    """Text of one value: the spec if given, else integers with thousands separators and floats to 2 decimals."""
+def format_value(value: Any, spec: str = "", order: list[str] | None = None) -> str:
+    """Text of one value: the spec if given, else integers with thousands separators and floats to 2 decimals; a
+    table per design as "granular 30, focused 6" (its keys in `order` first, as the study lists its designs), a list
+    as "280 / 753"."""
     if value is None:
         return "n/a"
+    if isinstance(value, dict):
+        rank = {k: i for i, k in enumerate(order or [])}
+        keys = sorted(value, key=lambda k: (rank.get(k, len(rank)), list(value).index(k)))
+        return ", ".join(f"{k} {format_value(value[k], spec, order)}" for k in keys)
+    if isinstance(value, list):
+        return " / ".join(format_value(v, spec, order) for v in value)
     if spec:
         return format(value, spec)
     if isinstance(value, bool):
@@ -123,10 +131,6 @@ def format_value(value: Any, spec: str = "") -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}".rstrip("0")
-    if isinstance(value, dict):  # per design, say: "granular 30, focused 6"
-        return ", ".join(f"{k} {format_value(v, spec)}" for k, v in value.items())
-    if isinstance(value, list):  # per turn, say: "280 / 753"
-        return " / ".join(format_value(v, spec) for v in value)
     return str(value)
 
 
@@ -139,7 +143,8 @@ def render(template: str, data: Any) -> str:
             continue
         if conversion:
             raise KeyError(f"conversions (!{conversion}) are not supported")
-        parts.append(format_value(resolve(data, field), spec or ""))
+        order = data.get("study", {}).get("designs") if isinstance(data, dict) else None
+        parts.append(format_value(resolve(data, field), spec or "", list(order) if order else None))
     return "".join(parts)
 
 

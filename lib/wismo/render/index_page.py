@@ -99,26 +99,30 @@ KINDS = tuple(MEANINGS.items())
 LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
 
 
-def render(rendered: Sequence[Rendered], out: Path, study: str | None = None) -> str:
-    """The whole index page as HTML text (self-contained: inline style, no script, no external file); `study` is
-    the title of a study other than the article's."""
+def render(
+    rendered: Sequence[Rendered], out: Path, title: str | None = None, intro: str = "", left_out: Sequence[str] = ()
+) -> str:
+    """The whole index page as HTML text (self-contained: inline style, no script, no external file): the study's
+    title and what it compares (`intro`), one entry per report, and each report left out with why."""
     entries = "\n".join(entry(r, out) for r in rendered)
-    heading = f"wismo study: {html.escape(study)}" if study else "wismo reports"
-    about = (
-        f"{html.escape(study)}: the designs a study file declares, compared. "
-        if study
-        else "Where is my order? A granular and a focused MCP tool design, compared. "
+    heading = f"wismo: {html.escape(title)}" if title else "wismo reports"
+    missing = (
+        "<section class='left-out'><h2>Not in this study's reports</h2><ul>"
+        + "".join(f"<li>{html.escape(x)}</li>" for x in left_out)
+        + "</ul></section>\n"
+        if left_out
+        else ""
     )
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{heading}</title><style>{STYLE}</style></head><body>"
         f"<h1>{heading}</h1>"
-        f"<p class='intro'>{about}"
+        f"<p class='intro'>{html.escape(intro) + ' ' if intro else ''}"
         "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
         "that produced them.</p>\n"
         f"<p class='legend'>{LEGEND}</p>\n"
-        f"{entries}\n"
+        f"{entries}\n{missing}"
         "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; the kind "
         "under each is what the number is, as in the reports.</footer>"
         "</body></html>\n"

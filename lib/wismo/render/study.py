@@ -122,9 +122,11 @@ def run(
     from wismo.render import build
 
     folder = out_folder(study, out)
-    paths, params, _ = plan(study, parameters)
+    paths, params, left_out = plan(study, parameters)
     try:
-        rendered = build.build(paths, folder, jobs, params, title=study.title)
+        rendered = build.build(
+            paths, folder, jobs, params, title=study.title, intro=study.description, left_out=tuple(left_out)
+        )
     except build.NotebookFailed as failed:
         if failed.ename in DECLARATION_ERRORS:  # the file says to read what the server does not send: one sentence
             raise StudyRefused(failed.evalue, folder) from None

@@ -177,7 +177,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
     try:
         study.select(p["orders"], unfriendly=False)
     except UnknownCase as exc:
-        allowed = str(exc).replace("not a case of the comparison", "each must be a case of the study")
+        allowed = str(exc).replace("not a case of the study", "each must be a case of the study")
         raise ParameterError(REPORT, "orders", p["orders"], allowed) from None
     try:
         prices.resolve(p["models"], p["prices"], p["price_date"])
@@ -217,8 +217,13 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
         "profile": result["pricing"]["profile"],
         "savingPercent": {d: median(v) for d, v in savings.items()},
         "price": {d: h[d] for d in [reference, *savings]},
-        "savingParallel": {d: strategies["designs"][d]["savingParallel"] for d in savings},
-        "savingSequential": {d: strategies["designs"][d]["savingSequential"] for d in savings},
+        "strategySaving": {
+            d: {
+                "parallel": strategies["designs"][d]["savingParallel"],
+                "sequential": strategies["designs"][d]["savingSequential"],
+            }
+            for d in savings
+        },
     }
 
 

@@ -8,6 +8,7 @@ StudyInvalid is raised, so one run of `wismo study check` lists them all.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ class UnknownCase(WismoError, ValueError):
 
     def __init__(self, unknown: list[Any], known: list[Any]) -> None:
         super().__init__(
-            f"not a case of the comparison: {', '.join(map(str, unknown))}; the cases are {', '.join(map(str, known))}"
+            f"not a case of the study: {', '.join(map(str, unknown))}; the cases are {', '.join(map(str, known))}"
         )
         self.unknown = unknown
         self.known = known
@@ -178,8 +179,24 @@ class Study:
 
 
 def load(path: str | Path) -> Study:
-    """The study a file declares; StudyInvalid lists every problem, one sentence each (never a traceback)."""
+    """The study a file declares; StudyInvalid lists every problem, one sentence each (never a traceback). Read once
+    per process: the same file, unchanged, gives the same Study (every report and command of a run shares it)."""
     path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return _read(path)
+    return _loaded(path, path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _loaded(path: Path, resolved: Path, mtime_ns: int, size: int) -> Study:
+    """The study of one file as it is now (the file's identity and state are the cache key)."""
+    return _read(path)
+
+
+def _read(path: Path) -> Study:
+    """The study a file declares, read and checked."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
