@@ -1,5 +1,6 @@
 """Key figures: pointers into a notebook's JSON result, resolved and formatted for the index."""
 
+import dataclasses
 import json
 import string
 
@@ -105,6 +106,22 @@ def test_key_figures_read_the_written_json(tmp_path):
     assert figures.key_figures({"metadata": {}}, tmp_path, "x.ipynb", ARTICLE) == []
 
 
+def test_key_figures_by_need_and_optional_and_per_design(tmp_path):
+    (tmp_path / "result.json").write_text(json.dumps({**RESULT, "study": {"designs": ["granular", "focused"]}}))
+    nb = _notebook(
+        {"label": "needs", "file": "result.json", "value": "{a}", "needs": "published"},
+        {"label": "absent", "file": "result.json", "value": "{nothing.here}", "optional": True},
+        {"label": "per design", "file": "result.json", "value": "{summary.bytes}"},
+    )
+    study = article()
+    plain = dataclasses.replace(study, published=None)
+    with pytest.raises(figures.FigureError, match="no key 'a'"):  # the article publishes: the figure is read
+        figures.key_figures(nb, tmp_path, "x.ipynb", study)
+    (found,) = figures.key_figures(nb, tmp_path, "x.ipynb", plain)  # needs unmet, optional absent: both left out
+    assert found.value == "granular 4,974, focused 5,293"  # the study's order, reference first, not the JSON's
+    assert figures.format_value([275, 733]) == "275 / 733"
+
+
 def test_key_figures_fail_naming_the_notebook_and_the_figure(tmp_path):
     (tmp_path / "result.json").write_text(json.dumps(RESULT))
     with pytest.raises(figures.FigureError, match=r"x.ipynb: key figure 'gone': other.json was not written"):
@@ -115,11 +132,14 @@ def test_key_figures_fail_naming_the_notebook_and_the_figure(tmp_path):
         figures.FigureError, match=r"x.ipynb: key figure 'typo' \(result.json: \{summary.order\}\): no key 'order'"
     ):
         figures.key_figures(
-            _notebook({"label": "typo", "file": "result.json", "value": "{summary.order}"}), tmp_path, "x.ipynb"
+            _notebook({"label": "typo", "file": "result.json", "value": "{summary.order}"}),
+            tmp_path,
+            "x.ipynb",
+            ARTICLE,
         )
     with pytest.raises(figures.FigureError, match="Unknown format code"):
         figures.key_figures(
-            _notebook({"label": "spec", "file": "result.json", "value": "{tokensAre:d}"}), tmp_path, "x.ipynb"
+            _notebook({"label": "spec", "file": "result.json", "value": "{tokensAre:d}"}), tmp_path, "x.ipynb", ARTICLE
         )
 
 

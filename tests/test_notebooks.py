@@ -126,7 +126,11 @@ def test_equivalence_notebook_stops_on_a_difference(tmp_path):
         report.execute(
             NOTEBOOKS / "01-equivalence.ipynb",
             tmp_path,
-            {"focused_env": {"WISMO_FIXTURES": str(fixtures)}, "include_unfriendly": False, "transports": ["stdio"]},
+            {
+                "env": {"focused": {"WISMO_FIXTURES": str(fixtures)}},
+                "include_unfriendly": False,
+                "transports": ["stdio"],
+            },
         )
     message = f"{err.value.ename}: {err.value.evalue}"
     assert "ClaimFailed" in message
@@ -139,7 +143,7 @@ async def test_equivalence_report_stops_with_the_servers_failure(tmp_path):
     with pytest.raises(HarnessError) as err:
         await equivalence.build(
             {
-                "focused_env": {"WISMO_FIXTURES": "/nonexistent/fixtures"},
+                "env": {"focused": {"WISMO_FIXTURES": "/nonexistent/fixtures"}},
                 "transports": ["stdio"],
                 "output_dir": str(tmp_path),
             }

@@ -76,7 +76,7 @@ def problems_of(path: Path) -> list[str]:
 def test_a_valid_declaration_loads_as_declared(tmp_path):
     study = declaration.load(study_file(tmp_path))
     assert (study.title, study.reference, study.match, study.key) == ("Helpdesk", "granular", "equal", "ticketId")
-    assert list(study.designs) == ["granular", "focused"] and not study.is_article
+    assert list(study.designs) == ["granular", "focused"]
     granular = study.designs["granular"]
     assert granular.command == (sys.executable, "helpdesk.py", "granular")  # {python}: the interpreter wismo runs on
     assert granular.folder == tmp_path and granular.transport == "stdio"
@@ -317,7 +317,7 @@ ARTICLE_UNFRIENDLY = [
 
 def test_the_article_study_gives_the_built_in_reports_cases():
     study = declaration.article()
-    assert study.path == ARTICLE_STUDY and study.is_article
+    assert study.path == ARTICLE_STUDY and all(study.meets(need) for need in ("published", "case-study", "served"))
     assert declaration.chosen(None) == study and declaration.chosen("") == study
     assert (study.reference, study.match, study.key) == ("granular", "equal", "orderId")
     assert [(c.label, c.fields, c.unfriendly) for c in study.cases] == [
@@ -887,7 +887,11 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
         cwd=REPO_ROOT,
         timeout=TIMEOUT_S,
     )
-    assert bad.returncode == 2 and "the study's (granular, focused)" in bad.stderr and "Traceback" not in bad.stderr
+    assert (
+        bad.returncode == 2
+        and 'the study has no design "nope": its designs are granular, focused' in bad.stderr
+        and "Traceback" not in bad.stderr
+    )
     wrong = helpdesk_copy(
         tmp_path / "wrong", ('ticketId = "T-1001"', 'ticketId = "T-1001"\nexpect = { summary = "x" }')
     )

@@ -169,8 +169,14 @@ class Study:
             elif name in registry.names():
                 chosen[name] = served(name)
             else:
-                known = ", ".join([*self.designs, *(n for n in registry.names() if n not in self.designs)])
-                raise StudyInvalid(self.path, [f'the study has no design "{name}"; the designs are {known}.'])
+                served = ", ".join(registry.names())
+                raise StudyInvalid(
+                    self.path,
+                    [
+                        f'the study has no design "{name}": its designs are {", ".join(self.designs)}, and a design '
+                        f"wismo serves may be named too ({served})."
+                    ],
+                )
         return dataclasses.replace(self, designs=with_colors(chosen))
 
     def colors(self) -> dict[str, str]:
