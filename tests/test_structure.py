@@ -182,3 +182,44 @@ def test_readme_layout_lists_every_module():
 
 def test_readme_states_the_package_order():
     assert " < ".join(LAYERS) in README.read_text(encoding="utf-8"), "README's layout must state LAYERS in order"
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    """Every string constant of a module's code, docstrings left out (they may show a study file as an example)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def test_one_path_for_every_study():
+    """No branch on whether a study is the article's, and no name of a design wismo serves written in library code
+    outside the servers that declare them (everything else reads the study or the registry)."""
+    from wismo.servers import designs
+
+    served = {d.name for d in designs.BUILT_IN}
+    found = []
+    for path in sorted(LIB.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "is_article" in text:
+            found.append(f"{path.relative_to(LIB)}: is_article")
+        if path.relative_to(LIB).parts[0] == "servers":
+            continue
+        found += [
+            f"{path.relative_to(LIB)}:{line}: {value!r}"
+            for line, value in _string_constants(path)
+            if value in served and value != "scoped"  # "scoped" is also the case study's own design, not ours
+        ]
+    assert not found, found

@@ -224,10 +224,10 @@ def summarise(
     }
     checks = []
     paged = [d for d in scale_designs() if designs.get(d).investigation.cursor]
-    if "focused" in scale_designs():
+    if designs.ONE_CALL in scale_designs():
         for design in paged:
             for n in sizes:
-                focused = json.loads(texts[("focused", n)][0])
+                focused = json.loads(texts[(designs.ONE_CALL, n)][0])
                 merged = merge([json.loads(t) for t in texts[(design, n)]])
                 checks.append(
                     {
@@ -298,7 +298,7 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
 
 def check_cap(rows: list[dict[str, Any]], cap: int) -> int:
     """The scoped design's largest single result; raises ClaimFailed if any result is over the cap."""
-    largest = max(r["largestResultTokens"] for r in rows if r["design"] == "scoped")
+    largest = max(r["largestResultTokens"] for r in rows if r["design"] == designs.PAGED)
     if largest > cap:
         detail = f"a scoped result carried {largest} tokens, over the cap of {cap}"
         raise ClaimFailed(f"no scoped result exceeds the cap of {cap} tokens", detail, detail)

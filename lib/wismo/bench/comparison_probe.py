@@ -19,23 +19,25 @@ async def comparison_passes(transport: str, later_passes: int, server_transport:
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
     from wismo.analyses import comparison as compare
     from wismo.client.connection import connect
+    from wismo.servers import designs
     from wismo.studies.declaration import article
 
     env = dict(SDK_TRANSPORT_ENV) if server_transport == "sdk" else None
     study = article()
     cases = study.select(None)
     passes, calls, equal = [], 0, True
-    async with connect("granular", transport, env) as granular, connect("focused", transport, env) as focused:
+    reference, one_call = designs.REFERENCE, designs.ONE_CALL
+    async with connect(reference, transport, env) as granular, connect(one_call, transport, env) as focused:
         for _ in range(1 + later_passes):
             before = len(granular.interactions) + len(focused.interactions)
             started = time.perf_counter()
             await granular.list_tools()
             await focused.list_tools()
-            conns = {"granular": granular, "focused": focused}
+            conns = {reference: granular, one_call: focused}
             rows = [(await compare.compare_case(conns, case, study))[0] for case in cases]
             passes.append((time.perf_counter() - started) * 1000)
             calls = len(granular.interactions) + len(focused.interactions) - before
-            equal = equal and compare.summarise(rows, list(conns))["allEqual"]
+            equal = equal and compare.summarise(rows, list(conns), reference)["allEqual"]
     payload = line(tools_call("get_order", {"orderId": PROBE_ORDER}))
     with echo_for(transport) as echo:
         echo.round_trip(payload)

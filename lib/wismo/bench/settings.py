@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PROBES = (("granular", "get_order"), ("focused", "get_order_support_context"))  # (design, tool) timed per call
+from wismo.servers import designs
+
+# (design, tool) timed per call: each of the article's designs by its entry tool.
+PROBES = tuple((d, designs.get(d).investigation.entry) for d in designs.article())
 PROBE_ORDER = "ORD-1004"  # the partial delivery: the largest context of the six cases
 SDK_TRANSPORT_ENV = {"WISMO_STDIO_TRANSPORT": "sdk"}  # the SDK's own threaded stdio transport: the in-run "before"
 
@@ -28,7 +31,7 @@ class Settings:
     parallel_calls: int = 100  # M: timed calls per client under load (and for the one client alone)
     parallel_warmup: int = 20  # calls per client before timing, answers checked too
     parallel_rounds: int = 3  # one client alone then N at once, interleaved, per design and transport
-    parallel_designs: tuple[str, ...] = ("granular", "focused")  # which of PROBES go under load
+    parallel_designs: tuple[str, ...] = designs.article()  # which of PROBES go under load
 
     @classmethod
     def quick(cls) -> Settings:
@@ -48,5 +51,7 @@ class Settings:
             parallel_calls=3,
             parallel_warmup=1,
             parallel_rounds=1,
-            parallel_designs=("focused",),  # each design under load starts 2 + N servers: seconds of a smoke test
+            parallel_designs=(
+                designs.ONE_CALL,
+            ),  # each design under load starts 2 + N servers: seconds of a smoke test
         )

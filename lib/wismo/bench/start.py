@@ -12,6 +12,7 @@ from wismo.bench.settings import Settings
 from wismo.bench.stats import check, figure, median, summary
 from wismo.client.connection import server_command
 from wismo.client.raw import client_env, initialize, spawn_and_ask
+from wismo.servers import designs
 from wismo.shared.revision import PINNED_REVISION
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
@@ -51,7 +52,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
     """3. Spawn to a completed initialize, per design, beside an interpreter that answers one line."""
     import anyio
 
-    raw: dict[str, list[float]] = {"granular": [], "focused": []}
+    raw: dict[str, list[float]] = {d: [] for d in designs.article()}
     floor: list[float] = []
     types_only: list[float] = []
     harness: dict[str, list[float]] = {"stdio": [], "http": []}
@@ -64,9 +65,9 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
         for design in raw:
             raw[design].append(_server_start(design))
         for transport in harness:
-            harness[transport].append(anyio.run(_harness_start, "granular", transport))
-        probes.append(probe("start_probe", "granular", env=client_env(), cwd="/", timeout_s=120))
-    imports = profile_start(server_command("granular"), s.importtime_runs)
+            harness[transport].append(anyio.run(_harness_start, designs.REFERENCE, transport))
+        probes.append(probe("start_probe", designs.REFERENCE, env=client_env(), cwd="/", timeout_s=120))
+    imports = profile_start(server_command(designs.REFERENCE), s.importtime_runs)
     floor_median = median(floor)
     figures = [
         figure("floor: interpreter starts and answers one line", summary(floor, digits=2), None),

@@ -63,9 +63,10 @@ def hypothesis_statement(result: dict[str, Any]) -> str:
     relaxed = _cell(result["sensitivity"]["rows"], "indented, relaxed escaping")
     errors = " / ".join(f"{e:+.1f}%" for e in relaxed["errorPercent"])
     return (
-        f"**Hypothesis:** the published {first} turns are matched by the *{best['framing']}* envelope. The pinned "
-        "Microsoft.Extensions.AI source would send it *indented, with relaxed escaping*, which does not match "
-        f"({errors}). Which one reached the model is not established: no released Microsoft.Extensions.AI.OpenAI we "
+        f"**Hypothesis:** the published {first} turns are matched by the *{best['framing']}* envelope. Where the "
+        "conversation ran through the MCP C# SDK and Microsoft.Extensions.AI, as the article's did, the pinned source "
+        f"would send it *indented, with relaxed escaping*, which does not match ({errors}). Which framing reached the "
+        "model is not established: no released Microsoft.Extensions.AI.OpenAI we "
         "read sends a JsonElement's raw text unchanged, and versions 9.0.0 to 9.2.x (indented, default escaping) "
         "come nearest among released code paths. Sources: " + "; ".join(SOURCES) + "."
     )

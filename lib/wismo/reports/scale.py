@@ -16,6 +16,7 @@ from wismo.domain.pages import DEFAULT_CAP
 from wismo.reports import check
 from wismo.reports.params import Param, defaults
 from wismo.reports.params import checked as check_parameters
+from wismo.servers.designs import ONE_CALL, PAGED
 
 OUTPUT = "scale.json"
 PARAMETERS = {
@@ -94,9 +95,9 @@ def check_session_unbounded(result: dict[str, Any]) -> str:
     largest = max(r["lines"] for r in result["rows"])
     total = {r["design"]: r["totalInput"] for r in result["rows"] if r["lines"] == largest}
     return check(
-        total["scoped"] > total["focused"],
-        f"at {largest:,} lines the paged session processes more input than the single focused result",
-        f"scoped {total['scoped']:,} vs focused {total['focused']:,} input tokens, modelled",
+        total[PAGED] > total[ONE_CALL],
+        f"at {largest:,} lines the paged session processes more input than the single {ONE_CALL} result",
+        f"{PAGED} {total[PAGED]:,} vs {ONE_CALL} {total[ONE_CALL]:,} input tokens, modelled",
     )
 
 
@@ -139,8 +140,8 @@ def breaking_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 def breaking_sentence(result: dict[str, Any]) -> str:
     """What the breaking points mean beside the cap: a model request grows with the history, a tool result does not."""
     at = {b["design"]: b["first N over the window"] for b in result["breakingPoints"]}
-    scoped = next((b for b in result["breakingPoints"] if b["design"] == "scoped"), None)
-    if not scoped or at.get("scoped") is None:
+    scoped = next((b for b in result["breakingPoints"] if b["design"] == PAGED), None)
+    if not scoped or at.get(PAGED) is None:
         return "No scoped model request exceeds the window at the sizes measured."
     return (
         f"A model request carries the instructions, the definitions and every earlier tool result, so it can exceed "

@@ -100,6 +100,8 @@ SCOPED = Design(
 )
 BUILT_IN = (GRANULAR, FOCUSED, SCOPED)
 REFERENCE = GRANULAR.name  # the comparison rebuilds every other design's evidence from this one's records
+ONE_CALL = FOCUSED.name  # the design that answers with one call: the article's focused design
+PAGED = SCOPED.name  # the design that answers in pages by cursor
 
 
 class UnknownDesign(WismoError, ValueError):

@@ -68,7 +68,7 @@ class StudyInvalid(WismoError, ValueError):
 NEEDS = {
     "published": "this study publishes no conversation with two or more requests ([published] in its file)",
     "case-study": "this study does not reproduce the context-budget case study (its file has no reproduce = [...])",
-    "served": "not every design of this study is one wismo serves, so wismo's generated cases cannot drive them",
+    "served": "not every design of this study is one wismo serves, so wismo's own generated cases cannot drive them",
 }
 
 

@@ -1,0 +1,103 @@
+"""One path for every study: a study of three designs over servers of a domain that is not orders, with a
+[published] block (tests/studies/library), gets from `wismo study run` what the article's study gets: the
+comparison, the cost report with a saving per design against the reference, the calibration against its published
+figures, the client-framing, cache, price and call-strategy charts, in its own words; the reports it cannot have are
+named on its index with why."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from commands import finished, wismo
+from wismo.core.paths import REPO_ROOT
+
+LIBRARY = REPO_ROOT / "tests" / "studies" / "library" / "library.toml"
+# The order-support domain's own words: none may reach the reader of a study that is not about orders.
+ORDER_WORDS = re.compile(r"\border(s|'s|ed)?\b|ORD-|orderId", re.IGNORECASE)
+
+
+def text_of(page: Path) -> str:
+    """What a reader of a rendered page reads: the text, without markup, scripts or styles."""
+    import html
+
+    raw = page.read_text(encoding="utf-8")
+    raw = re.sub(r"<(style|script)\b.*?</\1>", "", raw, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", raw))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """`wismo study run` on the library study, as a user runs it."""
+    out = tmp_path_factory.mktemp("library")
+    done = finished({"library": wismo(out / "logs", "study", "run", str(LIBRARY), "--out", str(out / "reports"))})
+    return done["library"], out / "reports"
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_the_study_runs_and_compares_its_three_designs(run):
+    done, out = run
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((out / "deterministic-comparison.json").read_text(encoding="utf-8"))
+    s = result["summary"]
+    assert (s["designs"], s["reference"], s["allEqual"]) == (["granular", "batched", "focused"], "granular", True)
+    assert (s["cases"], s["casesEqual"], s["unfriendly"]) == (3, 3, 1) and "orders" not in s
+    calls = {c["label"]: {d: c[d]["calls"] for d in s["designs"]} for c in result["cases"] if not c["unfriendly"]}
+    # Batched: the member, then one call per non-empty list; a batch over an empty list asks nothing and gives [].
+    assert calls == {
+        "two loans and a hold": {"granular": 4, "batched": 3, "focused": 1},
+        "a hold only": {"granular": 2, "batched": 2, "focused": 1},
+        "three loans": {"granular": 4, "batched": 2, "focused": 1},
+    }
+    assert result["study"]["designs"]["batched"] == {"transport": "stdio", "startedByWismo": True}
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_the_cost_report_states_a_saving_per_design_and_calibrates_against_the_published_figures(run):
+    _, out = run
+    cost = json.loads((out / "context-cost.json").read_text(encoding="utf-8"))
+    assert set(cost["headline"]["savingPercent"]) == {"batched", "focused"}
+    assert {r["design"] for r in cost["ratios"]} == {"batched", "focused"} and all(
+        "memberId" in r for r in cost["ratios"]
+    )
+    assert cost["study"]["published"] is True and "caseStudy" not in cost  # the file does not ask for the case study
+    pub = cost["calibration"]["published"]
+    assert (pub["case"], pub["designs"]) == ("M-1", {"first": "granular", "second": "focused"})
+    assert pub["firstAdditions"] == {"value": [130, 310], "kind": "derived from published"}
+    assert pub["secondFirstRequest"] == {"value": 605, "kind": "derived from published"}  # 640 - 35
+    s = cost["sensitivity"]
+    assert len(s["rows"]) == 16 and s["bestFit"]["framing"] and len(s["secondTest"]["rows"]) == 4
+    assert cost["againstPublished"][0]["published (tokens)"] == 640
+    assert {r["tool"] for r in cost["recordTypes"]} >= {"get_member", "get_loans", "get_member_account"}
+    assert {c["design"] for c in cost["conversations"]} == {"granular", "batched", "focused"}  # no design of ours
+    assert set(cost["strategyHeadline"]["designs"]) == {"batched", "focused"}
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_every_chart_a_study_needs_no_declaration_for_is_drawn_in_its_words(run):
+    _, out = run
+    reader = text_of(out / "html" / "02-context-cost-reader.html")
+    for said in (
+        "The same results framed by each client profile",  # the client-framing chart's finding
+        "each call's input and what it could read from the cache",  # the cache prefix curve
+        "The price of the focus case's conversations, per model and design",
+        "The focus case's input by design, every call of a turn in one request and one call per request",
+        "Best fit (a fit, not a confirmation)",
+        "Left out here: sections 1 and 2",
+    ):
+        assert said in reader, said
+    # Totals, growth per call, client framing, cache prefix, price and call strategy: six charts, every one drawn.
+    assert (out / "html" / "02-context-cost-reader.html").read_text(encoding="utf-8").count("<img ") == 6
+    for page in sorted((out / "html").glob("*-reader.html")) + [out / "index.html"]:
+        found = ORDER_WORDS.findall(text_of(page))
+        assert not found, (page.name, found[:5])
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_the_index_names_the_reports_the_study_does_not_get_and_why(run):
+    _, out = run
+    index = text_of(out / "index.html")
+    assert "wismo: Library accounts" in index and "Three designs" in index
+    assert "03-recorded-runs: the study has no recorded runs yet" in index
+    assert "04-scale: not every design of this study is one wismo serves" in index
