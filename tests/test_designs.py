@@ -13,11 +13,12 @@ from article import converse
 from wismo import runs
 from wismo.agent.scripted import ScriptedBackend
 from wismo.analyses import comparison, sweep
-from wismo.client import investigation as turns
 from wismo.client.connection import connect
 from wismo.render import charts
 from wismo.reports import context_cost
 from wismo.servers import designs
+from wismo.studies.declaration import article
+from wismo.studies.recording import record
 
 pytestmark = pytest.mark.anyio
 
@@ -88,14 +89,14 @@ async def test_a_registered_fourth_design_works_everywhere_with_no_other_edit(to
     # Served from its own process, with the same CLI as the built-in designs.
     done = subprocess.run([sys.executable, "-m", "wismo", "serve", "--help"], capture_output=True, text=True)
     assert "toy" in done.stdout
-    # Compared with the reference design, case by case.
-    result = await comparison.run(["ORD-1004", "ORD-1005"], unfriendly=False)
+    # Compared with the reference design, case by case, once named (a design wismo serves, for any study).
+    result = await comparison.run(["ORD-1004", "ORD-1005"], unfriendly=False, design_names=["focused", "toy"])
     assert result["summary"]["designs"] == ["granular", "focused", "toy"]
     assert result["summary"]["allEqual"], result["cases"]
     assert result["summary"]["calls"]["toy"] == 2 and result["tools"]["toy"][0]["name"] == "get_whole_order"
     # Counted: the token accounting of its real definitions and results.
-    recorded = await turns.record(["ORD-1004"], design_names=("granular", "toy"))
-    rows = context_cost.our_servers(recorded)
+    recorded = await record(article().narrowed(["toy"]), ["ORD-1004"])
+    rows = context_cost.our_servers(recorded, "orderId")
     toy_row = next(r for r in rows if r["design"] == "toy")
     assert toy_row["modelCalls"] == 2 and toy_row["toolCalls"] == 1 and toy_row["total"] > toy_row["base"] > 0
     # Driven by the scale report over a generated order.
