@@ -5,7 +5,9 @@ import shutil
 import pytest
 
 from commands import one_sentence
+from wismo import cli, runs
 from wismo.core.paths import REPO_ROOT
+from wismo.runs import summaries
 from wismo.studies import declaration
 from wismo.studies.declaration import StudyInvalid
 
@@ -21,6 +23,14 @@ def _helpdesk(folder, extra_designs: str = "", tail: str = ""):
     path = folder / "helpdesk.toml"
     path.write_text(text.replace("\n[[cases]]", extra_designs + "\n[[cases]]", 1) + tail, encoding="utf-8")
     return path
+
+
+def test_a_new_run_of_the_article_is_scored_as_the_shipped_ones_are(tmp_path):
+    # Its manifest names the study, whose cases declare no expect: wismo's answer contract gives the expectations.
+    assert cli.main(["evaluate", "both", "1", "--orders", "ORD-1004", "--runs-dir", str(tmp_path)]) == 0
+    loaded = [runs.load(f) for f in runs.find(tmp_path)]
+    assert [r.manifest["study"]["expectations"] for r in loaded] == [{}, {}]
+    assert [r["passed"] for r in summaries.case_rows(loaded)] == [True, True]
 
 
 def test_published_tool_calls_elapsed_time_and_the_elapsed_median_are_read_and_checked(tmp_path):

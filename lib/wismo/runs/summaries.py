@@ -8,6 +8,7 @@ from statistics import median
 from typing import Any
 
 from wismo.agent.evidence import from_items
+from wismo.domain.prompts import instructions_sha256
 from wismo.runs import Run, scoring
 from wismo.servers import designs
 
@@ -32,10 +33,13 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
         m = run.manifest
-        # A study run carries its cases' expectations; a case without one is not scored (passed stays None).
-        expectations = m["study"]["expectations"] if m.get("study") else wismo_expectations
+        # A study run carries its cases' expectations; a run that kept wismo's answer contract (wismo's instructions,
+        # as every run recorded before manifests carried a study did) is scored against wismo's own where its case
+        # has none; a case without either is not scored (passed stays None).
+        expectations = m["study"]["expectations"] if m.get("study") else {}
+        contract = m["instructionsSha256"] == instructions_sha256()
         for t in run.traces:
-            expected = expectations.get(t["orderId"])
+            expected = expectations.get(t["orderId"]) or (wismo_expectations.get(t["orderId"]) if contract else None)
             scored = scoring.score(t["answer"], expected) if expected else None
             summary = (t["answer"] or {}).get("customerSummary") if isinstance(t["answer"], dict) else None
             tot = t["totals"]
@@ -269,12 +273,15 @@ def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1)
 
 
 def answer_of(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> str:
-    """The customer summary of one conversation (its final answer's prose)."""
+    """The final answer of one conversation in prose: its summary where the answer keeps wismo's contract, else the
+    model's final text."""
     trace = next(
         t
         for run in runs
         for t in run.traces
         if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition)
     )
-    answer = trace["answer"] or {}
-    return answer.get("customerSummary") or json.dumps(answer)
+    answer = trace["answer"]
+    if isinstance(answer, dict) and answer.get("customerSummary"):
+        return answer["customerSummary"]
+    return trace["answerText"] or (json.dumps(answer) if answer else "no answer")
