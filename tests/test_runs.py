@@ -251,7 +251,7 @@ def test_runs_of_different_repetitions_are_shown_apart_not_compared(tmp_path):
     assert [d["property"] for d in group["differences"]] == ["repetitions", "latency model"]
     # No saving or median change across them, anywhere.
     assert all(m["focused vs granular %"] is None for m in group["medians"])
-    assert all(r["wismo"] is None for r in group["againstArticle"] if r["figure"].startswith("focused:"))
+    assert all(r["wismo"] is None for r in group["againstPublished"] if r["figure"].startswith("focused:"))
     said = sentences.medians_sentence(group)
     assert said.count(".") >= 1 and said.rstrip(".").count(". ") == 0  # one sentence
     assert granular.name in said and focused in said
@@ -263,7 +263,7 @@ def test_runs_of_different_repetitions_are_shown_apart_not_compared(tmp_path):
     assert all("vs granular (%)" not in row for row in recorded_runs.medians_table(group))
     # Each kind is said once, and no nan reaches the reader.
     assert group["kinds"]["tokens"].count("tiktoken-estimated") == 1
-    for rows in (recorded_runs.medians_table(group), group["againstArticle"], group["runs"]):
+    for rows in (recorded_runs.medians_table(group), group["againstPublished"], group["runs"]):
         cells = re.findall(r"<td[^>]*>([^<]*)</td>", tables.show(rows).to_html())
         assert "nan" not in cells
     counts = [r for r in recorded_runs.medians_table(group) if "(count)" in r["median per conversation"]]
@@ -275,4 +275,4 @@ def test_runs_that_share_repetitions_and_latency_model_are_compared():
     chosen = [runs.load(f) for f in summaries.selected_runs(None)]
     assert summaries.differences([r.manifest for r in chosen]) == []
     rows = summaries.case_rows(chosen)
-    assert all(m["focused vs granular %"] is not None for m in summaries.medians(rows) if m["granular"])
+    assert all(m["focused vs granular %"] is not None for m in summaries.medians(rows, "granular") if m["granular"])

@@ -44,6 +44,8 @@ def _group(modelled):
     ]
     return {
         "label": "scripted backend, model scripted-v1",
+        "study": {"reference": "granular", "designs": ["granular", "focused"]},
+        "designs": ["granular", "focused"],
         "medians": medians,
         "kinds": {
             "turns": "scripted (no model): fixed by the script's rules",
@@ -62,12 +64,13 @@ def _group(modelled):
 
 def test_medians_and_pass_k_sentences_say_what_each_figure_is():
     text = sentences.medians_sentence(_group(True))
-    assert "median of 2 model turns against 3 (scripted (no model): fixed by the script's rules)" in text
-    assert "-50.2% tokens (scripted (no model), tiktoken-estimated)" in text and "-32.4% elapsed time (modelled" in text
-    assert sentences.medians_sentence(_group(False)).endswith("-57.1% elapsed time (measured).")
+    assert "model turns 3 for granular, 2 for focused (scripted (no model): fixed by the script's rules)" in text
+    assert "against the granular design, tokens -50.2% for focused (scripted (no model), tiktoken-estimated)" in text
+    assert "elapsed time -32.4% for focused (modelled" in text
+    assert sentences.medians_sentence(_group(False)).endswith("elapsed time -57.1% for focused (measured).")
     assert sentences.pass_k_sentence(_group(True)) == (
         "**scripted backend, model scripted-v1**: pass^k, every repetition passed (scripted (no model): scored against "
-        "the expectations): granular 1/2 order cases; focused 1/1 order cases; summary claims flagged: 1."
+        "the expectations): granular 1/2 cases; focused 1/1 cases; summary claims flagged: 1."
     )
 
 
@@ -110,4 +113,5 @@ def test_a_scripted_run_without_a_latency_model_has_no_elapsed_time_of_a_model()
     group = _group(False)
     group["kinds"]["runs"] = "scripted (no model)"
     text = sentences.medians_sentence(group)
-    assert "-57.1% wall time of the harness's own loop (measured;" in text and "elapsed time (measured)" not in text
+    assert "wall time of the harness's own loop -57.1% for focused (measured;" in text
+    assert "elapsed time (measured)" not in text

@@ -879,7 +879,7 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
     # The scripted backend follows each design's declaration: granular entry, links, answer; focused entry, answer.
     assert turns == {"granular": {"T-1001": 3, "T-1002": 3}, "focused": {"T-1001": 2, "T-1002": 2}}
     rows = summaries.case_rows(loaded)
-    assert {r["orderId"]: r["passed"] is not None for r in rows} == {"T-1001": True, "T-1002": False}
+    assert {r["case"]: r["passed"] is not None for r in rows} == {"T-1001": True, "T-1002": False}
     bad = subprocess.run(
         [sys.executable, "-m", "wismo", "evaluate", "--study", str(path), "nope", "1", "--runs-dir", str(tmp_path)],
         capture_output=True,

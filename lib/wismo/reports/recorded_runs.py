@@ -1,5 +1,5 @@
-"""The recorded-runs report (notebook 03): verified runs of the designs, scored and summarised beside the
-article's published run; its JSON is recorded-runs.json."""
+"""The recorded-runs report (notebook 03): a study's verified runs, scored and summarised, every design against the
+study's reference, beside the conversations the study publishes; its JSON is recorded-runs.json."""
 
 from __future__ import annotations
 
@@ -7,22 +7,26 @@ from collections.abc import Mapping
 from typing import Any
 
 from wismo import runs
-from wismo.core import reference
+from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import numbers
 from wismo.reports import check
-from wismo.reports.params import Param, defaults
+from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
-from wismo.reports.run_costs import run_costs
+from wismo.reports.run_costs import PER_CONVERSATIONS, run_costs
+from wismo.reports.run_tables import MEASURES, against_published, scores_by_case
 from wismo.runs import summaries
+from wismo.studies.declaration import Study, chosen
+from wismo.studies.published import REPORTED
 
 OUTPUT = "recorded-runs.json"
 PARAMETERS = {
     "run_ids": Param(None, "texts", optional=True),  # run folder names; None: the newest of each design and model
-    "runs_dir": Param(None, "text", optional=True),  # where the runs are; None means data/runs
-    "focus_order": Param("ORD-1004", "text"),  # the case drawn turn by turn and shown as transcripts
+    "runs_dir": Param(None, "text", optional=True),  # where the runs are; None: the study's runs folder
+    "focus_order": Param(None, "text", optional=True),  # the case drawn turn by turn; None: the study's focus
+    "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
     "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
     "reference_model": Param("gpt-4.1-mini", "text"),  # the price scripted runs (which have no model) get
     "price_date": Param(None, "date", optional=True),  # prices looked up for this date; None: the data's own
@@ -31,9 +35,30 @@ DEFAULTS = defaults(PARAMETERS)
 REPORT = "the recorded-runs report"
 
 
+class NotTheStudysRun(WismoError, ValueError):
+    """A run the report refuses for its study: `run` (its folder's name), `study` (the study's file name), `why` (in
+    words), and the fact behind it: `named` (the study file its manifest names) or `design` (one the study lacks)."""
+
+    def __init__(self, run: str, study: Study, why: str, named: str | None = None, design: str | None = None) -> None:
+        super().__init__(f"run {run} is not a run of the study {study.path.name}: {why}.")
+        self.run, self.study, self.why, self.named, self.design = run, study.path.name, why, named, design
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback: the reader sees the sentence alone.
+        return [f"{type(self).__name__}: {self}"]
+
+
 def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The report's parameters checked against their declarations before any run is read (one sentence)."""
-    return check_parameters(params, PARAMETERS, REPORT)
+    """The report's parameters checked against their declarations before any run is read, the study read and the
+    focus found among its cases (one sentence)."""
+    p = check_parameters(params, PARAMETERS, REPORT)
+    study = chosen(p["study"])
+    keys = [study.case_key(c) for c in study.cases]
+    if p["focus_order"] is not None and p["focus_order"] not in keys:
+        raise ParameterError(
+            REPORT, "focus_order", p["focus_order"], f"it must be a case of the study: {', '.join(keys)}"
+        )
+    return p
 
 
 def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
@@ -61,276 +86,212 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
+def study_block(study: Study) -> dict[str, Any]:
+    """What recorded-runs.json says of its study: title, file, case key, reference and every design."""
+    return {
+        "title": study.title,
+        "file": study.path.name,
+        "key": study.key,
+        "reference": study.reference,
+        "designs": list(study.designs),
+    }
+
+
+def of_study(run: runs.Run, study: Study) -> runs.Run:
+    """The run, if it is one of the study's; NotTheStudysRun otherwise. A manifest without a study block (the
+    shipped runs were recorded before manifests carried one, and are never edited) is taken as the study's whose
+    runs folder holds it, provided its instructions are the study's."""
+    m = run.manifest
+    named = (m.get("study") or {}).get("file")
+    if named is not None and named != study.path.name:
+        raise NotTheStudysRun(m["runId"], study, f"it was recorded for {named}", named=named)
+    if named is None and m["instructionsSha256"] != runs.sha256(study.instructions.encode("utf-8")):
+        raise NotTheStudysRun(m["runId"], study, "its manifest names no study and its instructions are not the study's")
+    if m["design"] not in study.designs:
+        why = f"its design {m['design']} is none of the study's ({', '.join(study.designs)})"
+        raise NotTheStudysRun(m["runId"], study, why, design=m["design"])
+    return run
+
+
+def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    """A group's key figures per design (the index shows them): median turns, each other design's median change in
+    tokens against the reference and, where every run has a latency model, in modelled elapsed time; the cases
+    where every repetition passed, where any was scored; the price of 1,000 conversations; and the client profile
+    its tokens were counted under."""
+    ref = group["study"]["reference"]
+    med = {r["measure"]: r for r in group["medians"]}
+    others = [d for d in group["designs"] if d != ref]
+    per = f"usdPer{PER_CONVERSATIONS}"
+    priced: dict[str, Any] = {}
+    for c in group["costs"]:
+        priced.setdefault(c["design"], c.get(per))
+    profiles = sorted({p for x in manifests if (p := summaries.token_counting(x))})
+    out: dict[str, Any] = {
+        "turns": {d: med["turns"][d] for d in group["designs"]},
+        "tokensChange": {d: med["totalTokens"][summaries.change_key(d, ref)] for d in others},
+        per: {d: priced.get(d) for d in group["designs"]},
+        "profile": f"{', '.join(profiles)} profile" if profiles else "client profile not recorded by these runs",
+    }
+    # Left out, not shown as n/a, where a figure does not exist: no model's elapsed time, no expected answer.
+    if all(x["latencyModel"] for x in manifests):
+        out["elapsedChange"] = {d: med["modelledElapsedMs"][summaries.change_key(d, ref)] for d in others}
+    if group["passK"]:
+        out["passK"] = {"passed": sum(p["pass^k"] for p in group["passK"]), "of": len(group["passK"])}
+    return out
+
+
+def _has_focus(loaded: list[runs.Run], design: str, focus: str) -> bool:
+    # orderId is the run format's name for a trace's case key (wismo.run/1; the shipped runs are never edited).
+    return any(
+        t["orderId"] == focus and t["repetition"] == 1 and t["design"] == design for r in loaded for t in r.traces
+    )
+
+
 def _group(
-    loaded: list[Any], focus_order: str, article: dict[str, Any], reference_model: str, price_date: str | None
+    loaded: list[runs.Run], study: Study, focus: str, reference_model: str, price_date: str | None
 ) -> dict[str, Any]:
     """Every figure of one group of runs (one backend and model): never pooled with another group's."""
+    manifests = [r.manifest for r in loaded]
     rows = summaries.case_rows(loaded)
-    kind = kinds([r.manifest for r in loaded])
-    study = next((r.manifest["study"] for r in loaded if r.manifest.get("study")), None)
-    pair = summaries.pair_of([r.manifest for r in loaded])
+    order = list(study.designs)
+    kind = kinds(manifests)
     # Runs that differ in repetitions or latency model are shown side by side, never compared.
-    differ = summaries.differences([r.manifest for r in loaded])
+    differ = summaries.differences(manifests)
     reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
-    first = loaded[0].manifest
-    return {
+    present = summaries.designs_in(rows, order)
+    shown = [d for d in present if _has_focus(loaded, d, focus)]
+    medians = summaries.medians(rows, study.reference, order, comparable=not differ)
+    first = manifests[0]
+    group = {
         "backend": first["backend"],
         "model": first["model"],
         "label": f"{first['backend']} backend, model {first['model']}",
         "server": first.get("server"),
+        "study": study_block(study),
+        "designs": [study.reference, *(d for d in present if d != study.reference)],
         "kinds": kind,
         "comparable": not differ,
         "differences": differ,
         "runs": [
             {
-                "run": r.manifest["runId"],
-                "design": r.manifest["design"],
-                "backend": r.manifest["backend"],
-                "model": r.manifest["model"],
-                "protocol": r.manifest["protocolRevision"],
-                "cases": r.manifest["totals"]["cases"],
-                "repetitions": r.manifest["repetitions"],
-                "tokens are": r.manifest["figures"]["tokens"]
-                + (f" ({p} profile)" if (p := summaries.token_counting(r.manifest)) else ""),
-                "latency model": summaries.latency_in_words(r.manifest["latencyModel"]),
+                "run": m["runId"],
+                "design": m["design"],
+                "backend": m["backend"],
+                "model": m["model"],
+                "protocol": m["protocolRevision"],
+                "cases": m["totals"]["cases"],
+                "repetitions": m["repetitions"],
+                "tokens are": m["figures"]["tokens"]
+                + (f" ({p} profile)" if (p := summaries.token_counting(m)) else ""),
+                "latency model": summaries.latency_in_words(m["latencyModel"]),
             }
-            for r in loaded
+            for m in manifests
         ],
         "tokensAre": kind["tokens"],
         "cases": rows,
-        "medians": summaries.medians(rows, pair, comparable=not differ),
-        "passK": summaries.pass_k(rows),
-        "outcomes": summaries.outcomes(rows),
-        "scoresByCase": scores_by_case(rows),
-        "growth": summaries.growth(loaded, focus_order),
+        "medians": medians,
+        "passK": summaries.pass_k(rows, order),
+        "outcomes": summaries.outcomes(rows, order),
+        "scoresByCase": scores_by_case(rows, order),
+        "growth": sorted(summaries.growth(loaded, focus), key=lambda g: order.index(g["design"])),
         "transcripts": {
             d: [
                 {(reply if k == "model replied" else k): v for k, v in step.items()}
-                for step in summaries.transcript(loaded, d, focus_order)
+                for step in summaries.transcript(loaded, d, focus)
             ]
-            for d in summaries.designs_in(rows)
-            if any(
-                t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d
-                for r in loaded
-                for t in r.traces
-            )
+            for d in shown
         },
-        "answers": {
-            d: summaries.answer_of(loaded, d, focus_order)
-            for d in summaries.designs_in(rows)
-            if any(
-                t["orderId"] == focus_order and t["repetition"] == 1 and t["design"] == d
-                for r in loaded
-                for t in r.traces
-            )
-        },
-        "againstArticle": []
-        if study
-        else against_article(rows, article, kind, [r.manifest for r in loaded], comparable=not differ),
+        "answers": {d: summaries.answer_of(loaded, d, focus) for d in shown},
+        "againstPublished": against_published(study, rows, kind, manifests, medians, comparable=not differ)
+        if study.published is not None
+        else [],
         "costs": run_costs(loaded, reference_model, price_date),
-        # A study's runs: the study, and which pair of its designs the medians compare.
-        **({"study": {**study, "pair": list(pair)}} if study else {}),
     }
+    group["headline"] = headline(group, manifests)
+    return group
 
 
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Load and verify the runs (a run that does not verify is refused), group them by backend and model (scripted
-    first), score and summarise each group apart, write the JSON."""
+    """Load and verify the study's runs (a run that does not verify, or is another study's, is refused), group them
+    by backend and model (scripted first), score and summarise each group apart, write the JSON."""
     p = checked(params)
-    loaded = [runs.load(folder) for folder in summaries.selected_runs(p["run_ids"], p["runs_dir"])]
+    study = chosen(p["study"])
+    folder = p["runs_dir"] or study.runs_folder
+    loaded = [of_study(runs.load(f), study) for f in summaries.selected_runs(p["run_ids"], folder)]
     if not loaded:
         raise runs.RunInvalid(
-            f"no recorded runs under {p['runs_dir'] or runs.RUNS}; `make runs` records the scripted ones"
+            f"no recorded runs under {folder}; `wismo evaluate --study {study.path} both 3` records scripted ones."
         )
-    article = reference.load("where-is-my-order")
+    focus = p["focus_order"] or study.focus_key
     keys = sorted({(r.manifest["backend"], r.manifest["model"]) for r in loaded}, key=lambda k: (k[0] != "scripted", k))
     groups = [
         _group(
             [r for r in loaded if (r.manifest["backend"], r.manifest["model"]) == key],
-            p["focus_order"],
-            article,
+            study,
+            focus,
             p["reference_model"],
             p["price_date"],
         )
         for key in keys
     ]
-    result = {"focusOrder": p["focus_order"], "articleSource": article["source"], "groups": groups}
+    result: dict[str, Any] = {"study": study_block(study), "focus": focus, "groups": groups}
+    if study.published is not None:
+        result["published"] = {
+            "source": study.published.source,
+            "model": study.published.model,
+            "kind": REPORTED,
+            **({"reference": study.published.reference} if study.published.reference else {}),
+        }
     write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
 
 
 def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
-    """The claim about one case turn by turn: the granular conversation has one request more than the focused one,
-    and each later request carries everything the earlier one did plus the newest turn."""
+    """The claim about one case turn by turn, for every design: each later request resends everything the earlier
+    ones carried, so its input is larger; then how many requests each design's conversation took against the
+    reference's, as found."""
+    focus, ref = result["focus"], group["study"]["reference"]
     growth = {g["design"]: g for g in group["growth"]}
-    ref, other = summaries.group_pair(group)
-    g, f = growth.get(ref), growth.get(other)
-    if g is None or f is None:
-        return f"No {ref} and {other} pair for this case in the selected runs; nothing to check."
-    grows = all(b > a for rows in (g, f) for a, b in zip(rows["inputs"], rows["inputs"][1:]))
-    if "study" in group:  # a study's designs need not differ by one request: the claim is the resending alone
-        return check(
-            grows,
-            f"for {result['focusOrder']} every request of both conversations resends all earlier ones",
-            f"{ref} inputs {numbers(g['inputs'])}; {other} {numbers(f['inputs'])} tokens ({group['tokensAre']})",
-        )
-    holds = len(g["inputs"]) == len(f["inputs"]) + 1 and grows
-    return check(
-        holds,
-        f"for {result['focusOrder']} the granular conversation takes one request more, and every request "
-        "resends all earlier ones",
-        f"granular inputs {numbers(g['inputs'])}; focused {numbers(f['inputs'])} tokens ({group['tokensAre']})",
+    if not growth:
+        return f"No conversation of {focus} in these runs; nothing to check."
+    grows = all(b > a for g in growth.values() for a, b in zip(g["inputs"], g["inputs"][1:]))
+    claim = check(
+        grows,
+        f"for {focus} every later request of each design's conversation resends all earlier ones",
+        "; ".join(f"{d} inputs {numbers(g['inputs'])}" for d, g in growth.items()) + f" tokens ({group['tokensAre']})",
     )
+    return f"{claim} {requests_statement(focus, ref, growth)}"
 
 
-def scores_by_case(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One line per design and order: repetitions passed, how the conversations ended, and every failure spelled
-    out (the fields that did not match, the summary claims flagged), instead of one row per repetition."""
-    out = []
-    for design in summaries.designs_in(rows):
-        for order_id in dict.fromkeys(r["orderId"] for r in rows):
-            mine = [r for r in rows if r["design"] == design and r["orderId"] == order_id]
-            if not mine:
-                continue
-            failures = [
-                f"repetition {r['repetition']}: {', '.join(r['failedFields'])}" for r in mine if r["failedFields"]
-            ]
-            flags = [f"repetition {r['repetition']}: {'; '.join(r['summaryFlags'])}" for r in mine if r["summaryFlags"]]
-            outcomes = sorted({r["outcome"] for r in mine})
-            out.append(
-                {
-                    "design": design,
-                    "order": order_id,
-                    "passed": f"{sum(bool(r['passed']) for r in mine)}/{len(mine)}"
-                    if any(r["passed"] is not None for r in mine)
-                    else "not scored (no expected answer)",
-                    "ended": ", ".join(outcomes),
-                    "failures": "; ".join(failures) or "none",
-                    "summary claims flagged": "; ".join(flags) or "none",
-                }
-            )
-    return out
+def requests_statement(focus: str, ref: str, growth: dict[str, dict[str, Any]]) -> str:
+    """How many requests each design's conversation of the focus case took, each against the reference's."""
+    n = {d: len(g["inputs"]) for d, g in growth.items()}
+    if ref not in n:
+        said = "; ".join(f"{d} {k}" for d, k in n.items())
+        return f"Requests in the conversation of {focus}: {said} (no {ref} conversation of it to set them against)."
 
+    def against(d: str) -> str:
+        diff = n[d] - n[ref]
+        return f"{d} {n[d]}, " + ("as many" if diff == 0 else f"{abs(diff)} {'more' if diff > 0 else 'fewer'}")
 
-def _elapsed_arithmetic(row: dict[str, Any], manifest: dict[str, Any]) -> str:
-    """How a modelled elapsed time was computed, in numbers: requests x overhead + tokens x rates."""
-    m = manifest["latencyModel"]
-    if not m or row["modelledElapsedMs"] is None:
-        return "measured"
-    return (
-        f"modelled: {row['turns']} requests x {m['overhead_ms']:g} ms + {row['inputTokens']:,} input tokens x "
-        f"{m['per_input_token_ms']:g} ms + {row['outputTokens']:,} output tokens x {m['per_output_token_ms']:g} ms "
-        f"= {row['modelledElapsedMs']:,.0f} ms"
-    )
-
-
-def against_article(
-    rows: list[dict[str, Any]],
-    article: dict[str, Any],
-    kind: dict[str, str],
-    manifests: list[dict[str, Any]],
-    comparable: bool = True,
-) -> list[dict[str, Any]]:
-    """The article's published ORD-1004 conversations and medians beside ours, each side saying what its figure is;
-    for scripted runs, which figures the script fixes and the arithmetic of the modelled elapsed time; no median
-    change of ours when the runs are not comparable."""
-    pub, source = article["ORD-1004"], article["source"]["figureSections"]
-    by_design = {m["design"]: m for m in manifests}
-    out = []
-
-    def add(figure: str, value: Any, section: str, ours: Any, ours_are: str) -> None:
-        out.append(
-            {
-                "figure": figure,
-                "article (provider-reported or measured, published)": value,
-                "article section": source.get(section, ""),
-                "wismo": ours,
-                "wismo figure is": ours_are,
-            }
-        )
-
-    for design in ("granular", "focused"):
-        mine = next(
-            (r for r in rows if r["design"] == design and r["orderId"] == "ORD-1004" and r["repetition"] == 1), None
-        )
-        add(
-            f"{design} ORD-1004 model turns",
-            pub[design]["modelTurns"],
-            f"ORD-1004.{design}.modelTurns",
-            mine and mine["turns"],
-            kind["turns"],
-        )
-        add(
-            f"{design} ORD-1004 tool calls",
-            pub[design]["toolCalls"],
-            f"ORD-1004.{design}.toolCalls",
-            mine and mine["toolCalls"],
-            kind["turns"],
-        )
-        add(
-            f"{design} ORD-1004 tokens, whole conversation",
-            pub[design]["conversationTokens"],
-            f"ORD-1004.{design}.conversationTokens",
-            mine and mine["totalTokens"],
-            kind["tokens"],
-        )
-        modelled = mine and mine["modelledElapsedMs"]
-        add(
-            f"{design} ORD-1004 elapsed seconds",
-            pub[design]["elapsedSeconds"],
-            f"ORD-1004.{design}.elapsedSeconds",
-            round(modelled / 1000, 3) if modelled else None,
-            _elapsed_arithmetic(mine, by_design[design])
-            if modelled
-            else "no latency model: the harness's wall time is no model's elapsed time"
-            if mine
-            else "",
-        )
-    med = {m["measure"]: m for m in summaries.medians(rows, comparable=comparable)}
-    tokens_change = med["totalTokens"]["focused vs granular %"]
-    add(
-        "focused: fewer median tokens, %",
-        article["medians"]["focusedFewerTokensPercent"],
-        "medians.focusedFewerTokensPercent",
-        None if tokens_change is None else -tokens_change,
-        kind["tokens"],
-    )
-    change = med["modelledElapsedMs"]["focused vs granular %"]
-    add(
-        "focused: lower median elapsed time, %",
-        article["medians"]["focusedLowerElapsedPercent"],
-        "medians.focusedLowerElapsedPercent",
-        None if change is None else -change,
-        kind["elapsed"],
-    )
-    return out
-
-
-MEASURES = {
-    "turns": "model turns (count)",
-    "toolCalls": "tool calls (count)",
-    "resultBytes": "tool result bytes (measured)",
-    "inputTokens": "input tokens",
-    "outputTokens": "output tokens",
-    "totalTokens": "tokens, input + output",
-    "wallMs": "wall time of the loop, ms (measured)",
-    "modelledElapsedMs": "elapsed time, ms (modelled)",
-}
+    others = "".join(f"; {against(d)}" for d in n if d != ref)
+    return f"Requests in the conversation of {focus}: {ref} (the reference) {n[ref]}{others}."
 
 
 def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
-    """A group's medians for the reader: each measure in words with its unit and kind, counts without decimals."""
-    ref, other = summaries.group_pair(group)
+    """A group's medians for the reader: each measure in words with its unit and kind, counts without decimals, and
+    each other design's change against the reference (none when the runs are not comparable)."""
+    ref, shown = group["study"]["reference"], group["designs"]
     out = []
     for m in group["medians"]:
-        if m[ref] is None and m[other] is None:
+        if all(m[d] is None for d in shown):
             continue
         what = MEASURES.get(m["measure"], m["measure"])
         if "tokens" in m["measure"].lower():
             what += f" ({group['kinds']['tokens']})"
         whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
-        row = {"median per conversation": what, ref: whole(m[ref]), other: whole(m[other])}
+        row = {"median per conversation": what, **{d: whole(m[d]) for d in shown}}
         if group.get("comparable", True):  # runs that differ are shown apart, with no change across them
-            row[f"{other} vs {ref} (%)"] = m[summaries.change_key((ref, other))]
+            row |= {f"{d} vs {ref} (%)": m[summaries.change_key(d, ref)] for d in shown if d != ref}
         out.append(row)
     return out

@@ -10,7 +10,6 @@ from wismo import runs
 from wismo.core.kinds import SCRIPTED
 from wismo.cost import prices
 from wismo.reports import check
-from wismo.runs import summaries
 
 PER_CONVERSATIONS = 1000
 CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
@@ -114,23 +113,34 @@ def _priced_runs(priced: list[dict[str, Any]]) -> str:
 
 
 def cost_answer(group: dict[str, Any]) -> str:
-    """The cost section's one-line answer, from the figures."""
-    priced = {c["design"]: c for c in group["costs"] if c["pricedAs"]}
-    ref, other = summaries.group_pair(group)
-    g, f = priced.get(ref), priced.get(other)
+    """The cost section's one-line answer, from the figures: each design's price of 1,000 conversations against the
+    reference's (each run on its own where the runs are not comparable)."""
+    priced = {}
+    for c in group["costs"]:
+        if c["pricedAs"]:
+            priced.setdefault(c["design"], c)
+    ref = group["study"]["reference"]
+    others = [d for d in group["designs"] if d != ref and d in priced]
     per = f"usdPer{PER_CONVERSATIONS}"
-    if not (g and f):
-        return f"No {ref} and {other} pair of priced runs; no comparison to make."
+    g = priced.get(ref)
+    if g is None:
+        return f"No priced {ref} run in this group, so no design's price is set against the reference's."
+    if not others:
+        return f"Only the {ref} design has a priced run in this group; no other design's price to set against it."
     if not group.get("comparable", True):
+        each = ", ".join(f"{prices.usd(priced[d][per])} {d}" for d in others)
         return (
-            f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} and "
-            f"{prices.usd(g[per])} {ref}, each run on its own; no saving is computed across them, since the runs "
-            f"differ in {' and '.join(d['property'] for d in group['differences'])} ({f['priceSource']})."
+            f"Priced as {g['pricedAs']}, {PER_CONVERSATIONS:,} conversations cost {prices.usd(g[per])} {ref} and "
+            f"{each}, each run on its own; no saving is computed across them, since the runs differ in "
+            f"{' and '.join(d['property'] for d in group['differences'])} ({g['priceSource']})."
         )
+    each = "; ".join(
+        f"with {d} {prices.usd(priced[d][per])}, {(priced[d][per] - g[per]) / g[per] * 100:+.1f}% against {ref}"
+        for d in others
+    )
     return (
-        f"Priced as {f['pricedAs']}, {PER_CONVERSATIONS:,} {other} conversations cost {prices.usd(f[per])} against "
-        f"{prices.usd(g[per])} {ref} ({(f[per] - g[per]) / g[per] * 100:+.1f}%; {f['label']}; "
-        f"{f['priceSource']})."
+        f"Priced as {g['pricedAs']}, {PER_CONVERSATIONS:,} conversations with the {ref} design, the reference, cost "
+        f"{prices.usd(g[per])}; {each} ({g['label']}; {g['priceSource']})."
     )
 
 

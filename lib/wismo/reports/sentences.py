@@ -7,7 +7,6 @@ import sys
 from statistics import median
 from typing import Any
 
-from wismo.runs import summaries
 from wismo.studies import matching
 
 
@@ -208,29 +207,37 @@ def not_comparable_sentence(group: dict[str, Any]) -> str:
     )
 
 
+def _percent(value: float | None) -> str:
+    return "no change computed" if value is None else f"{value:+.1f}%"
+
+
 def medians_sentence(group: dict[str, Any]) -> str:
-    """One group of runs' medians, the compared design against the reference (focused against granular in the
-    article's), each with the kind of its figure; why they are not compared when the runs differ."""
+    """One group of runs' medians, measure by measure: each design's model turns, and each other design's change in
+    tokens and elapsed time against the reference, each measure with the kind of its figures; why they are not
+    compared when the runs differ."""
     if not group.get("comparable", True):
         return not_comparable_sentence(group)
-    ref, other = summaries.group_pair(group)
-    change = f"{other} vs {ref} %"
+    ref, shown = group["study"]["reference"], group["designs"]
+    others = [d for d in shown if d != ref]
     m = {r["measure"]: r for r in group["medians"]}
-    scripted = group["kinds"].get("runs", "").startswith("scripted")
-    if m["modelledElapsedMs"][other] is not None:
-        elapsed = f"{m['modelledElapsedMs'][change]:+.1f}% elapsed time ({group['kinds']['elapsed']})."
-    elif scripted:  # no model ran: the wall time is the harness's own loop, not a model's elapsed time
+    kinds = group["kinds"]
+
+    def changes(measure: str) -> str:
+        return ", ".join(f"{_percent(m[measure][f'{d} vs {ref} %'])} for {d}" for d in others)
+
+    turns = ", ".join(f"{m['turns'][d]:g} for {d}" if m["turns"][d] is not None else f"none for {d}" for d in shown)
+    if all(m["modelledElapsedMs"][d] is not None for d in others):
+        elapsed = f"elapsed time {changes('modelledElapsedMs')} ({kinds['elapsed']})"
+    elif kinds.get("runs", "").startswith("scripted"):  # no model ran: the wall time is the harness's own loop
         elapsed = (
-            f"{m['wallMs'][change]:+.1f}% wall time of the harness's own loop (measured; without a latency model a "
-            "scripted run has no model's elapsed time)."
+            f"wall time of the harness's own loop {changes('wallMs')} (measured; without a latency model a scripted "
+            "run has no model's elapsed time)"
         )
     else:
-        elapsed = f"{m['wallMs'][change]:+.1f}% elapsed time (measured)."
+        elapsed = f"elapsed time {changes('wallMs')} (measured)"
     return (
-        f"**{group['label']}**: the {other} design needed a median of {m['turns'][other]:g} model turns against "
-        f"{m['turns'][ref]:g} ({group['kinds']['turns']}), {m['totalTokens'][change]:+.1f}% "
-        "tokens "
-        f"({group['kinds']['tokens']}) and " + elapsed
+        f"**{group['label']}**, medians per conversation: model turns {turns} ({kinds['turns']}); against the {ref} "
+        f"design, tokens {changes('totalTokens')} ({kinds['tokens']}) and {elapsed}."
     )
 
 
@@ -246,9 +253,21 @@ def pass_k_sentence(group: dict[str, Any]) -> str:
         )
     return (
         f"**{group['label']}**: pass^k, every repetition passed ({group['kinds']['scores']}): "
-        + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} order cases" for d, ps in per.items())
+        + "; ".join(f"{d} {sum(p['pass^k'] for p in ps)}/{len(ps)} cases" for d, ps in per.items())
         + f"; summary claims flagged: {sum(len(r['summaryFlags']) for r in group['cases'])}."
     )
+
+
+def published_sentence(result: dict[str, Any]) -> str:
+    """Where a study's published conversations come from, in one Markdown sentence: the source, the model, and what
+    its figures are (as its reference file says, where it names one)."""
+    published = result.get("published")
+    if published is None:
+        return "The study publishes no conversation ([published] in its file), so nothing stands beside these runs."
+    kind = published.get("reference", {}).get("kind") or (
+        f"tokens {published['kind']}; turns, tool calls and elapsed times as the run that published them measured them"
+    )
+    return f"Source: *{published['source']}*, on {published['model']}; {kind}."
 
 
 def transcript_headings(group: dict[str, Any]) -> dict[str, str]:

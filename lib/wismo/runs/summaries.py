@@ -8,14 +8,16 @@ from statistics import median
 from typing import Any
 
 from wismo.agent.evidence import from_items
+from wismo.domain.prompts import instructions_sha256
 from wismo.runs import Run, scoring
 from wismo.servers import designs
 
 
-def designs_in(rows: list[dict[str, Any]]) -> list[str]:
-    """The designs the rows hold, in registry order."""
-    present = {r["design"] for r in rows}
-    return [d for d in designs.registered() if d in present]
+def designs_in(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[str]:
+    """The designs the rows hold: in `order` (a study's designs) first, then in registry order, then as they come."""
+    present = list(dict.fromkeys(r["design"] for r in rows))
+    ranked = [*(order or []), *(d for d in designs.registered() if d not in (order or []))]
+    return [d for d in ranked if d in present] + [d for d in present if d not in ranked]
 
 
 def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -27,15 +29,20 @@ def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
-    """One row per trace: counters, score and summary check."""
+    """One row per trace, its case under the neutral key "case": counters, score and summary check."""
     wismo_expectations = scoring.load_expectations()
     rows = []
     for run in runs:
         m = run.manifest
-        # A study run carries its cases' expectations; a case without one is not scored (passed stays None).
-        expectations = m["study"]["expectations"] if m.get("study") else wismo_expectations
+        # A study run carries its cases' expectations; a run that kept wismo's answer contract (wismo's instructions,
+        # as every run recorded before manifests carried a study did) is scored against wismo's own where its case
+        # has none; a case without either is not scored (passed stays None).
+        expectations = m["study"]["expectations"] if m.get("study") else {}
+        contract = m["instructionsSha256"] == instructions_sha256()
         for t in run.traces:
-            expected = expectations.get(t["orderId"])
+            # orderId is the run format's name for a trace's case key (format wismo.run/1, kept for shipped runs).
+            case = t["orderId"]
+            expected = expectations.get(case) or (wismo_expectations.get(case) if contract else None)
             scored = scoring.score(t["answer"], expected) if expected else None
             summary = (t["answer"] or {}).get("customerSummary") if isinstance(t["answer"], dict) else None
             tot = t["totals"]
@@ -45,7 +52,7 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
                     "backend": m["backend"],
                     "model": m["model"],
                     "design": t["design"],
-                    "orderId": t["orderId"],
+                    "case": case,
                     "repetition": t["repetition"],
                     "outcome": t["outcome"],
                     "reason": t.get("reason"),
@@ -67,12 +74,12 @@ def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
     return rows
 
 
-def outcomes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """How many conversations ended each way, per design: rows of design, outcome and count (designs in the
-    registry's order, then outcomes by count, most first)."""
+def outcomes(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+    """How many conversations ended each way, per design: rows of design, outcome and count (designs in `order`,
+    a study's, else as designs_in ranks them; then outcomes by count, most first)."""
     counts = Counter((r["design"], r["outcome"]) for r in rows)
-    order = {d: i for i, d in enumerate(designs.names())}
-    ranked = sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], len(order)), kv[0][0], -kv[1], kv[0][1]))
+    rank = {d: i for i, d in enumerate(designs_in(rows, order))}
+    ranked = sorted(counts.items(), key=lambda kv: (rank[kv[0][0]], -kv[1], kv[0][1]))
     return [{"design": design, "outcome": outcome, "count": n} for (design, outcome), n in ranked]
 
 
@@ -81,47 +88,41 @@ def _median(rows: list[dict[str, Any]], key: str) -> float | None:
     return median(values) if values else None
 
 
-ARTICLE_PAIR = ("granular", "focused")
+def change_key(design: str, reference: str) -> str:
+    """The name of one design's difference against the reference, in %."""
+    return f"{design} vs {reference} %"
 
 
-def pair_of(manifests: list[dict[str, Any]]) -> tuple[str, str]:
-    """The reference design and the one compared with it: a study run's first two designs, else the article's."""
-    study = next((m["study"] for m in manifests if m.get("study")), None)
-    return (study["designs"][0], study["designs"][1]) if study and len(study["designs"]) > 1 else ARTICLE_PAIR
-
-
-def group_pair(group: dict[str, Any]) -> tuple[str, str]:
-    """The reference design and the one a report's group of runs compares with it (a study's, else the article's)."""
-    return tuple(group["study"]["pair"]) if "study" in group else ARTICLE_PAIR
-
-
-def change_key(pair: tuple[str, str]) -> str:
-    """The name of the compared design's difference against the reference, in %."""
-    return f"{pair[1]} vs {pair[0]} %"
+MEASURES = (
+    "turns",
+    "toolCalls",
+    "resultBytes",
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "wallMs",
+    "modelledElapsedMs",
+)
 
 
 def medians(
-    rows: list[dict[str, Any]], pair: tuple[str, str] = ARTICLE_PAIR, comparable: bool = True
+    rows: list[dict[str, Any]], reference: str, order: list[str] | None = None, comparable: bool = True
 ) -> list[dict[str, Any]]:
-    """Medians per design of turns, tool calls, tokens and elapsed time, and the compared design's difference in %
-    against the reference (the article's: focused against granular); no difference (None) when the runs are not
-    `comparable` (see differences)."""
-    keys = (
-        "turns",
-        "toolCalls",
-        "resultBytes",
-        "inputTokens",
-        "outputTokens",
-        "totalTokens",
-        "wallMs",
-        "modelledElapsedMs",
-    )
-    per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in keys} for d in designs_in(rows)}
+    """Per measure (turns, tool calls, bytes, tokens, elapsed time): the median of each design (the reference
+    first, then the others the rows hold, in `order`), and each other design's difference in % against the
+    reference; no difference (None) when the runs are not `comparable` (see differences)."""
+    shown = [reference, *(d for d in designs_in(rows, order) if d != reference)]
+    per = {d: {k: _median([r for r in rows if r["design"] == d], k) for k in MEASURES} for d in shown}
     out = []
-    for k in keys:
-        g, f = per.get(pair[0], {}).get(k), per.get(pair[1], {}).get(k)
-        change = None if not comparable or g in (None, 0) or f is None else round((f - g) / g * 100, 1)
-        out.append({"measure": k, pair[0]: g, pair[1]: f, change_key(pair): change})
+    for k in MEASURES:
+        ref = per[reference][k]
+        row: dict[str, Any] = {"measure": k, **{d: per[d][k] for d in shown}}
+        for d in shown[1:]:
+            value = per[d][k]
+            row[change_key(d, reference)] = (
+                None if not comparable or ref in (None, 0) or value is None else round((value - ref) / ref * 100, 1)
+            )
+        out.append(row)
     return out
 
 
@@ -175,21 +176,19 @@ def differences(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def pass_k(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per design and order: how many repetitions passed, and pass^k (all of them)."""
+def pass_k(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per design (in `order`, a study's) and case: how many repetitions passed, and pass^k (all of them)."""
     out = []
-    for design in designs_in(rows):
-        for order_id in dict.fromkeys(r["orderId"] for r in rows):
+    for design in designs_in(rows, order):
+        for case in dict.fromkeys(r["case"] for r in rows):
             reps = [
-                r["passed"]
-                for r in rows
-                if r["design"] == design and r["orderId"] == order_id and r["passed"] is not None
+                r["passed"] for r in rows if r["design"] == design and r["case"] == case and r["passed"] is not None
             ]
             if reps:
                 out.append(
                     {
                         "design": design,
-                        "orderId": order_id,
+                        "case": case,
                         "k": len(reps),
                         "passed": sum(reps),
                         "pass^k": scoring.pass_hat_k(reps),
@@ -198,17 +197,17 @@ def pass_k(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def growth(runs: list[Run], order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
+def growth(runs: list[Run], case: str, repetition: int = 1) -> list[dict[str, Any]]:
     """Input tokens of each model request of one case per design, split into base and per-turn additions."""
     out = []
     for run in runs:
         for t in run.traces:
-            if t["orderId"] == order_id and t["repetition"] == repetition and t["requests"]:
+            if t["orderId"] == case and t["repetition"] == repetition and t["requests"]:
                 inputs = [r["usage"]["inputTokens"] for r in t["requests"]]
                 out.append(
                     {
                         "design": t["design"],
-                        "orderId": order_id,
+                        "case": case,
                         "inputs": inputs,
                         "base": inputs[0],
                         "additions": [b - a for a, b in zip(inputs, inputs[1:])],
@@ -239,13 +238,13 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
     return list(newest.values())
 
 
-def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> list[dict[str, Any]]:
+def transcript(runs: list[Run], design: str, case: str, repetition: int = 1) -> list[dict[str, Any]]:
     """One conversation as rows: per request, what it newly sent and what came back, with its input tokens."""
     trace = next(
         t
         for run in runs
         for t in run.traces
-        if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition)
+        if (t["design"], t["orderId"], t["repetition"]) == (design, case, repetition)
     )
 
     def show(item: dict[str, Any]) -> str:
@@ -268,13 +267,16 @@ def transcript(runs: list[Run], design: str, order_id: str, repetition: int = 1)
     ]
 
 
-def answer_of(runs: list[Run], design: str, order_id: str, repetition: int = 1) -> str:
-    """The customer summary of one conversation (its final answer's prose)."""
+def answer_of(runs: list[Run], design: str, case: str, repetition: int = 1) -> str:
+    """The final answer of one conversation in prose: its summary where the answer keeps wismo's contract, else the
+    model's final text."""
     trace = next(
         t
         for run in runs
         for t in run.traces
-        if (t["design"], t["orderId"], t["repetition"]) == (design, order_id, repetition)
+        if (t["design"], t["orderId"], t["repetition"]) == (design, case, repetition)
     )
-    answer = trace["answer"] or {}
-    return answer.get("customerSummary") or json.dumps(answer)
+    answer = trace["answer"]
+    if isinstance(answer, dict) and answer.get("customerSummary"):
+        return answer["customerSummary"]
+    return trace["answerText"] or (json.dumps(answer) if answer else "no answer")

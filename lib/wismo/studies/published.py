@@ -13,6 +13,8 @@ follows from them by arithmetic alone said as derived.
     input = 2901                   # total input tokens
     output = 240                   # total output tokens
     total = 3141                   # input + output, where only that was published
+    tool_calls = 4                 # how many tool calls it made (measured by whoever ran it)
+    elapsed_s = 4.2                # its elapsed time in seconds (measured)
 
 Every figure may instead be `{ ref = "a.b.c" }`, a path into the JSON file that `reference` names (relative to the
 study file; it must carry a `source` block, as data/reference's files do), so a figure is typed once.
@@ -34,6 +36,7 @@ KEYS = {
     "model": "the model the conversations ran on",
     "reference": "a JSON file the figures may be taken from with { ref = ... } (relative to the study file)",
     "median_saving_percent": "the median input-token saving the provider's figures gave, if published",
+    "median_elapsed_saving_percent": "the median saving in elapsed time the run measured, in %, if published",
     "conversations": "the conversations, [[published.conversations]]",
 }
 CONVERSATION_KEYS = {
@@ -47,7 +50,11 @@ CONVERSATION_KEYS = {
     "first_smaller_by": "how many tokens its first request was smaller than the first conversation's of the case",
     "answer": "the model's answer as published (text)",
     "cached_input": "cached input tokens the provider reported for it",
+    "tool_calls": "how many tool calls it made (measured by the run that published it)",
+    "elapsed_s": "its elapsed time in seconds (measured by the run that published it)",
 }
+# Both median savings set the conversations' second design against their first: they need exactly two designs.
+MEDIANS = ("median_saving_percent", "median_elapsed_saving_percent")
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,13 @@ class Conversation:
     first_smaller_by: int | None = None
     answer: str | None = None
     cached_input: int | None = None
+    tool_calls: int | None = None
+    elapsed_s: float | None = None
+    refs: tuple[tuple[str, str], ...] = ()  # (figure, path) for each figure taken from the reference file
+
+    def ref(self, figure: str) -> str | None:
+        """The path into the reference file a figure was taken from (its key as declared), if it was."""
+        return dict(self.refs).get(figure)
 
     def figures(self) -> dict[str, Any]:
         """The figures as declared: name to value, the absent ones left out."""
@@ -90,10 +104,23 @@ class Published:
         default_factory=dict
     )  # the reference file's source block, if figures came from one
     median_saving_percent: float | None = None
+    median_elapsed_saving_percent: float | None = None
+    refs: tuple[tuple[str, str], ...] = ()  # (key, path) for each top-level figure taken from the reference file
 
     def of(self, design: str, case: str) -> Conversation | None:
         """The published conversation of one design and case, if there is one."""
         return next((c for c in self.conversations if c.design == design and c.case == case), None)
+
+    def compared(self) -> tuple[str, str] | None:
+        """The designs the median savings set against each other, the first conversation's first: None unless the
+        conversations name exactly two designs."""
+        named = list(dict.fromkeys(c.design for c in self.conversations))
+        return (named[0], named[1]) if len(named) == 2 else None
+
+    def cited(self, path: str | None) -> str:
+        """Where one figure was published: the reference file's section for its path where the file names one
+        (figureSections), else the block's source."""
+        return self.reference.get("figureSections", {}).get(path or "", "") or self.source
 
     def derived(self, conversation: Conversation) -> dict[str, dict[str, Any]]:
         """Each figure of one conversation with its kind: published as declared, and what arithmetic alone gives
@@ -141,8 +168,31 @@ def read_published(r: Problems, raw: Any, folder: Path, designs: list[str], keys
         found = _conversation(r, f"published.conversations[{i}]", row, reference, designs, keys)
         if found is not None:
             conversations.append(found)
-    median = _value(r, where, "median_saving_percent", raw.get("median_saving_percent"), reference, number=True)
-    return Published(source or "", model or "", tuple(conversations), source_block, median)
+    medians = {k: _value(r, where, k, raw.get(k), reference, number=True, unit=PERCENT) for k in MEDIANS}
+    designs_named = list(dict.fromkeys(c.design for c in conversations))
+    for k in MEDIANS:
+        if medians[k] is not None and conversations and len(designs_named) != 2:
+            r.say(
+                where,
+                f"{k} sets one design against another, but the conversations name {len(designs_named)} design"
+                f"{'s' if len(designs_named) != 1 else ''} ({', '.join(designs_named)}); it needs exactly two",
+            )
+    return Published(
+        source or "",
+        model or "",
+        tuple(conversations),
+        source_block,
+        medians["median_saving_percent"],
+        medians["median_elapsed_saving_percent"],
+        _refs(raw, MEDIANS),
+    )
+
+
+def _refs(raw: dict[str, Any], keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Each of `keys` declared as { ref = ... }, with its path (to cite the reference file's section for it)."""
+    return tuple(
+        (k, raw[k]["ref"]) for k in keys if isinstance(raw.get(k), dict) and isinstance(raw[k].get("ref"), str)
+    )
 
 
 def _conversation(
@@ -168,6 +218,10 @@ def _conversation(
     smaller = _value(r, where, "first_smaller_by", row.get("first_smaller_by"), reference, number=True)
     answer = _value(r, where, "answer", row.get("answer"), reference)
     cached = _value(r, where, "cached_input", row.get("cached_input"), reference, number=True)
+    tool_calls = _value(r, where, "tool_calls", row.get("tool_calls"), reference, number=True, unit=COUNT)
+    elapsed = _value(r, where, "elapsed_s", row.get("elapsed_s"), reference, number=True, unit=SECONDS)
+    if isinstance(tool_calls, float):
+        r.say(where, f"tool_calls must be {COUNT}, not {tool_calls!r}")
     if answer is not None and not isinstance(answer, str):
         r.say(where, "answer must be text, the model's answer as published")
         answer = None
@@ -181,6 +235,9 @@ def _conversation(
         smaller,
         answer,
         cached,
+        tool_calls,
+        elapsed,
+        _refs(row, tuple(CONVERSATION_KEYS)),
     )
 
 
@@ -188,8 +245,23 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _value(r: Problems, where: str, key: str, given: Any, reference: dict[str, Any], number: bool = False) -> Any:
-    """A figure as declared, or the one a { ref = "a.b" } names in the reference file; checked to be a count."""
+TOKENS = "a count of tokens (a whole number)"
+COUNT = "a count (a whole number)"
+SECONDS = "a number of seconds"
+PERCENT = "a percentage (a number)"
+
+
+def _value(
+    r: Problems,
+    where: str,
+    key: str,
+    given: Any,
+    reference: dict[str, Any],
+    number: bool = False,
+    unit: str = TOKENS,
+) -> Any:
+    """A figure as declared, or the one a { ref = "a.b" } names in the reference file; checked to be a number of
+    at least 0 where `number` (`unit` says which, in the problem)."""
     if isinstance(given, dict):
         path = given.get("ref")
         if set(given) != {"ref"} or not isinstance(path, str):
@@ -206,7 +278,7 @@ def _value(r: Problems, where: str, key: str, given: Any, reference: dict[str, A
             value = value[step]
         given = value
     if number and given is not None and not (_count(given) or (isinstance(given, float) and given >= 0)):
-        r.say(where, f"{key} must be a count of tokens (a whole number), not {given!r}")
+        r.say(where, f"{key} must be {unit}, not {given!r}")
         return None
     return given
 
