@@ -101,3 +101,64 @@ def test_the_index_names_the_reports_the_study_does_not_get_and_why(run):
     assert "wismo: Library accounts" in index and "Three designs" in index
     assert "03-recorded-runs: the study has no recorded runs yet" in index
     assert "04-scale: not every design of this study is one wismo serves" in index
+
+
+@pytest.mark.anyio
+async def test_a_url_design_is_reported_as_streamable_http_and_connect_to_initialized(tmp_path):
+    """A design reached at a URL (a server wismo did not start) beside one wismo serves: the comparison runs over
+    both transports for the served one, says how each design was reached, and times the URL's as a connect."""
+    import subprocess
+    import sys
+
+    from wismo.client.connection import free_port
+    from wismo.reports import equivalence
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "wismo", "serve", "focused", "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        study = tmp_path / "mixed.toml"
+        cases = (REPO_ROOT / "data" / "studies" / "where-is-my-order.toml").read_text(encoding="utf-8")
+        cases = cases[cases.index("[[cases]]") : cases.index("# Identifiers either design")]
+        study.write_text(
+            'title = "Mixed"\nquestion = "Where is {orderId}?"\nreference = "granular"\n'
+            '[designs.granular]\nserve = "granular"\n'
+            f'[designs.focused]\nurl = "http://127.0.0.1:{port}/mcp"\n'
+            'entry = { tool = "get_order_support_context", arguments = { orderId = "{orderId}" } }\n' + cases,
+            encoding="utf-8",
+        )
+        await _listening(port)
+        result = await equivalence.build({"study": str(study), "orders": ["ORD-1004"], "output_dir": str(tmp_path)})
+    finally:
+        server.terminate()
+        server.wait(10)
+    parity = result["transportParity"]
+    assert parity["transports"] == ["stdio", "http"]
+    assert parity["reached"] == {"granular": ["stdio", "http"], "focused": ["http"]}
+    assert result["study"]["designs"]["focused"] == {"transport": "http", "startedByWismo": False}
+    assert (
+        equivalence.check_parity(result) == "Checked: 1 case, each with the same verdicts and bytes over stdio, http."
+    )
+    said = equivalence.timing_sentence(result)
+    assert "focused" in said and "(connect to initialized)" in said and "granular" in said
+    assert "(server start to initialized)" in said
+
+
+async def _listening(port, deadline_s=30.0):
+    """Wait until something accepts connections on 127.0.0.1:port."""
+    import socket
+    import time
+
+    import anyio
+
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            await anyio.sleep(0.1)
+    raise TimeoutError(f"nothing listens on {port}")

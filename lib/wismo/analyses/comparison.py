@@ -13,6 +13,7 @@ from wismo.client.investigation import Call, investigate
 from wismo.core.clock import CLOCK
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import utf8_len, write_stable
+from wismo.core.textgrid import plural
 from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.shared.reading import NoStructuredContent
 from wismo.shared.revision import PINNED_REVISION
@@ -264,4 +265,4 @@ def check_parity(rows: list[dict[str, Any]], transports: list[str]) -> str:
             detail,
             f"{len(bad)} case(s) differ between {', '.join(transports)}: {detail}",
         )
-    return f"Checked: {len(rows)} cases give the same verdicts and bytes over {', '.join(transports)}."
+    return f"Checked: {plural(len(rows), 'case')}, each with the same verdicts and bytes over {', '.join(transports)}."
