@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wismo.cli.parsing import subparser, writable_folder
+from wismo.cli.parsing import stopped_build, subparser, writable_folder
 from wismo.core.textgrid import plural
 
 NAME = "report"
@@ -30,7 +30,8 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute every notebook and render the HTML reports."""
+    """Execute every notebook and render the HTML reports; a failed or interrupted build leaves the previous one as
+    it was."""
     from wismo.core.paths import REPO_ROOT
     from wismo.render import build as report
 
@@ -41,6 +42,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"wismo report: {exc}", file=sys.stderr)
         return 2
-    rendered = report.build(out=args.out, jobs=jobs)
+    try:
+        rendered = report.build(out=args.out, jobs=jobs)
+    except Exception as exc:
+        code = stopped_build(NAME, exc)
+        if code is None:
+            raise
+        return code
     print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
     return 0
