@@ -1,9 +1,10 @@
 """Builds that cannot half-finish: a build writes into a staging folder beside its target and replaces the previous
 build only when every notebook succeeded; a failed build leaves its staging folder with an index saying why, named
-by the command's last line. Processes below this one, stopped together, and children that end with their parent."""
+by the command's last line; SIGINT, SIGTERM or SIGKILL leave the previous build as it was and no process running."""
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,9 +16,13 @@ from commands import one_sentence
 from tiny import tiny_notebook
 from wismo.cli.main import main
 from wismo.core import processes
+from wismo.core.paths import REPO_ROOT
 from wismo.render import build as report
 from wismo.render import staging
 from wismo.render.build import NotebookFailed
+
+STOP_WITHIN_S = 5  # the issue's bound for Ctrl-C
+START_LIMIT_S = 240  # only stops a hung start: two kernels on a loaded 2-core machine take seconds
 
 
 def tree(folder):
@@ -261,3 +266,138 @@ def test_a_build_keeps_what_it_does_not_write_and_its_notebooks_read_it(tmp_path
     assert "Tiny 02-reads" in (out / "index.html").read_text() and not (out / "html" / "00-gone.html").exists()
     assert all(r.html.parent == out / "html" and r.html.is_file() and r.executed.is_file() for r in rendered)
     assert stagings(out) == []
+
+
+def _started(tmp_path, out, notebooks, *args):
+    """`python -m wismo report --out OUT ARGS` on these notebooks, in a session of its own, as a terminal starts it."""
+    script = (
+        "import sys\nfrom pathlib import Path\nimport wismo.render.build as b\n"
+        f"b.NOTEBOOKS = Path({str(notebooks)!r})\nfrom wismo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with open(logs / "stdout", "wb") as stdout, open(logs / "stderr", "wb") as stderr:
+        command = [sys.executable, "-c", script] if notebooks else [sys.executable, "-m", "wismo"]
+        return subprocess.Popen(
+            [*command, "report", "--out", str(out), *args],
+            cwd=REPO_ROOT,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+
+
+def _when(check, process):
+    """Wait until `check()` holds (the build got that far); fail if the build ends first or never gets there."""
+    deadline = time.monotonic() + START_LIMIT_S
+    while not check():
+        assert process.poll() is None, f"the build ended with {process.returncode} before the test could stop it"
+        assert time.monotonic() < deadline, "the build never got that far"
+        time.sleep(0.1)
+
+
+def _below(process):
+    """Every process below `process` now, and what each runs."""
+    found = {}
+    for p in psutil.Process(process.pid).children(recursive=True):
+        try:
+            found[p] = " ".join(p.cmdline())
+        except psutil.Error:
+            continue
+    return found
+
+
+def _running(procs):
+    """Those of `procs` still running (a zombie has ended: only its parent has not read its exit yet)."""
+    left = []
+    for p in procs:
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                left.append(p)
+        except psutil.NoSuchProcess:
+            continue
+    return left
+
+
+def _killed(procs):
+    """Kill what a failed test leaves running."""
+    for p in _running(procs):
+        p.kill()
+
+
+def holding(name):
+    """A notebook's code that starts an HTTP and a stdio server, says so in OUT/serving-NAME, and waits."""
+    return f"""import asyncio
+from contextlib import AsyncExitStack
+from wismo.client.connection import connect
+stack = AsyncExitStack()
+await stack.enter_async_context(connect("granular", "http"))
+await stack.enter_async_context(connect("focused", "stdio"))
+pathlib.Path(output_dir, "serving-{name}").write_text("yes")
+await asyncio.sleep(600)"""
+
+
+def serving(out, *names):
+    """Whether every named notebook of the build of `out` holds its servers."""
+    return any(all((f / f"serving-{n}").exists() for n in names) for f in stagings(out))
+
+
+@pytest.mark.slow
+def test_a_build_killed_half_way_leaves_the_previous_one_and_nothing_running(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    _notebooks(src, **{"01-holds": holding("01"), "02-one": ""})
+    before = previous_build(out)
+    build = _started(tmp_path, out, src, "--jobs", "2")
+    _when(lambda: serving(out, "01"), build)
+    below = _below(build)
+    assert any("serve granular --http" in c for c in below.values()), below
+    build.kill()
+    build.wait()
+    try:
+        assert tree(out) == before
+        # Nobody is left to stop them: the workers die with the build, the kernels when their worker is gone, the
+        # HTTP server with its kernel, the stdio server at the end of its input.
+        gone, alive = psutil.wait_procs(below, timeout=60)
+        assert _running(alive) == [], {p: below[p] for p in alive}
+        assert len(stagings(out)) == 1  # left by the killed build; the next build removes it
+    finally:
+        _killed(below)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_build_holding_servers_and_leaves_the_previous_one(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    _notebooks(src, **{"01-holds": holding("01"), "02-holds": holding("02")})
+    before = previous_build(out)
+    build = _started(tmp_path, out, src, "--jobs", "2")
+    _when(lambda: serving(out, "01", "02"), build)
+    below = _below(build)
+    assert sum("serve granular --http" in c for c in below.values()) == 2, below
+    try:
+        os.kill(build.pid, signal.SIGTERM)
+        assert build.wait(timeout=STOP_WITHIN_S) == 128 + signal.SIGTERM
+        assert _running(below) == [], {p: below[p] for p in _running(below)}
+        assert tree(out) == before and stagings(out) == []
+    finally:
+        _killed(below)
+        build.kill()
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_wismo_report_within_5_s_and_leaves_the_previous_build(tmp_path):
+    out = tmp_path / "out"
+    before = previous_build(out)
+    build = _started(tmp_path, out, None)
+    # Once a notebook has started an MCP server, every kind of process a build runs is there.
+    _when(lambda: any("wismo serve" in c for c in _below(build).values()), build)
+    below = _below(build)
+    try:
+        os.killpg(build.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole foreground group
+        assert build.wait(timeout=STOP_WITHIN_S) == 130
+        assert _running(below) == [], {p: below[p] for p in _running(below)}
+        assert tree(out) == before and stagings(out) == []
+        last = (tmp_path / "logs" / "stderr").read_text().strip().splitlines()[-1]
+        assert last.startswith("wismo report: stopped by SIGINT:") and last.endswith(f"{out} is as it was.")
+    finally:
+        _killed(below)
+        build.kill()

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         rendered = report.build(out=args.out, jobs=jobs)
-    except Exception as exc:
+    except BaseException as exc:  # an interrupt too: its one line and 130 or 143
         code = stopped_build(NAME, exc)
         if code is None:
             raise

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         if exc.staged is not None:
             print(f"what the run wrote, and why it stopped: {exc.staged.index}", file=sys.stderr)
         return code
-    except Exception as exc:  # a failed build other than a claim: said as every build says it
+    except BaseException as exc:  # a failed build other than a claim, or an interrupt: said as every build says it
         code = stopped_build(NAME, exc)
         if code is None:
             raise

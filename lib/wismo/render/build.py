@@ -21,6 +21,7 @@ from typing import Any
 from papermill.exceptions import PapermillExecutionError
 
 from wismo.analyses import measurements
+from wismo.core import processes
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
 from wismo.core.paths import BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
@@ -337,29 +338,33 @@ def build(
     """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
     with the same `parameters` each, into a staging folder beside `out`, write the index (headed `title`), then
     replace what `out` held of the previous build (staging.Staging). A failure is raised as it was, carrying `staged`
-    (staging.Staged: the staging folder, left with an index of what was written and why it stopped), and `out` is
-    left as it was."""
+    (staging.Staged: the staging folder, left with an index of what was written and why it stopped); SIGINT or
+    SIGTERM stops every kernel and server, removes the staging folder and raises processes.Interrupted. Either way
+    `out` is left as it was."""
     target = output_dir(out)
     paths = list(notebooks or sorted(NOTEBOOKS.glob("*.ipynb")))
     workers = min(jobs_wanted(jobs), len(paths))
     record = Progress()
-    staging = Staging.open(target)
-    try:
-        with shared_measurements(staging.folder), kernel_sockets():
-            if workers > 1:
-                order = _longest_first(paths, target)
-                in_parallel(build_one, paths, order, staging.folder, workers, parameters, record)
-            else:
-                one_at_a_time(build_one, paths, staging.folder, parameters, record)
-        rendered = [record.done[p] for p in paths]
-        write_index(rendered, staging.folder, title)
-        staging.replace()
-    except Exception as exc:
+    staging = Staging.beside(target)
+    with processes.interruptible(target, cleanup=staging.discard) as guard:
+        staging.make()
         try:
-            exc.staged = _left_for_the_reader(staging, record, paths, exc, title)
-        except Exception as unwritten:  # the failure is still the one to raise
-            exc.add_note(f"the staging folder {staging.folder} could not be indexed: {unwritten}")
-        raise
+            with shared_measurements(staging.folder), kernel_sockets():
+                if workers > 1:
+                    order = _longest_first(paths, target)
+                    in_parallel(build_one, paths, order, staging.folder, workers, parameters, record)
+                else:
+                    one_at_a_time(build_one, paths, staging.folder, parameters, record)
+            rendered = [record.done[p] for p in paths]
+            write_index(rendered, staging.folder, title)
+            with guard.too_late():  # begun, the replace is finished: a few renames
+                staging.replace()
+        except Exception as exc:
+            try:
+                exc.staged = _left_for_the_reader(staging, record, paths, exc, title)
+            except Exception as unwritten:  # the failure is still the one to raise
+                exc.add_note(f"the staging folder {staging.folder} could not be indexed: {unwritten}")
+            raise
     return [
         dataclasses.replace(r, **{k: staging.rebased(getattr(r, k)) for k in ("executed", "html", "reader")})
         for r in rendered

@@ -10,6 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wismo.core import processes
 from wismo.core.progress import bar, say
 from wismo.render.index_page import Rendered
 
@@ -48,9 +49,13 @@ def jobs_wanted(jobs: int | str | None = None) -> int:
 
 
 def pool(jobs: int) -> ProcessPoolExecutor:
-    """Worker processes, forked where the platform allows: they inherit papermill and nbconvert already imported."""
+    """Worker processes, forked where the platform allows: they inherit papermill and nbconvert already imported.
+    Ctrl-C is for this process to act on (it stops the workers itself), and a worker dies with this process, even
+    when it is killed (processes.as_worker)."""
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=processes.as_worker, initargs=(os.getpid(),)
+    )
 
 
 def report_done(progress, rendered: Rendered, out: Path) -> None:
@@ -108,6 +113,7 @@ def in_parallel(
             _finish_running(futures, pending, record)
             raise record.failed[0][1]
     finally:
+        # After an interrupt the workers are gone already (stopped with every process below this one).
         workers.shutdown(wait=True, cancel_futures=True)
 
 
