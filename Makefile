@@ -119,6 +119,7 @@ peers: $(STAMP) peer-npm peer-time peer-git
 	  "@modelcontextprotocol/server-filesystem $(PEER_NPM)=$(PEER_OUT)/filesystem.json" \
 	  "mcp-server-time $(PEER_TIME) (PyPI)=$(PEER_OUT)/time.json"
 
-## clean: remove generated outputs (keeps .venv)
+## clean: remove generated outputs, a failed build's staging folder included (keeps .venv)
 clean:
 	find outputs -mindepth 1 ! -name .gitkeep -exec rm -rf {} +
+	rm -rf .outputs.building-*

@@ -52,6 +52,11 @@ class Done:
         """The problems the exit listed, one per line."""
         return [line[4:] for line in self.stderr.splitlines() if line.startswith("  - ")]
 
+    @property
+    def staged(self) -> Path:
+        """The index a failed build left in its staging folder, which the command's last line names."""
+        return Path(self.stderr.strip().splitlines()[-1].rsplit(": ", 1)[1])
+
 
 def finished(started: dict[str, subprocess.Popen]) -> dict[str, Done]:
     """Every started command waited for (they run at once), with what it wrote."""

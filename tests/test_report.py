@@ -11,6 +11,7 @@ import papermill
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from tiny import tiny_notebook
 from wismo.render import build as report
 from wismo.render import index_page
 from wismo.render.figures import Figure
@@ -133,33 +134,14 @@ def test_when():
     assert index_page.when("") == "at an unknown time"
 
 
-def _tiny_notebook(path, figures=None, then=""):
-    """A real notebook for papermill: a parameters cell, one that writes its JSON result, then the code `then`."""
-    nb = new_notebook(
-        cells=[
-            new_markdown_cell(f"# Tiny {path.stem}"),
-            new_code_cell('output_dir = "outputs"', metadata={"tags": ["parameters"]}),
-            new_code_cell(
-                "import json, pathlib\npathlib.Path(output_dir, "
-                f"'{path.stem}.json').write_text(json.dumps({{'n': 3, 'of': 4}}))"
-            ),
-            *([new_code_cell(then)] if then else []),
-        ]
-    )
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["wismo"] = {"summary": f"{path.stem} in one line.", **({"figures": figures} if figures else {})}
-    nbformat.write(nb, path)
-    return path
-
-
 def test_build_any_number_of_notebooks_with_a_progress_bar(tmp_path, capsys):
     src = tmp_path / "src"
     src.mkdir()
     paths = [
-        _tiny_notebook(
+        tiny_notebook(
             src / "01-one.ipynb", [{"label": "of four", "file": "01-one.json", "value": "{n}/{of}", "kind": "measured"}]
         ),
-        _tiny_notebook(src / "02-two.ipynb"),
+        tiny_notebook(src / "02-two.ipynb"),
     ]
     out = tmp_path / "out"
     rendered = report.build(paths, out)
@@ -178,9 +160,9 @@ def test_parallel_build_runs_notebooks_at_once_and_keeps_their_order(tmp_path):
     src.mkdir()
     # The first notebook is the slowest, so the others finish before it: the index must not follow finishing order.
     paths = [
-        _tiny_notebook(src / "01-slow.ipynb", then="import time\ntime.sleep(3)"),
-        _tiny_notebook(src / "02-quick.ipynb"),
-        _tiny_notebook(src / "03-quick.ipynb"),
+        tiny_notebook(src / "01-slow.ipynb", then="import time\ntime.sleep(3)"),
+        tiny_notebook(src / "02-quick.ipynb"),
+        tiny_notebook(src / "03-quick.ipynb"),
     ]
     out = tmp_path / "out"
     rendered = report.build(paths, out, jobs=2)
@@ -206,8 +188,8 @@ def test_a_failing_notebook_stops_the_build_and_is_named(tmp_path, jobs):
     src = tmp_path / "src"
     src.mkdir()
     paths = [
-        _tiny_notebook(src / "01-fine.ipynb"),
-        _tiny_notebook(src / "02-broken.ipynb", then="raise ValueError('the check failed')"),
+        tiny_notebook(src / "01-fine.ipynb"),
+        tiny_notebook(src / "02-broken.ipynb", then="raise ValueError('the check failed')"),
     ]
     out = tmp_path / "out"
     with pytest.raises(papermill.PapermillExecutionError) as err:

@@ -818,7 +818,10 @@ def test_run_exits_1_naming_the_differing_case_and_its_first_difference(runs):
     done = runs.fault
     assert done.returncode == 1, (done.stdout, done.stderr[-3000:])
     assert "Traceback" not in done.stderr
-    result = json.loads((runs.fault_out / "deterministic-comparison.json").read_text(encoding="utf-8"))
+    # What the run wrote is in its staging folder, which the last line names; the --out folder is as it was (new).
+    staged = done.staged.parent
+    assert done.staged.is_file() and staged.parent == runs.fault_out.parent and list(runs.fault_out.iterdir()) == []
+    result = json.loads((staged / "deterministic-comparison.json").read_text(encoding="utf-8"))
     differing = [c for c in result["cases"] if not c["equal"]]
     assert [c["label"] for c in differing] == [FAULTY]
     path = differing[0]["differences"][0]["path"]
@@ -826,7 +829,8 @@ def test_run_exits_1_naming_the_differing_case_and_its_first_difference(runs):
     (line,) = done.problems
     assert f"case {FAULTY!r}" in line and f"at {path}," in line, line
     assert "open, no comments" not in done.stderr
-    assert (runs.fault_out / "html" / "01-equivalence.html").is_file()  # the report as far as it ran
+    assert (staged / "html" / "01-equivalence.html").is_file()  # the report as far as it ran
+    assert 'href="html/01-equivalence.html"' in done.staged.read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------------------------

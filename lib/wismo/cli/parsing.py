@@ -66,3 +66,32 @@ def writable_file(option: str, file: str | Path) -> Path:
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{option} {file}: cannot write there (permission denied)")
     return path
+
+
+def stopped_build(command: str, exc: BaseException) -> int | None:
+    """What a command says when its report build did not finish, and its exit code; None when `exc` is not a
+    build's (raise it then). An interrupt is one line and 128 + the signal; a failure is said as it was (a failed
+    cell with papermill's text, anything else with its traceback), then in one sentence, and the last line names the
+    index of what the build wrote, in its staging folder; exit 1."""
+    import sys
+    import traceback
+
+    from wismo.core.processes import Interrupted
+
+    if isinstance(exc, Interrupted):
+        print(
+            f"wismo {command}: {exc}: every kernel and server it started was stopped and its staging folder removed; "
+            f"{exc.target} is as it was.",
+            file=sys.stderr,
+        )
+        return exc.exit_code
+    staged = getattr(exc, "staged", None)
+    if staged is None:
+        return None
+    if hasattr(exc, "ename"):  # a failed cell: papermill's text already holds the cell's traceback
+        print(exc, file=sys.stderr)
+    else:
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"wismo {command}: {staged.sentence} The folder {staged.target} is as it was.", file=sys.stderr)
+    print(f"wismo {command}: what this build wrote, and why it stopped: {staged.index}", file=sys.stderr)
+    return 1

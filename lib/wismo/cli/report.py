@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from wismo.cli.parsing import subparser, writable_folder
+from wismo.cli.parsing import stopped_build, subparser, writable_folder
 from wismo.core.textgrid import plural
 
 NAME = "report"
@@ -30,7 +30,8 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute every notebook and render the HTML reports."""
+    """Execute every notebook and render the HTML reports; a failed or interrupted build leaves the previous one as
+    it was."""
     from wismo.core.paths import REPO_ROOT
     from wismo.render import build as report
 
@@ -46,14 +47,20 @@ def run(args: argparse.Namespace) -> int:
 
     study = article()  # the built-in reports are the article's study, through the path every study takes
     paths, params, left_out = plan(study)
-    rendered = report.build(
-        paths,
-        out=args.out,
-        jobs=jobs,
-        parameters=params,
-        title=study.title,
-        intro=study.description,
-        left_out=tuple(left_out),
-    )
+    try:
+        rendered = report.build(
+            paths,
+            out=args.out,
+            jobs=jobs,
+            parameters=params,
+            title=study.title,
+            intro=study.description,
+            left_out=tuple(left_out),
+        )
+    except BaseException as exc:  # an interrupt too: its one line and 130 or 143
+        code = stopped_build(NAME, exc)
+        if code is None:
+            raise
+        return code
     print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
     return 0

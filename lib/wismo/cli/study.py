@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import subparser, writable_folder
+from wismo.cli.parsing import stopped_build, subparser, writable_folder
 from wismo.core.textgrid import plural
 
 NAME = "study"
@@ -105,7 +105,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         done = study_run.run(study, args.out, params, args.jobs)
     except study_run.StudyRefused as exc:
-        return _say(args.file, [str(exc)])
+        code = _say(args.file, [str(exc)])
+        if exc.staged is not None:
+            print(f"what the run wrote, and why it stopped: {exc.staged.index}", file=sys.stderr)
+        return code
+    except BaseException as exc:  # a failed build other than a claim, or an interrupt: said as every build says it
+        code = stopped_build(NAME, exc)
+        if code is None:
+            raise
+        return code
     if done.unfollowed:  # not a failure, never silent: the walk may not be what the file meant
         print(
             f"wismo study: {args.file}: {plural(len(done.unfollowed), 'link')} found nothing to follow:",
@@ -119,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         )
         for line in done.differing:
             print(f"  - {line}", file=sys.stderr)
-        print(f"the report as far as it ran: {done.out / 'html'}", file=sys.stderr)
+        print(f"the reports in {done.out} are as they were; this run's are in its staging folder", file=sys.stderr)
+        print(f"the report as far as it ran: {done.staged.index}", file=sys.stderr)
         return 1
     print(f"{plural(len(done.rendered), 'report')} for {study.title}; open {done.out / 'index.html'}")
     return 0

@@ -24,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment, std
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
+from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
 from wismo.servers import designs
@@ -224,6 +225,10 @@ async def _open_session(
 
     process = None
     if url is None:
+        # Its own session keeps signals sent to our process group off it, so without this only _stop would end it:
+        # it also ends with the thread that started it (this event loop's), when this process is killed and never
+        # gets to stop it (a kernel killed with its build, a notebook's own kernel dying).
+        dies_with_us = processes.ends_with_parent()
         if command is None:
             # Our own server gets a socket already listening: no race for the port with any other process.
             with listening_socket() as sock:
@@ -236,6 +241,7 @@ async def _open_session(
                     pass_fds=(sock.fileno(),),
                     env=get_default_environment() | (env or {}),
                     start_new_session=True,
+                    preexec_fn=dies_with_us,
                 )
         else:
             port = free_port()
@@ -247,6 +253,7 @@ async def _open_session(
                 stderr=errlog,
                 env=get_default_environment() | (env or {}),
                 start_new_session=True,
+                preexec_fn=dies_with_us,
                 cwd=cwd,
             )
         stack.callback(_stop, process)

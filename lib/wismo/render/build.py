@@ -2,17 +2,18 @@
 
 Notebooks run in parallel, each in its own worker process with its own kernel, as many at once as there are
 cores (or --jobs, or WISMO_REPORT_JOBS); each worker also renders its notebook, and the index is written once
-every notebook has been executed and rendered, in the notebooks' order.
+every notebook has been executed and rendered, in the notebooks' order. All of it is written into a staging folder
+beside the output folder, which replaces the previous build only once every notebook succeeded (staging.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import multiprocessing
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,17 @@ from typing import Any
 from papermill.exceptions import PapermillExecutionError
 
 from wismo.analyses import measurements
+from wismo.core import processes
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
 from wismo.core.paths import ARTICLE_STUDY, BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
-from wismo.core.progress import bar, say
 from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
+from wismo.render.staging import Staged, Staging, sentence
+from wismo.render.workers import JOBS_ENV, Progress, in_parallel, jobs_wanted, one_at_a_time
 
 __all__ = [
+    "JOBS_ENV",
     "NotebookFailed",
     "Rendered",
     "build",
@@ -46,12 +50,15 @@ TEMPLATES = Path(__file__).parent / "templates"
 # The kernel's only start-up warning is that it talks plain TCP on localhost; it would break the progress bar.
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 FULL, READER = "Full version with code", "Reader's version: narrative, tables and charts"
-JOBS_ENV = "WISMO_REPORT_JOBS"
 MEASUREMENTS = ".measurements"  # under the output folder: the generated orders measured once per build
+SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sockets and connection files
 
 
 class NotebookFailed(WismoError, PapermillExecutionError):
-    """Papermill's error for a failed cell, with the notebook it happened in named first."""
+    """Papermill's error for a failed cell, with the notebook it happened in named first; `staged`, once build()
+    raises it, is the staging folder it left for the reader (staging.Staged)."""
+
+    staged: Staged | None = None
 
     def __init__(self, notebook: str, cell_index, exec_count, source, ename, evalue, traceback) -> None:
         super().__init__(cell_index, exec_count, source, ename, evalue, traceback)
@@ -106,8 +113,6 @@ def _ipc_kernel_manager() -> type:
     """A kernel manager whose kernels talk over Unix sockets in a private temporary folder, not TCP: a TCP port the
     client picks is bound by the kernel only later, and another process may take it in between (seen here as
     "Address already in use" from a kernel's heartbeat when many notebooks start at once)."""
-    import tempfile
-
     from jupyter_client.manager import AsyncKernelManager
 
     # The asynchronous manager, as nbclient's own default: the synchronous one runs its coroutines on a thread of
@@ -116,8 +121,10 @@ def _ipc_kernel_manager() -> type:
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.transport = "ipc"
-            self._sockets = tempfile.mkdtemp(prefix="wismo-kernel-")
+            # In the build's folder, if any, which the build removes even when it has to kill the kernel.
+            self._sockets = tempfile.mkdtemp(prefix="wismo-kernel-", dir=os.environ.get(SOCKETS_ENV) or None)
             self.ip = os.path.join(self._sockets, "kernel")
+            self.connection_file = os.path.join(self._sockets, "kernel.json")
 
         async def _async_cleanup_resources(self, restart: bool = False) -> None:
             await super()._async_cleanup_resources(restart)
@@ -225,36 +232,21 @@ def render(path: Path, executed: Path, out: Path, study: Any = None) -> Rendered
 
 
 def write_index(
-    rendered: list[Rendered], out: Path, title: str | None = None, intro: str = "", left_out: tuple[str, ...] = ()
+    rendered: list[Rendered],
+    out: Path,
+    title: str | None = None,
+    failure: index_page.Failure | None = None,
+    intro: str = "",
+    left_out: tuple[str, ...] = (),
 ) -> Path:
-    """outputs/index.html: one entry per report with its title, what it shows, key figures and links, and the
-    reports left out with why."""
+    """outputs/index.html: one entry per report with its title, what it shows, key figures and links, the reports
+    left out with why (and, for a build that stopped, why and what of the failed report was written)."""
     target = out / "index.html"
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
-    partial.write_text(index_page.render(rendered, out, title, intro, left_out), encoding="utf-8")
+    partial.write_text(index_page.render(rendered, out, title, failure, intro, left_out), encoding="utf-8")
     partial.replace(target)
     return target
-
-
-def jobs_wanted(jobs: int | str | None = None) -> int:
-    """How many notebooks run at once: `jobs` if given, else WISMO_REPORT_JOBS, else the cores this process may use."""
-    if jobs is None:
-        jobs = (
-            os.environ.get(JOBS_ENV)
-            or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
-            or 1
-        )
-    try:
-        count = int(jobs)
-    except (TypeError, ValueError):
-        count = 0
-    if count < 1:
-        raise ValueError(
-            f"the number of notebooks run at once must be a whole number of at least 1, not {jobs!r} "
-            f"(from --jobs or {JOBS_ENV})."
-        )
-    return count
 
 
 def build_one(path: Path, out: Path, parameters: dict | None = None) -> Rendered:
@@ -287,50 +279,6 @@ def _longest_first(paths: list[Path], out: Path) -> list[Path]:
     return sorted(paths, key=lambda p: -last(p))
 
 
-def _pool(jobs: int) -> ProcessPoolExecutor:
-    """Worker processes, forked where the platform allows: they inherit papermill and nbconvert already imported."""
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-
-
-def _report_done(progress, rendered: Rendered, out: Path) -> None:
-    """Advance the bar and say, at once, where one notebook's pages went."""
-    progress.update(1)
-    say(
-        progress,
-        f"{rendered.executed.name}: executed in {rendered.duration_s:.1f} s -> "
-        f"{rendered.reader.relative_to(out)}, {rendered.html.relative_to(out)}",
-    )
-
-
-def _build_parallel(paths: list[Path], out: Path, jobs: int, parameters: dict | None = None) -> dict[Path, Rendered]:
-    """Every notebook on a pool of `jobs` processes, each reported as it finishes; on the first failure the queued
-    ones are cancelled, the running ones finish, and that failure is raised."""
-    import nbconvert  # noqa: F401  (imported once here, inherited by every forked worker)
-
-    done: dict[Path, Rendered] = {}
-    with _pool(jobs) as pool:
-        # Submitted (so forked) before the progress bar exists: no bar thread is copied into a worker.
-        futures: dict[Future, Path] = {
-            pool.submit(build_one, p, out, parameters): p for p in _longest_first(paths, out)
-        }
-        with bar(len(paths), "reports", unit="notebook") as progress:
-            pending = set(futures)
-            while pending:
-                # FIRST_COMPLETED, not FIRST_EXCEPTION: the latter waits for all of them when none fails, and the bar
-                # and every notebook's line would arrive together at the end.
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                failed = [f for f in finished if f.exception() is not None]
-                if failed:
-                    for f in pending:
-                        f.cancel()
-                    raise failed[0].exception()
-                for f in sorted(finished, key=lambda f: paths.index(futures[f])):
-                    done[futures[f]] = f.result()
-                    _report_done(progress, done[futures[f]], out)
-    return done
-
-
 @contextmanager
 def shared_measurements(out: Path) -> Iterator[Path]:
     """A fresh OUT/.measurements named in WISMO_MEASUREMENTS for as long as the build runs: the kernels inherit it,
@@ -344,6 +292,44 @@ def shared_measurements(out: Path) -> Iterator[Path]:
         yield folder
 
 
+@contextmanager
+def kernel_sockets() -> Iterator[Path]:
+    """A private temporary folder for the build's kernels' sockets and connection files, named to the workers in
+    WISMO_KERNEL_SOCKETS and removed when the build ends: a kernel stopped by an interrupt removes nothing itself."""
+    folder = Path(tempfile.mkdtemp(prefix="wismo-build-"))
+    try:
+        with temporary_env(**{SOCKETS_ENV: str(folder)}):
+            yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _as_far_as_it_ran(path: Path, out: Path) -> list[Path]:
+    """A failed notebook's executed copy in `out` and, when it can be rendered (one cut off mid-write cannot), both
+    its HTML versions as far as it ran."""
+    executed = out / "notebooks" / path.name
+    if not executed.is_file():
+        return []
+    title = notebook_info(path)[0]
+    try:
+        return [executed, to_html(executed, out, reader=True, title=title), to_html(executed, out, title=title)]
+    except Exception:  # the executed copy is still there to read
+        return [executed]
+
+
+def _left_for_the_reader(staging: Staging, record: Progress, paths: list[Path], exc: Exception, title) -> Staged:
+    """A failed build's staging folder made readable: the failed notebook rendered as far as it ran, and an index of
+    the reports written and of the one that failed, with why in one sentence."""
+    failed = record.failed[0][0] if record.failed else None
+    said = sentence(exc, failed.name if failed else None)
+    failure = index_page.Failure(said, staging.target, not_run=[p.stem for p in record.not_run])
+    if failed is not None:
+        failure.name, failure.title = failed.stem, notebook_info(failed)[0]
+        failure.pages = _as_far_as_it_ran(failed, staging.folder)
+    written = [record.done[p] for p in paths if p in record.done]
+    return Staged(staging.folder, write_index(written, staging.folder, title, failure), staging.target, said)
+
+
 def build(
     notebooks: list[Path] | None = None,
     out: str | Path | None = None,
@@ -354,22 +340,36 @@ def build(
     left_out: tuple[str, ...] = (),
 ) -> list[Rendered]:
     """Execute and render every notebook (default: notebooks/*.ipynb), `jobs` at a time (default: jobs_wanted()),
-    with the same `parameters` each, then write the index (headed `title`); a failing notebook raises before any
-    index is written."""
-    out_path = output_dir(out)
+    with the same `parameters` each, into a staging folder beside `out`, write the index (headed `title`), then
+    replace what `out` held of the previous build (staging.Staging). A failure is raised as it was, carrying `staged`
+    (staging.Staged: the staging folder, left with an index of what was written and why it stopped); SIGINT or
+    SIGTERM stops every kernel and server, removes the staging folder and raises processes.Interrupted. Either way
+    `out` is left as it was."""
+    target = output_dir(out)
     paths = list(notebooks or sorted(NOTEBOOKS.glob("*.ipynb")))
     workers = min(jobs_wanted(jobs), len(paths))
-    with shared_measurements(out_path):
-        if workers > 1:
-            done = _build_parallel(paths, out_path, workers, parameters)
-        else:
-            # One at a time in this process: no pool to start, which keeps the one-notebook floor what it was.
-            done = {}
-            with bar(len(paths), "reports", unit="notebook") as progress:
-                for path in paths:
-                    progress.set_postfix_str(path.stem)
-                    done[path] = build_one(path, out_path, parameters)
-                    _report_done(progress, done[path], out_path)
-    rendered = [done[p] for p in paths]
-    write_index(rendered, out_path, title, intro, left_out)
-    return rendered
+    record = Progress()
+    staging = Staging.beside(target)
+    with processes.interruptible(target, cleanup=staging.discard) as guard:
+        staging.make()
+        try:
+            with shared_measurements(staging.folder), kernel_sockets():
+                if workers > 1:
+                    order = _longest_first(paths, target)
+                    in_parallel(build_one, paths, order, staging.folder, workers, parameters, record)
+                else:
+                    one_at_a_time(build_one, paths, staging.folder, parameters, record)
+            rendered = [record.done[p] for p in paths]
+            write_index(rendered, staging.folder, title, None, intro, left_out)
+            with guard.too_late():  # begun, the replace is finished: a few renames
+                staging.replace()
+        except Exception as exc:
+            try:
+                exc.staged = _left_for_the_reader(staging, record, paths, exc, title)
+            except Exception as unwritten:  # the failure is still the one to raise
+                exc.add_note(f"the staging folder {staging.folder} could not be indexed: {unwritten}")
+            raise
+    return [
+        dataclasses.replace(r, **{k: staging.rebased(getattr(r, k)) for k in ("executed", "html", "reader")})
+        for r in rendered
+    ]

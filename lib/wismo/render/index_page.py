@@ -1,4 +1,5 @@
-"""outputs/index.html: one entry per report, with its key figures, when it ran, and links to both versions."""
+"""outputs/index.html: one entry per report, with its key figures, when it ran, and links to both versions; a failed
+build's index says why it stopped and shows the failed report as far as it ran."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ class Rendered:
     figures: list[Figure] = field(default_factory=list)
 
 
+@dataclass
+class Failure:
+    """Why a build stopped, in one `sentence`; the folder it left as it was (`target`); the report that failed
+    (`name`, `title`) with what of it was written (`pages`: its executed notebook and both versions as far as it ran,
+    those that could be rendered); and the reports it never ran (`not_run`)."""
+
+    sentence: str
+    target: Path
+    name: str = ""
+    title: str = ""
+    pages: list[Path] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+
+
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;
   line-height:1.5;color:#1f2328}
@@ -46,6 +61,8 @@ grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.6rem}
 .meta{color:#57606a;font-size:.9rem;margin:0}
 .none{color:#57606a;font-style:italic}
 footer{color:#57606a;font-size:.85rem;border-top:1px solid #d0d7de;margin-top:2rem;padding-top:.6rem}
+.stopped{border:2px solid #cf222e;border-radius:8px;padding:.7rem 1rem;background:#fff5f5}
+.report.failed{border-color:#cf222e}
 .legend{font-size:.85rem;color:#57606a;margin:.4rem 0 0}.legend b{color:#1f2328;font-weight:600}
 """
 
@@ -99,13 +116,52 @@ KINDS = tuple(MEANINGS.items())
 LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
 
 
+# How a page of a failed report is named in its links, by the end of its file name.
+AS_FAR = {".ipynb": "Executed notebook", "-reader.html": "Reader's version", ".html": "Full version with code"}
+
+
+def failed_entry(failure: Failure, out: Path) -> str:
+    """The failed report's block: its title, why it stopped, and links to what of it was written; then the reports
+    that never ran."""
+    esc = html.escape
+    links = "".join(
+        f'<a href="{_link(page, out)}">{next(v for k, v in AS_FAR.items() if page.name.endswith(k))}</a>'
+        for page in failure.pages
+    )
+    block = (
+        f'<article class="report failed" id="{esc(failure.name, quote=True)}"><h2>{esc(failure.title)}</h2>'
+        f'<p class="summary">{esc(failure.sentence)}</p>'
+        + (f'<p class="links">As far as it ran: {links}</p>' if links else "")
+        + "</article>"
+        if failure.name
+        else ""
+    )
+    if failure.not_run:
+        block += f"<p class='meta'>Not run, as the build stopped first: {esc(', '.join(failure.not_run))}.</p>"
+    return block
+
+
 def render(
-    rendered: Sequence[Rendered], out: Path, title: str | None = None, intro: str = "", left_out: Sequence[str] = ()
+    rendered: Sequence[Rendered],
+    out: Path,
+    title: str | None = None,
+    failure: Failure | None = None,
+    intro: str = "",
+    left_out: Sequence[str] = (),
 ) -> str:
     """The whole index page as HTML text (self-contained: inline style, no script, no external file): the study's
-    title and what it compares (`intro`), one entry per report, and each report left out with why."""
+    title and what it compares (`intro`), one entry per report, each report left out with why; `failure`, for a
+    build that stopped, says why and where the previous build is."""
     entries = "\n".join(entry(r, out) for r in rendered)
     heading = f"wismo: {html.escape(title)}" if title else "wismo reports"
+    stopped = ""
+    if failure is not None:
+        heading += ": the build stopped"
+        stopped = (
+            f"<p class='stopped'><b>This build stopped</b>: {html.escape(failure.sentence)} The reports in "
+            f"{html.escape(str(failure.target))} are as they were before it; this folder holds what it wrote.</p>\n"
+        )
+        entries += "\n" + failed_entry(failure, out)
     missing = (
         "<section class='left-out'><h2>Not in this study's reports</h2><ul>"
         + "".join(f"<li>{html.escape(x)}</li>" for x in left_out)
@@ -122,7 +178,7 @@ def render(
         "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
         "that produced them.</p>\n"
         f"<p class='legend'>{LEGEND}</p>\n"
-        f"{entries}\n{missing}"
+        f"{stopped}{entries}\n{missing}"
         "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; the kind "
         "under each is what the number is, as in the reports.</footer>"
         "</body></html>\n"

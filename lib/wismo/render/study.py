@@ -21,21 +21,25 @@ DECLARATION_ERRORS = ("NoStructuredContent",)
 
 
 class StudyRefused(WismoError, ValueError):
-    """A study run that cannot start as asked (its output folder would be the built-in reports'): `out`."""
+    """A study run that cannot start as asked (its output folder would be the built-in reports'), or whose study
+    file asks what its server does not send: `out`, and `staged` (staging.Staged) when a build had begun."""
 
-    def __init__(self, message: str, out: Path) -> None:
+    def __init__(self, message: str, out: Path, staged: Any = None) -> None:
         super().__init__(message)
         self.out = out
+        self.staged = staged
 
 
 @dataclass
 class StudyRun:
-    """What a study run produced: the folder, the pages rendered, and the cases whose evidence differs."""
+    """What a study run produced: the folder, the pages rendered, the cases whose evidence differs, and, when they
+    do, the staging folder holding the report as far as it ran (`staged`, a staging.Staged; `out` is as it was)."""
 
     out: Path
     rendered: list[Any] = field(default_factory=list)
     differing: list[str] = field(default_factory=list)
     unfollowed: list[str] = field(default_factory=list)  # links that found nothing to follow, a sentence each
+    staged: Any = None
 
 
 def out_folder(study: Study, out: str | Path | None) -> Path:
@@ -117,8 +121,8 @@ def run(
     parameters: dict[str, Any] | None = None,
     jobs: int | None = None,
 ) -> StudyRun:
-    """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised
-    (its notebook is rendered as far as it ran)."""
+    """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised (its
+    notebook is rendered as far as it ran, in the build's staging folder: the folder keeps its previous reports)."""
     from wismo.render import build
 
     folder = out_folder(study, out)
@@ -129,13 +133,11 @@ def run(
         )
     except build.NotebookFailed as failed:
         if failed.ename in DECLARATION_ERRORS:  # the file says to read what the server does not send: one sentence
-            raise StudyRefused(failed.evalue, folder) from None
-        differing = differing_cases(folder)
+            raise StudyRefused(failed.evalue, folder, failed.staged) from None
+        # What the run wrote, the report as far as it ran included (build renders it), is in the staging folder.
+        staging = failed.staged.folder
+        differing = differing_cases(staging)
         if failed.ename != "ClaimFailed" or not differing:
             raise
-        executed = folder / "notebooks" / failed.notebook
-        if executed.exists():  # the report as far as it ran, for the reader to see where it stopped
-            build.to_html(executed, folder, title=study.title)
-            build.to_html(executed, folder, reader=True, title=study.title)
-        return StudyRun(folder, [], differing, unfollowed_links(folder))
+        return StudyRun(folder, [], differing, unfollowed_links(staging), failed.staged)
     return StudyRun(folder, rendered, differing_cases(folder), unfollowed_links(folder))
