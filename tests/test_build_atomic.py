@@ -19,6 +19,7 @@ from wismo.core import processes
 from wismo.core.paths import REPO_ROOT
 from wismo.render import build as report
 from wismo.render import staging
+from wismo.render import study as study_plan
 from wismo.render.build import NotebookFailed
 
 STOP_WITHIN_S = 5  # the issue's bound for Ctrl-C
@@ -223,7 +224,7 @@ def test_a_failed_build_leaves_the_previous_one_and_its_last_line_names_what_it_
     src, out = tmp_path / "src", tmp_path / "out"
     _notebooks(src, **{"01-one": "", "02-broken": "raise ValueError('the check failed\\nand a second line')"})
     before = previous_build(out)
-    monkeypatch.setattr(report, "NOTEBOOKS", src)
+    monkeypatch.setattr(study_plan, "plan", lambda study, parameters=None: (sorted(src.glob("*.ipynb")), {}, []))
     code = main(["report", "--out", str(out), "--jobs", jobs])
     err = capsys.readouterr().err
     assert code == 1 and tree(out) == before
@@ -271,8 +272,9 @@ def test_a_build_keeps_what_it_does_not_write_and_its_notebooks_read_it(tmp_path
 def _started(tmp_path, out, notebooks, *args):
     """`python -m wismo report --out OUT ARGS` on these notebooks, in a session of its own, as a terminal starts it."""
     script = (
-        "import sys\nfrom pathlib import Path\nimport wismo.render.build as b\n"
-        f"b.NOTEBOOKS = Path({str(notebooks)!r})\nfrom wismo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+        "import sys\nfrom pathlib import Path\nimport wismo.render.study as s\n"
+        f"s.plan = lambda study, parameters=None: (sorted(Path({str(notebooks)!r}).glob('*.ipynb')), {{}}, [])\n"
+        "from wismo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     )
     logs = tmp_path / "logs"
     logs.mkdir()
