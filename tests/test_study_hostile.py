@@ -13,13 +13,19 @@ import time
 import pytest
 
 import peers
+from notebook_cells import run_cells
+from wismo import cli
 from wismo.client.connection import free_port
+from wismo.core.jsondiff import first_difference, without_timings
 from wismo.core.paths import REPO_ROOT
 from wismo.qa import findings, schema_args, study_hostile, target
-from wismo.qa.hostile import per_kind
+from wismo.qa.framegen import FIXED, KINDS
+from wismo.qa.hostile import STUDY_COUNT, per_kind
 from wismo.qa.http_abuse import PATHS, paths_of
 from wismo.qa.stdio_peer import StdioPeer
 from wismo.qa.study_http import messages_in
+from wismo.reports import equivalence
+from wismo.reports import study_hostile as report
 from wismo.studies.declaration import load
 
 HELPDESK = REPO_ROOT / "tests" / "studies" / "helpdesk"
@@ -57,6 +63,31 @@ def planted(folder, switches: str):
 
 def by_place(result):
     return {(f["design"], f["category"], f["part"], f["where"]): f for f in result["findings"]}
+
+
+@pytest.mark.slow
+def test_the_helpdesk_servers_get_every_part_and_show_nothing_the_same_way_twice(tmp_path):
+    params = {"study": str(HELPDESK / "helpdesk.toml"), "hostile_count": 3}
+    first = report.build(params | {"output_dir": str(tmp_path / "a")})
+    report.build(params | {"output_dir": str(tmp_path / "b")})
+    a, b = (json.loads((tmp_path / x / report.OUTPUT).read_text(encoding="utf-8")) for x in "ab")
+    assert first == a and first_difference(a, b) is None  # wall times and memory only under timings
+    assert a["findings"] == [] and a["totals"]["byCategory"] == dict.fromkeys(findings.CATEGORIES, 0)
+    assert a["categories"] == findings.CATEGORIES and a["perKind"] == per_kind(3)
+    designs = {d["design"]: d for d in a["designs"]}
+    assert list(designs) == ["granular", "focused"]
+    assert set(designs["granular"]["arguments"]) == {"get_ticket", "get_customer", "get_comment"}
+    for d in designs.values():
+        assert d["transport"] == "stdio" and d["http"] is None and d["restarts"] == 0
+        for stats in d["arguments"].values():  # one argument each: the fixed cases, then the generated ones
+            assert stats["cases"] == schema_args.FIXED_PER_TOOL + schema_args.FIXED_PER_ARGUMENT + 3
+            assert stats["results"] + stats["toolErrors"] + stats["protocolErrors"] == stats["cases"]
+            assert stats["toolErrors"] > stats["results"] > 0  # the real ID answers; the hostile ones are refused
+        small = {k: len([f for f in FIXED.get(k, ()) if len(f()) <= study_hostile.BIG_FRAME]) for k in KINDS}
+        assert d["frames"]["cases"] == {k: per_kind(3) + small[k] for k in KINDS}
+        assert d["frames"]["exitCodeAtEndOfInput"] == 0 and d["frames"]["bigLines"] is False
+    outside = json.dumps(without_timings(a))
+    assert "Rss" not in outside and "seconds" not in outside and set(a["timings"]["designs"]) == set(designs)
 
 
 def tree_digest(folder):
@@ -127,6 +158,33 @@ def test_a_planted_crash_and_a_planted_hang_are_findings_and_the_pass_goes_on(tm
 
 
 @pytest.mark.slow
+def test_notebook_01_shows_a_studys_findings_naming_its_designs_and_tools(tmp_path):
+    study = planted(tmp_path / "planted", "crash")
+    out = tmp_path / "out"
+    p = equivalence.checked({"study": str(study), "output_dir": str(out)})
+    shown = run_cells(*SECTION, {"p": p, "hostile_count": 2})
+    text = "\n".join(shown["markdown"])
+    assert "**granular** (over stdio): `get_comment` (no read-only mark)" in text and "`get_ticket_context`" in text
+    assert "crash 1, hang 0, traceback 0" in text and "1 finding." in text
+    assert "No design of this study is reached at a URL" in text and "(measured, this run)" in text
+    # Designs, categories, findings (the one crash), arguments (four tools), frames (every kind).
+    assert shown["tables"] == [2, len(findings.CATEGORIES), 1, 4, len(KINDS)], shown
+    written = json.loads((out / report.OUTPUT).read_text(encoding="utf-8"))
+    assert report.finding_rows(written)[0] | {"what happened": ""} == {
+        "finding": "crash",
+        "design": "granular",
+        "part": "arguments",
+        "tool or kind": "get_ticket",
+        "first input (shortened)": written["findings"][0]["input"],
+        "what happened": "",
+        "cases": 1,
+    }
+    zero = run_cells(*SECTION, {"p": p | {"output_dir": str(tmp_path / "zero")}, "hostile_count": 0})
+    assert zero == {"markdown": [report.summary_sentence({"count": 0})], "tables": [], "charts": 0}
+    assert zero["markdown"][0].count(". ") == 0 and "`--hostile 0`" in zero["markdown"][0]
+
+
+@pytest.mark.slow
 def test_a_design_at_a_url_gets_hostile_requests_in_two_sessions_and_is_never_stopped(tmp_path):
     port = free_port()
     server = subprocess.Popen(
@@ -160,6 +218,7 @@ def test_a_design_at_a_url_gets_hostile_requests_in_two_sessions_and_is_never_st
     assert http["statuses"]["oversized body"] == {"413": 1} and http["statuses"]["unknown session"] == {"404": 1}
     assert remote["arguments"]["get_order_support_context"]["results"] > 0
     assert "peakServerRssMb" not in result["timings"]["designs"]["remote"]  # not ours to read
+    assert report.http_rows(result)[0]["kind of request"] == "body without a session"
 
 
 def _listening(port):
@@ -170,6 +229,47 @@ def _listening(port):
         return True
     except OSError:
         return False
+
+
+# --- the command line, and the notebook's parameter -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ("-1", "--hostile must be 0 or more, not -1"),
+        ("ten", "--hostile must be a whole number of 0 or more, not 'ten'"),
+    ],
+)
+def test_a_bad_hostile_count_is_one_sentence_and_exit_2(given, said, tmp_path, capsys):
+    argv = ["study", "run", str(HELPDESK / "helpdesk.toml"), "--hostile", given, "--out", str(tmp_path / "o")]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == f"wismo study: {said}\n" and not (tmp_path / "o").exists()
+
+
+def test_study_run_passes_the_hostile_count_to_the_notebooks(tmp_path, monkeypatch):
+    from wismo.render import study as study_run
+
+    passed = {}
+    monkeypatch.setattr(study_run, "run", lambda study, out, params, jobs: passed.update(params) or _Done(tmp_path))
+    monkeypatch.setattr("wismo.studies.servers.check", _no_problems)
+    for argv, count in ((["--hostile", "0"], 0), (["--hostile", "25"], 25), ([], None)):
+        passed.clear()
+        assert cli.main(["study", "run", str(HELPDESK / "helpdesk.toml"), "--out", str(tmp_path), *argv]) == 0
+        assert passed.get("hostile_count") == count
+    import papermill
+
+    declared = papermill.inspect_notebook(str(REPO_ROOT / "notebooks" / "01-equivalence.ipynb"))
+    assert declared["hostile_count"]["default"] == str(STUDY_COUNT) == str(equivalence.DEFAULTS["hostile_count"])
+
+
+class _Done:
+    def __init__(self, out):
+        self.out, self.rendered, self.differing, self.unfollowed = out, [], [], []
+
+
+async def _no_problems(study, transport=None):
+    return []
 
 
 # --- the pieces ------------------------------------------------------------------------------------------------
