@@ -106,9 +106,9 @@ def test_the_filesystem_server_gets_hostile_input_at_read_only_tools_only(monkey
     sent: list[str] = []  # every tool named in a tools/call the pass wrote, frames included
     exchange = StdioPeer.exchange
 
-    def watched(self, data, wanted, replace=True):
+    def watched(self, data, wanted, **how):
         sent.extend(name for raw in data.splitlines() for name in target._calls(_parsed(raw)))
-        return exchange(self, data, wanted, replace)
+        return exchange(self, data, wanted, **how)
 
     monkeypatch.setattr(StdioPeer, "exchange", watched)
     study = load(FILESYSTEM)
@@ -333,3 +333,32 @@ def test_event_streams_and_json_bodies_are_both_read():
     assert messages_in("application/json", b'{"jsonrpc":"2.0","id":1,"result":{}}')[0]["id"] == 1
     assert messages_in("text/html", b"<h1>500</h1>") == []
     assert paths_of("/mcp") == PATHS and paths_of("/api/mcp")[0] == "/api/mcp"
+
+
+def test_a_stack_trace_in_an_answer_is_found_where_json_would_hide_it():
+    record = findings.Record("d")
+    stack = "Error: boom\n    at readFile (/srv/index.js:10:5)\n    at process (node:internal/fs:1:2)"
+    got = findings.Exchange(answers={"c": {"result": {"isError": True, "content": [{"type": "text", "text": stack}]}}})
+    assert record.judge(got, "arguments", "read_file", {"path": ""}, "p", "c") == "toolErrors"
+    (found,) = record.findings
+    assert found["category"] == "traceback" and found["what"].startswith("the answer carries a stack trace: Error")
+
+
+def test_a_pass_that_stopped_early_says_so():
+    result = {
+        "count": 3,
+        "designs": [
+            {
+                "design": "walk",
+                "transport": "stdio",
+                "toolsCalled": {},
+                "toolsNeverCalled": [],
+                "stoppedEarly": "the walk server could not be used: x; the pass stopped there",
+                "skippedCases": 2,
+            }
+        ],
+        "totals": {"cases": 9, "findings": 1},
+    }
+    said = report.summary_sentence(result)
+    assert "On **walk**, the walk server could not be used: x; the pass stopped there." in said
+    assert "On **walk**, 2 cases not sent: the tool or kind it was for had crashed or hung 3 times." in said

@@ -43,6 +43,19 @@ def has_traceback(text: str) -> bool:
     return bool(TRACEBACK.search(text))
 
 
+def texts(message: dict[str, Any]) -> str:
+    """Every text a JSON-RPC answer carries, as written (JSON would escape the line breaks a stack trace is made of):
+    its content blocks' texts, or its error's message and data."""
+    result, error = message.get("result"), message.get("error")
+    if isinstance(result, dict):
+        blocks = result.get("content") or []
+        return "\n".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
+    if isinstance(error, dict):
+        data = error.get("data")
+        return f"{error.get('message', '')}\n{data if isinstance(data, str) else canonical(data)}"
+    return ""
+
+
 def shortened(value: Any) -> str:
     """An input as a finding shows it: JSON (bytes as Python shows them), cut after SHOWN_CHARS with its length."""
     if isinstance(value, bytes):
@@ -91,6 +104,7 @@ class Exchange:
     failure: str | None = None  # "crash" or "hang"
     what: str = ""
     traceback: str | None = None
+    traceback_in: str = "the server's stderr"  # where the stack trace was: stderr over stdio, an answer over HTTP
     status: int | None = None
 
 
@@ -144,16 +158,13 @@ class Record:
             lines = f" ({len(got.stray)} such lines)" if len(got.stray) > 1 else ""
             self.add("stray output", part, where, value, f"stdout carried {shortened(got.stray[0])}{lines}")
         if got.traceback:
-            self.add(
-                "traceback", part, where, value, f"the server's stderr shows a stack trace, ending: {got.traceback}"
-            )
+            said = f"{got.traceback_in} shows a stack trace, ending: {got.traceback}"
+            self.add("traceback", part, where, value, said)
         if got.status is not None and got.status >= 500:
-            self.add("server error", part, where, value, f"the case was answered with HTTP {got.status}")
+            self.add("server error", part, where, value, f"a request was answered with HTTP {got.status}")
         answered = got.answers.get(case) if case else None
-        if answered is not None and has_traceback(canonical(answered)):
-            self.add(
-                "traceback", part, where, value, f"the answer carries a stack trace: {shortened(canonical(answered))}"
-            )
+        if answered is not None and has_traceback(texts(answered)):
+            self.add("traceback", part, where, value, f"the answer carries a stack trace: {tail(texts(answered))}")
         normal = got.answers.get(probe)
         if normal is not None and answer_text(normal) != self.baseline:
             self.add(

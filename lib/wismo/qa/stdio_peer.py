@@ -17,6 +17,7 @@ from wismo.qa.frames import stdout_problem
 from wismo.qa.target import Target
 
 DEADLINE_S = 10.0  # for the answers to one case and its normal call: a server silent this long has hung
+START_DEADLINE_S = 30.0  # for a fresh server's handshake: a start is no hostile case, and a busy machine slows it
 EXIT_DEADLINE_S = 5.0  # for a server to exit once its input ends (then it is stopped)
 CRASH_WAIT_S = 2.0  # for a server that closed its stdout to finish exiting, so its exit code is known
 INIT_ID = "hostile-initialize"
@@ -35,15 +36,19 @@ class StdioPeer:
     def _start(self) -> None:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed with it
         self.checked = 0  # stderr bytes already looked at
-        self.proc = subprocess.Popen(
-            list(self.target.command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr,
-            env=self.target.env,
-            cwd=self.target.cwd,
-        )
-        opened = self.exchange(line(initialize(request_id=INIT_ID)), [INIT_ID], replace=False)
+        try:
+            self.proc = subprocess.Popen(
+                list(self.target.command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                env=self.target.env,
+                cwd=self.target.cwd,
+            )
+        except OSError as exc:
+            self.stderr.close()
+            raise PeerUnusable(self.target.design, f"its command could not be started ({exc})") from None
+        opened = self.exchange(line(initialize(request_id=INIT_ID)), [INIT_ID], replace=False, starting=True)
         if opened.failure or "result" not in opened.answers.get(INIT_ID, {}):
             what = opened.what or f"it answered initialize with {str(opened.answers.get(INIT_ID))[:200]}"
             self._end()
@@ -53,14 +58,15 @@ class StdioPeer:
     def _write(self, data: bytes) -> None:
         write_all(self.proc.stdin, data, self.deadline_s)
 
-    def exchange(self, data: bytes, wanted: list[str], replace: bool = True) -> Exchange:
+    def exchange(self, data: bytes, wanted: list[str], replace: bool = True, starting: bool = False) -> Exchange:
         """Send `data` (whole lines, or a partial one) and read stdout until every id in `wanted` is answered, the
         deadline passes (a hang) or stdout closes (a crash); a crashed or hung server is replaced before the next
-        exchange (unless not to `replace`: the handshake of a fresh one)."""
+        exchange (unless not to `replace`: the handshake of a fresh one, `starting`, which has START_DEADLINE_S)."""
         if self.broken:
             self.replace()
         got = Exchange()
-        deadline = time.monotonic() + self.deadline_s
+        wait = max(self.deadline_s, START_DEADLINE_S) if starting else self.deadline_s
+        deadline = time.monotonic() + wait
         try:
             self._write(data)
             while not all(w in got.answers for w in wanted):
@@ -74,7 +80,7 @@ class StdioPeer:
                 if "method" not in message and isinstance(ident, str) and ident in wanted:
                     got.answers[ident] = message
         except TimeoutError:
-            got.failure, got.what = "hang", f"no answer within {self.deadline_s:g} s"
+            got.failure, got.what = "hang", f"no answer within {wait:g} s"
         except (EOFError, OSError):
             got.failure, got.what = "crash", self._crashed()
         got.traceback = self._stderr_traceback()
@@ -112,9 +118,10 @@ class StdioPeer:
             return
         self.peak_rss_mb = max(self.peak_rss_mb, round(rss / 2**20, 1))
 
-    def calls(self, messages: list[dict[str, Any]]) -> Exchange:
-        """Requests sent together, each awaited by its id."""
-        return self.exchange(b"".join(line(m) for m in messages), [m["id"] for m in messages])
+    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange:
+        """Requests sent together, each awaited by its id (`starting`: before the first case, on the start's
+        deadline)."""
+        return self.exchange(b"".join(line(m) for m in messages), [m["id"] for m in messages], starting=starting)
 
     def replace(self) -> None:
         """Stop this server and start a fresh one (PeerUnusable when it cannot be used)."""

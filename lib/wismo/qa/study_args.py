@@ -25,7 +25,7 @@ class Peer(Protocol):
 
     restarts: int
 
-    def calls(self, messages: list[dict[str, Any]]) -> Exchange: ...
+    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange: ...
 
     def sample(self) -> None: ...
 
@@ -39,7 +39,7 @@ class Pass:
         self.tools = self._listing()
         self.forbidden = {t["name"] for t in self.tools} - set(target.tools)
         ident = PROBE + "0"
-        baseline = peer.calls([target.normal_call(ident)])
+        baseline = peer.calls([target.normal_call(ident)], starting=True)
         first = baseline.answers.get(ident)
         if first is None:
             why = f"the normal call got no answer ({baseline.what or 'none'})"
@@ -49,7 +49,7 @@ class Pass:
 
     def _listing(self) -> list[dict[str, Any]]:
         ident = PROBE + "tools"
-        got = self.peer.calls([{"jsonrpc": "2.0", "id": ident, "method": "tools/list"}])
+        got = self.peer.calls([{"jsonrpc": "2.0", "id": ident, "method": "tools/list"}], starting=True)
         result = got.answers.get(ident, {}).get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list):

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from wismo.client.raw import INITIALIZED, initialize, line
-from wismo.qa.findings import Exchange, has_traceback, tail
+from wismo.qa.findings import Exchange, has_traceback, tail, texts
 from wismo.qa.fuzz import run_examples
 from wismo.qa.hostile import per_kind
 from wismo.qa.http_abuse import OVERSIZED_BODY, case_strategies, exchange, request
@@ -100,9 +100,10 @@ class HttpPeer:
         except (OSError, http.client.HTTPException) as exc:
             raise PeerUnusable(self.design, f"the server could not be reached ({type(exc).__name__}: {exc})") from None
 
-    def calls(self, messages: list[dict[str, Any]]) -> Exchange:
+    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange:
         """Requests in this session one by one, each awaited by its id; the session opened anew if the server ended
-        it (404); a hang or a crash (no more connections taken) said."""
+        it (404); a hang or a crash (no more connections taken) said. (`starting` changes nothing here: a server at
+        a URL is already running.)"""
         if self.gone:
             raise PeerUnusable(self.design, "the server stopped taking connections after an earlier case")
         got = Exchange()
@@ -125,12 +126,14 @@ class HttpPeer:
                 break
             if status >= 500 and got.status is None:
                 got.status = status
-            text = body.decode("utf-8", "replace")
-            if has_traceback(text) and got.traceback is None:
-                got.traceback = tail(text)
-            for m in messages_in(headers.get("content-type", ""), body):
+            found = messages_in(headers.get("content-type", ""), body)
+            for m in found:
                 if m.get("id") == message["id"] and "method" not in m:
                     got.answers[message["id"]] = m
+            # A page that is not JSON-RPC (a 500's HTML) is read as it is; an answer, by the texts it carries.
+            text = "\n".join(texts(m) for m in found) if found else body.decode("utf-8", "replace")
+            if has_traceback(text) and got.traceback is None:
+                got.traceback, got.traceback_in = tail(text), "an answer"
         return got
 
     def sample(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import LIST_SEPARATOR, plural
-from wismo.qa.findings import CATEGORIES
+from wismo.qa.findings import CATEGORIES, MAX_FAULTS
 from wismo.qa.framegen import KINDS
 from wismo.qa.schema_args import FIXED_PER_ARGUMENT, FIXED_PER_TOOL
 
@@ -55,10 +55,17 @@ def summary_sentence(result: dict[str, Any]) -> str:
     )
     t = result["totals"]
     found = "no findings" if not t["findings"] else plural(t["findings"], "finding")
+    stopped = "".join(f" On **{d['design']}**, {d['stoppedEarly']}." for d in designs if d["stoppedEarly"])
+    skipped = "".join(
+        f" On **{d['design']}**, {plural(d['skippedCases'], 'case')} not sent: the tool or kind it was for had "
+        f"crashed or hung {MAX_FAULTS} times."
+        for d in designs
+        if d["skippedCases"]
+    )
     return (
         f"Each of the {plural(len(designs), 'design')} of this study got {per_tool} at the tools its investigation "
         f"calls: {sent}.{untouched} {t['cases']:,} hostile cases in all ({KIND}), each followed by the design's normal "
-        f"call: {found}."
+        f"call: {found}.{stopped}{skipped}"
     )
 
 
