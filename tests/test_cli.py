@@ -183,41 +183,10 @@ def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
 
 
 def _run_hostile_cells(output_dir: Path) -> dict:
-    """Execute notebook 01's cells from its hostile-input heading on, with display recorded, on `output_dir`."""
-    from unittest import mock
+    """Execute notebook 01's cells from its `make fuzz` heading on, with display recorded, on `output_dir`."""
+    from notebook_cells import run_cells
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    notebook = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "01-equivalence.ipynb").read_text())
-    cells = notebook["cells"]
-    start = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Hostile input at scale"))
-    end = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## The record of this run"))
-    shown = {"markdown": [], "tables": [], "charts": 0}
-
-    def display(obj):
-        if hasattr(obj, "data") and isinstance(obj.data, str) and type(obj).__name__ == "Markdown":
-            shown["markdown"].append(obj.data)
-        elif type(obj).__name__ == "Shown":
-            shown["charts"] += 1
-        else:
-            shown["tables"].append(len(obj.data))  # a reader's table (a pandas Styler): its rows
-
-    from wismo.render import charts, tables
-    from wismo.reports import hostile
-
-    namespace = {"hostile": hostile, "tables": tables, "charts": charts, "output_dir": str(output_dir)}
-    from IPython.display import Markdown
-
-    namespace |= {"Markdown": Markdown, "display": display}
-    with mock.patch("IPython.display.display", display):
-        from wismo.render.display import show
-
-        namespace["show"] = show
-        for cell in cells[start:end]:
-            if cell["cell_type"] == "code":
-                exec("".join(cell["source"]), namespace)
-    return shown
+    return run_cells("## Hostile input at scale", "## The record of this run", {"output_dir": str(output_dir)})
 
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------

@@ -108,6 +108,18 @@ def test_key_figures_come_from_the_results(built_reports):
     assert set(cost) - {"kinds"} <= set(cost["kinds"]) | set(context_cost.NOT_FIGURES)
 
 
+def test_the_report_sends_hostile_input_to_the_articles_own_servers(built_reports):
+    from wismo.qa.hostile import STUDY_COUNT
+
+    sent = json.loads((built_reports.out / "hostile.json").read_text(encoding="utf-8"))
+    assert sent["count"] == STUDY_COUNT and [d["design"] for d in sent["designs"]] == ["granular", "focused"]
+    assert sent["findings"] == [] and sent["totals"]["cases"] > 0
+    assert set(sent["designs"][0]["arguments"]) == {"get_order", "get_payment", "get_reservation", "get_tracking"}
+    reader = html.unescape((built_reports.out / "html" / "01-equivalence-reader.html").read_text(encoding="utf-8"))
+    assert "Hostile input on this study's servers" in reader
+    assert "get_order_support_context" in reader and "no findings" in reader
+
+
 def test_reader_version_hides_code_and_keeps_every_chart(built_reports):
     for r in built_reports.rendered:
         full, reader = r.html.read_text(), r.reader.read_text()

@@ -35,6 +35,16 @@ def at_least(option: str, value: int | float, minimum: int | float) -> None:
         raise ValueError(f"{option} must be {minimum:g} or more, not {value:g}")
 
 
+def whole_number(option: str, text: str, minimum: int) -> int:
+    """`text` (given as `option`) as a whole number of `minimum` or more; else ValueError in one sentence."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{option} must be a whole number of {minimum} or more, not {text!r}") from None
+    at_least(option, value, minimum)
+    return value
+
+
 def writable_folder(option: str, folder: str | Path, given: str | Path | None = None) -> Path:
     """`folder` once a file could be written into it, or it could be created; else ValueError in one sentence
     naming `option` and what it was `given` (default the folder). Nothing is created: checked before the work

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wismo.cli.parsing import stopped_build, subparser, writable_folder
+from wismo.cli.parsing import stopped_build, subparser, whole_number, writable_folder
 from wismo.core.textgrid import plural
 
 NAME = "study"
@@ -16,6 +16,7 @@ EXAMPLE = "wismo study run data/studies/memory-graph.toml --out /tmp/memory-stud
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo study check` and `wismo study run` and their options."""
+    from wismo.qa.hostile import STUDY_COUNT
     from wismo.tokens import framing
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
@@ -43,6 +44,13 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     run.add_argument("--models", nargs="+", default=None, help="models to price (default: the report's four)")
     run.add_argument("--jobs", type=int, default=None, help="notebooks executed at once (default: one per core)")
+    run.add_argument(
+        "--hostile",
+        metavar="N",
+        default=None,
+        help="hostile argument objects per tool on the study's own servers, frames and HTTP cases a tenth as many "
+        f"per kind; 0 skips the hostile-input section (default {STUDY_COUNT})",
+    )
     return p
 
 
@@ -78,6 +86,8 @@ def _options_problem(args: argparse.Namespace) -> str | None:
         if args.out is not None:
             writable_folder("--out", args.out)
         prices.resolve(args.models or [])
+        if args.hostile is not None:
+            whole_number("--hostile", args.hostile, 0)
     except (ValueError, prices.UnknownModel) as exc:
         return str(exc)
     return None
@@ -102,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     from wismo.render import study as study_run
 
     params = {"profile": args.profile, **({"models": args.models} if args.models else {})}
+    if args.hostile is not None:
+        params["hostile_count"] = int(args.hostile)
     try:
         done = study_run.run(study, args.out, params, args.jobs)
     except study_run.StudyRefused as exc:

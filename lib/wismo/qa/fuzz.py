@@ -60,38 +60,49 @@ def one_off(ident: str) -> st.SearchStrategy[str]:
     )
 
 
-def values(key: str) -> st.SearchStrategy[Any]:
-    """Hostile values for one identifier argument."""
-    real = REAL_IDS.get(key, "ORD-1004")
+def hostile_text(real: str) -> st.SearchStrategy[str]:
+    """Hostile strings for an argument whose real value is `real`: one character off it, unicode and control
+    characters, very long, path-like and JSON-like text."""
     json_like = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=8),
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
         max_leaves=6,
     ).map(json.dumps)
     return st.one_of(
-        st.just(real),
-        one_off(real),
+        one_off(real) if real else st.just(real),
         st.text(max_size=40),  # unicode, controls, surrogates excluded by JSON
         st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=20),  # control characters only
         st.builds(
             lambda c, n: c * n, st.sampled_from(["9", "é", "\u202e", "A"]), st.integers(65, 1_000_000)
         ),  # very long
         st.sampled_from(
-            ["", " ", "../../etc/passwd", "/dev/zero", "C:\\Windows\\system32", "~/.ssh/id_rsa", "%00", "ORD-1004\n"]
+            ["", " ", "../../etc/passwd", "/dev/zero", "C:\\Windows\\system32", "~/.ssh/id_rsa", "%00", real + "\n"]
         ),
         json_like,
+    )
+
+
+def values(key: str, real: str | None = None) -> st.SearchStrategy[Any]:
+    """Hostile values for one identifier argument (`real` its real value, default an ID of its kind)."""
+    real = REAL_IDS.get(key, "ORD-1004") if real is None else real
+    return st.one_of(
+        st.just(real),
+        hostile_text(real),
         st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none(),
         st.lists(st.just(real), max_size=3),
         st.dictionaries(st.just(key), st.just(real), max_size=1),
     )
 
 
-def arguments(tool: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """Argument objects for a tool: its own keys with hostile values, some missing, some extra."""
+def arguments(
+    tool: dict[str, Any], values_for: Callable[[str], st.SearchStrategy[Any]] = values
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Argument objects for a tool: its own keys with hostile values (`values_for` each key), some missing, some
+    extra."""
     keys = list(tool["inputSchema"].get("properties", {}))
     required = tool["inputSchema"].get("required", [])
     base = st.fixed_dictionaries(
-        {k: values(k) for k in required}, optional={k: values(k) for k in keys if k not in required}
+        {k: values_for(k) for k in required}, optional={k: values_for(k) for k in keys if k not in required}
     )
     extra = st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=10), st.text(max_size=10), max_size=3)
     return st.one_of(base, st.builds(lambda a, b: {**b, **a}, base, extra), st.just({}), extra)

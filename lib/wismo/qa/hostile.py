@@ -1,5 +1,6 @@
 """Every hostile-input pass of `make fuzz` in one result (fuzz.json): tool arguments and stdio frames on every
-design, HTTP abuse and abandoned sessions on the article's designs."""
+design, HTTP abuse and abandoned sessions on the article's designs; and the counts every hostile pass shares (cases
+per kind, a study run's default)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 SESSIONS = 3000  # abandoned sessions in the session test: #24's bound is stated for this many
 FRAME_SHARE = 10  # a frame or HTTP case costs a normal call besides itself: a tenth as many per kind as per tool
+STUDY_COUNT = 10  # argument objects per tool in a study run (qa/study_hostile.py): a few seconds per design
 
 
 def per_kind(examples: int) -> int:

@@ -30,15 +30,40 @@ PARALLEL_CALLS = 10
 OVERSIZED_BODY = 5 * 2**20  # over the SDK's 4 MiB limit on a request body
 MCP_HEADERS = ("Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Host", "Origin")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "FOO", "get", "P\x00ST")
-PATHS = ("/mcp", "/mcp/", "/", "/MCP", "/mcp?x=1", "/mcp/../mcp", "//mcp", "/%6Dcp", "/mcp#frag", "*")
+
+
+def paths_of(path: str) -> tuple[str, ...]:
+    """Odd spellings of an endpoint's path, and paths beside it: "/mcp" gives "/mcp/", "/", "/MCP", "//mcp", ..."""
+    head, _, last = path.rstrip("/").rpartition("/")
+    encoded = f"{head}/%{ord(last[0]):02X}{last[1:]}" if last else "/%2F"
+    return (
+        path,
+        path + "/",
+        "/",
+        path.upper(),
+        path + "?x=1",
+        f"{path}/../{last}",
+        "/" + path,
+        encoded,
+        path + "#frag",
+        "*",
+    )
+
+
+PATHS = paths_of("/mcp")
 
 
 def request(
-    port: int, method: str = "POST", path: str = "/mcp", headers: dict[str, str] | None = None, body: bytes = b""
+    port: int,
+    method: str = "POST",
+    path: str = "/mcp",
+    headers: dict[str, str] | None = None,
+    body: bytes = b"",
+    host: str = "127.0.0.1",
 ) -> bytes:
     """One HTTP/1.1 request as bytes: the usual headers of an MCP client, `headers` over them, a right length."""
     fields = {
-        "Host": f"127.0.0.1:{port}",
+        "Host": f"{host}:{port}",
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
     }
@@ -48,9 +73,9 @@ def request(
     return head.encode("latin-1", errors="replace") + body
 
 
-def exchange(port: int, data: bytes, timeout_s: float = ANSWER_DEADLINE_S) -> int:
+def exchange(port: int, data: bytes, timeout_s: float = ANSWER_DEADLINE_S, host: str = "127.0.0.1") -> int:
     """Send raw bytes on a new connection; the status code of the answer (0: closed without one, -1: none in time)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as sock:
+    with socket.create_connection((host, port), timeout=timeout_s) as sock:
         try:
             sock.sendall(data)
         except OSError:  # the server may close a connection whose request it refused before reading all of it
@@ -109,31 +134,36 @@ def _canary(port: int, design: str) -> Callable[[], str | None]:
     return problem
 
 
-def case_strategies(port: int, session: Callable[[], str]) -> dict[str, st.SearchStrategy[bytes]]:
-    """The generated cases, by kind: each a whole request (or what a client sends as one) in bytes."""
+def case_strategies(
+    port: int, session: Callable[[], str], host: str = "127.0.0.1", path: str = "/mcp"
+) -> dict[str, st.SearchStrategy[bytes]]:
+    """The generated cases, by kind: each a whole request (or what a client sends as one) in bytes, to the endpoint
+    at `host`, `port` and `path`."""
+
+    def at(method: str = "POST", to: str = path, headers: dict[str, str] | None = None, body: bytes = b"") -> bytes:
+        return request(port, method, to, headers, body, host)
+
     any_frame = st.one_of(*framegen.STRATEGIES.values()).map(bytes.strip)
-    in_session = st.builds(
-        lambda body: request(port, headers=HEADERS | {"Mcp-Session-Id": session()}, body=body), any_frame
-    )
+    in_session = st.builds(lambda body: at(headers=HEADERS | {"Mcp-Session-Id": session()}, body=body), any_frame)
     valid = line(initialize()).strip()
     return {
-        "body without a session": any_frame.map(lambda body: request(port, body=body)),
+        "body without a session": any_frame.map(lambda body: at(body=body)),
         "body in a session": in_session,
         "headers": st.builds(
-            lambda picks, body: request(port, headers=dict(picks), body=body),
+            lambda picks, body: at(headers=dict(picks), body=body),
             st.lists(st.tuples(st.sampled_from(MCP_HEADERS), HEADER_VALUES), min_size=1, max_size=4),
             st.sampled_from([valid, b"{}", b""]),
         ),
         "method and path": st.builds(
-            lambda method, path, with_session: request(
-                port, method, path, HEADERS | ({"Mcp-Session-Id": session()} if with_session else {}), valid
+            lambda method, to, with_session: at(
+                method, to, HEADERS | ({"Mcp-Session-Id": session()} if with_session else {}), valid
             ),
             st.sampled_from(METHODS),
-            st.sampled_from(PATHS),
+            st.sampled_from(paths_of(path)),
             st.booleans(),
         ),
         "unknown session": st.builds(
-            lambda sid, method: request(port, method, headers=HEADERS | {"Mcp-Session-Id": sid}, body=valid),
+            lambda sid, method: at(method, headers=HEADERS | {"Mcp-Session-Id": sid}, body=valid),
             st.one_of(
                 st.uuids().map(lambda u: u.hex),
                 st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=80),
@@ -143,7 +173,7 @@ def case_strategies(port: int, session: Callable[[], str]) -> dict[str, st.Searc
         "broken framing": st.one_of(
             st.binary(max_size=200).map(lambda b: b + b"\r\n\r\n"),  # not a request line at all
             st.builds(  # a length that is not a number, or says less than was sent
-                lambda length, body: request(port, body=body).replace(
+                lambda length, body: at(body=body).replace(
                     f"Content-Length: {len(body)}".encode(), f"Content-Length: {length}".encode()
                 ),
                 st.sampled_from(["-1", "abc", "1e3", "0x10", "0", " 5", "99999999999999999999"]),
@@ -151,7 +181,7 @@ def case_strategies(port: int, session: Callable[[], str]) -> dict[str, st.Searc
             ),
             st.sampled_from([b"zz", b"-1", b"ffffffffffffffffffff", b"5;" + b"x" * 100]).map(  # bad chunk sizes
                 lambda size: (
-                    request(port, body=valid).replace(b"Content-Length", b"Transfer-Encoding: chunked\r\nX")
+                    at(body=valid).replace(b"Content-Length", b"Transfer-Encoding: chunked\r\nX")
                     + b"\r\n"
                     + size
                     + b"\r\n"

@@ -10,6 +10,7 @@ from wismo.analyses import comparison
 from wismo.client.connection import TRANSPORTS
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
+from wismo.qa.hostile import STUDY_COUNT
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.studies.declaration import Study, UnknownCase, chosen
@@ -22,6 +23,7 @@ PARAMETERS = {
     "include_unfriendly": Param(True, "flag"),
     "env": Param({}, "table"),  # extra environment per design, {design: {VAR: value}} (a planted fault)
     "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
+    "hostile_count": Param(STUDY_COUNT, "whole"),  # hostile argument objects per tool on the study's servers; 0: none
     "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
 }
 DEFAULTS = defaults(PARAMETERS)

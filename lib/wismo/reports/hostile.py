@@ -11,7 +11,10 @@ from wismo.core.paths import OUTPUTS
 from wismo.core.textgrid import LIST_SEPARATOR, plural
 from wismo.servers.settings import SessionLimits
 
-NO_RUN = "No fuzz run in this output folder yet: `make fuzz` writes one."
+NO_RUN = (
+    "No `make fuzz` run in this output folder: `make fuzz` writes outputs/fuzz.json beside the built-in reports, and "
+    "its figures are shown here when that file is in the report's folder."
+)
 
 
 def load(out: str | Path | None) -> dict[str, Any] | None:
