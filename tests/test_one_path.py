@@ -95,6 +95,17 @@ def test_every_chart_a_study_needs_no_declaration_for_is_drawn_in_its_words(run)
 
 
 @pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_its_own_servers_get_hostile_input_naming_their_tools(run):
+    _, out = run
+    hostile = json.loads((out / "hostile.json").read_text(encoding="utf-8"))
+    assert [d["design"] for d in hostile["designs"]] == ["granular", "batched", "focused"]
+    assert hostile["totals"] and not hostile["findings"]  # healthy servers: nothing found
+    section = text_of(out / "html" / "01-equivalence-reader.html").split("Hostile input", 1)[1]
+    for tool in ("get_member", "get_loan", "get_hold", "get_loans", "get_holds", "get_member_account"):
+        assert tool in section, tool
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
 def test_the_index_names_the_reports_the_study_does_not_get_and_why(run):
     _, out = run
     index = text_of(out / "index.html")
