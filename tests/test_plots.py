@@ -152,6 +152,22 @@ SAMPLES = {
         1000,
     ),
     "prefix_by_size": lambda: price_charts.prefix_by_size(_strategy_rows(), 1024),
+    "prefix_by_call": lambda: price_charts.prefix_by_call(
+        [
+            {"design": d, "strategy": "parallel", "model": "gpt-4.1-mini", "inputs": inputs, "read": read}
+            for d, inputs, read in (("granular", [700, 1000, 1700], [0, 0, 896]), ("focused", [560, 1500], [0, 0]))
+        ],
+        "gpt-4.1-mini",
+        1024,
+    ),
+    "strategy_per_design": lambda: price_charts.strategy_per_design(
+        [
+            {"design": d, "strategy": how, "totalInput": k * (2 if how == "sequential" and d == "granular" else 1)}
+            for d, k in (("granular", 3400), ("focused", 1700))
+            for how in ("parallel", "sequential")
+        ],
+        "ORD-1004",
+    ),
     "price_per_conversations": lambda: price_charts.price_per_conversations(
         [r for r in _price_rows() if r["lines"] == 1], ["gpt-4.1-mini", "claude-sonnet-4-5"], 1000, "ORD-1004"
     ),

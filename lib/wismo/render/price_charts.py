@@ -251,5 +251,11 @@ def strategy_per_design(conversations: list[dict[str, Any]], case: str) -> Figur
     )
     thousands(ax)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, fontsize=8, title="solid: every call of a turn at once; hatched: one call per request")
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(facecolor="lightgrey", edgecolor="white", label="every call of a turn at once (parallel)"),
+        Patch(facecolor="lightgrey", edgecolor="black", hatch="//", label="one call per request (sequential)"),
+    ]
+    legend_above(fig, "call strategy", handles=handles, labels=[h.get_label() for h in handles])
     return fig
