@@ -120,6 +120,9 @@ def test_key_figures_by_need_and_optional_and_per_design(tmp_path):
     (found,) = figures.key_figures(nb, tmp_path, "x.ipynb", plain)  # needs unmet, optional absent: both left out
     assert found.value == "granular 4,974, focused 5,293"  # the study's order, reference first, not the JSON's
     assert figures.format_value([275, 733]) == "275 / 733"
+    # A comparison's JSON keeps its designs' order in the summary's list, whatever its sorted keys do to a table.
+    compared = {"summary": {"designs": ["granular", "focused"], "calls": {"focused": 6, "granular": 24}}}
+    assert figures.render("{summary.calls}", compared) == "granular 24, focused 6"
 
 
 def test_key_figures_fail_naming_the_notebook_and_the_figure(tmp_path):

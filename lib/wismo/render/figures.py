@@ -134,6 +134,18 @@ def format_value(value: Any, spec: str = "", order: list[str] | None = None) -> 
     return str(value)
 
 
+def design_order(data: Any) -> list[str] | None:
+    """The designs of the study a result belongs to, in the study's order (its reference first): JSON written with
+    sorted keys loses a table's order, so it is read from the lists that keep it."""
+    if not isinstance(data, dict):
+        return None
+    for block in ("summary", "study"):
+        designs = data.get(block, {}).get("designs") if isinstance(data.get(block), dict) else None
+        if isinstance(designs, list):
+            return designs
+    return None
+
+
 def render(template: str, data: Any) -> str:
     """Fill every {path:spec} field of `template` from `data`."""
     parts = []
@@ -143,8 +155,7 @@ def render(template: str, data: Any) -> str:
             continue
         if conversion:
             raise KeyError(f"conversions (!{conversion}) are not supported")
-        order = data.get("study", {}).get("designs") if isinstance(data, dict) else None
-        parts.append(format_value(resolve(data, field), spec or "", list(order) if order else None))
+        parts.append(format_value(resolve(data, field), spec or "", design_order(data)))
     return "".join(parts)
 
 
