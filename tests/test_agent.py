@@ -10,6 +10,7 @@ from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, LatencyModel
 from wismo.agent.scripted import ScriptedBackend
 from wismo.client.connection import connect
+from wismo.core import reference
 from wismo.runs import scoring, verify_trace
 
 pytestmark = pytest.mark.anyio
@@ -37,6 +38,17 @@ async def test_granular_investigation_follows_the_article():
     )
     assert scoring.score(trace["answer"], scoring.load_expectations()["ORD-1004"])["passed"]
     assert verify_trace({**trace, "totals": trace["totals"]}, "t") == []
+
+
+async def test_scripted_call_ids_have_a_real_models_length_and_are_derived_from_the_conversation():
+    first, again = await _run("granular", "ORD-1004"), await _run("granular", "ORD-1004")
+    ids = [o["call_id"] for r in first["requests"] for o in r["output"] if o["type"] == "function_call"]
+    published = reference.load("where-is-my-order")["ORD-1004"]["granular"]["firstCallId"]
+    assert len(ids) == len(set(ids)) == 5
+    assert all(len(i) == len(published) and i.startswith("call_") and i[5:].isalnum() for i in ids)
+    assert ids == [o["call_id"] for r in again["requests"] for o in r["output"] if o["type"] == "function_call"]
+    other = await _run("granular", "ORD-1002")
+    assert not set(ids) & {o["call_id"] for r in other["requests"] for o in r["output"] if o.get("call_id")}
 
 
 async def test_focused_investigation_is_one_call_then_the_answer():

@@ -232,6 +232,32 @@ elapsed_s = 1.25
     assert all(one_sentence(p) for p in problems), problems
 
 
+def test_a_published_call_id_is_read_from_the_reference_and_checked(tmp_path):
+    published = declaration.article().published
+    assert [c.call_id for c in published.conversations] == ["call_cqXeuxQPiA9BEepDEw5oVh2I", None]
+    tail = """
+[published]
+source = "a staging log"
+model = "some-model"
+
+[[published.conversations]]
+design = "granular"
+case = "T-1001"
+calls = 3
+call_id = "call one"
+
+[[published.conversations]]
+design = "granular"
+case = "T-1002"
+call_id = 7
+"""
+    with pytest.raises(StudyInvalid) as invalid:
+        declaration.load(_helpdesk(tmp_path, tail=tail))
+    problems = invalid.value.problems
+    assert sum("call_id must be one call id as the provider returned it" in p for p in problems) == 2, problems
+    assert all(one_sentence(p) for p in problems), problems
+
+
 def test_the_focus_must_be_a_case_of_the_study_and_defaults_to_its_own():
     from wismo.reports.params import ParameterError
 

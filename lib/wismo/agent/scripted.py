@@ -26,7 +26,8 @@ STUDY_ANSWER = "The evidence gathered by the tool calls above answers the questi
 class ScriptedBackend:
     """A stateless stand-in for a model: given a design's investigation and the case (following()), it asks for
     each turn's calls as the walk says, then answers: the five-field assessment where the study keeps wismo's
-    answer contract, else the one sentence STUDY_ANSWER."""
+    answer contract, else the one sentence STUDY_ANSWER. Its call ids have a real model's length, derived from the
+    question and the call's place in the conversation (tokens.call_id)."""
 
     name = "scripted"
     token_label = tokens.LABEL
@@ -83,7 +84,8 @@ class ScriptedBackend:
         turns, wanted = replayed(self.investigation, self.values, items, offered)
         if wanted:
             made = sum(1 for i in items if i.get("type") == "function_call")
-            return [tokens.function_call(t, a, call_id(made + i)) for i, (t, a) in enumerate(wanted)]
+            opening = next((i["content"] for i in items if i.get("role") == "user"), "")
+            return [tokens.function_call(t, a, tokens.call_id(opening, made + i)) for i, (t, a) in enumerate(wanted)]
         return [assistant_message(answer(self.investigation, turns, self.contract))]
 
 
@@ -137,8 +139,3 @@ def answer(how: Investigation, turns: list[list[Call]], contract: bool = True) -
             entry = turns[0][0]["arguments"]
             found.unreadable += [v for k, v in entry.items() if isinstance(v, str) and k.endswith("Id")]
     return json.dumps(assess(found), separators=(",", ":"), ensure_ascii=False)
-
-
-def call_id(index: int) -> str:
-    """Deterministic call ids (call_1, call_2, ...), numbered across the conversation from zero-based `index`."""
-    return f"call_{index + 1}"

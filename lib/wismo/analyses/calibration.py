@@ -61,7 +61,8 @@ def calibrated(published: Published | None) -> Calibrated | None:
 
 def published_figures(published: Published, which: Calibrated) -> dict[str, Any]:
     """The published figures the calibration uses and what follows from them by arithmetic alone, each with its
-    kind: the first conversation's requests, additions, input, output and total; the second's first request (as
+    kind: the first conversation's requests, additions, input, output and total; a call id the provider returned
+    (the first conversation's, else any); the second's first request (as
     published, or the first's minus how much smaller it was), smaller-by and total."""
     first = published.of(which.first, which.case)
     assert first is not None
@@ -74,8 +75,11 @@ def published_figures(published: Published, which: Calibrated) -> dict[str, Any]
         "firstRequests": f["requests"],
         "firstAdditions": f["additions"],
         "firstInput": {"value": sum(first.requests), "kind": DERIVED},
+        "callId": next(
+            ({"value": c.call_id, "kind": PUBLISHED} for c in (first, *published.conversations) if c.call_id), None
+        ),
     }
-    if first.total is not None:
+    if first.total is not None and first.calls in (None, len(first.requests)):  # every request is published
         out["firstConversation"] = f["total"]
         out["firstOutput"] = {"value": first.total - sum(first.requests), "kind": DERIVED}
     if which.second is not None:

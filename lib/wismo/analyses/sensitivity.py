@@ -6,7 +6,8 @@ counting the calls, and sets them beside the additions derived from the publishe
 ORD-1004 granular run, 287 and 714 tokens). The cell that fits best is a fit, not a confirmation: the framing and
 the counting were chosen among plausible ones, and the spread over all of them is shown with it. A second design's
 conversation of the same case tests each framing independently: what its published total leaves for the model's
-outputs must hold at least a minimal answer.
+outputs must lie between the least a plausible answer takes and the first conversation's own output with its calls
+swapped for the second's; each verdict carries its margin beside the tolerance the fits are judged by.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from wismo import tokens
 from wismo.core.kinds import DERIVED, TIKTOKEN
-from wismo.tokens import conversation, framing
+from wismo.tokens import conversation, framing, stjson
 
 
 @dataclass(frozen=True)
@@ -35,8 +36,7 @@ FRAMINGS = (
         "bare text",
         framing.PYTHON.output,
         "MCP C# SDK >= 0.4.1-preview.1 McpClientTool (a lone text block as TextContent), "
-        "Microsoft.Extensions.AI.OpenAI "
-        ">= 10.0.0 Responses; wismo's own loop",
+        "Microsoft.Extensions.AI.OpenAI >= 10.0.0 Responses; wismo's own loop",
     ),
     Framing(
         "compact, default escaping",
@@ -47,23 +47,39 @@ FRAMINGS = (
     Framing(
         "indented, default escaping",
         framing.indented_default_output,
-        "ToChatMessage's JsonElement re-serialized by Microsoft.Extensions.AI.OpenAI 9.0.0 to 9.2.x",
+        "ToChatMessage's JsonElement as Microsoft.Extensions.AI.OpenAI packages 9.0.0-preview.9.24507.7 to "
+        "9.1.0-preview.1.25064.3 would re-serialize it; none of them has a Responses client",
     ),
     Framing(
         "indented, relaxed escaping",
         framing.csharp_output,
-        "ToChatMessage's JsonElement re-serialized by Microsoft.Extensions.AI.OpenAI 9.3.0 to 10.9.0 (the pinned "
-        "source)",
+        "ToChatMessage's JsonElement re-serialized by Microsoft.Extensions.AI.OpenAI's Responses client, every release "
+        "from 9.4.0-preview.1.25207.5 (read at tags v9.4.0 to v10.9.0; v10.8.3 is what csharp-sdk v2.2.0 builds "
+        "against)",
     ),
 )
-COUNTINGS = ("name + arguments", "with call_id", "parallel-call wrapper", "isError: false kept")
+# The ways a provider may count the model's function_call items (how the Responses API does is not published),
+# each with the sentence the reports define it by.
+COUNTINGS = {
+    "name + arguments": "each call is its name and its arguments' JSON text, plus the cookbook's per-item overhead",
+    "with call_id": "the same, plus each call's call_id (at the size of the id the study publishes, where it does)",
+    "parallel-call wrapper": "a turn of several calls counted as one multi_tool_use.parallel call listing them all, "
+    "a form OpenAI's models are reported to write parallel calls in internally (OpenAI documents none)",
+    "isError: false kept": "calls as name + arguments, and every result's envelope keeping isError: false (a client "
+    "that writes the flag even when it is false)",
+}
 TOLERANCE_PERCENT = 5.0
 
 
-def _call_tokens(calls: list[dict[str, Any]], counting: str, encoding: str) -> int:
-    """The model's function_call items of one turn, counted the way `counting` assumes."""
+def _call_tokens(calls: list[dict[str, Any]], counting: str, encoding: str, id_tokens: int | None = None) -> int:
+    """The model's function_call items of one turn, counted the way `counting` assumes; under "with call_id" each
+    call's id costs `id_tokens` (the published id's size) where given, else its own id's tokens."""
     if counting == "with call_id":
-        return sum(tokens.count_item(c, encoding) + tokens.count_text(c["call_id"], encoding) for c in calls)
+        return sum(
+            tokens.count_item(c, encoding)
+            + (id_tokens if id_tokens is not None else tokens.count_text(c["call_id"], encoding))
+            for c in calls
+        )
     if counting == "parallel-call wrapper" and len(calls) > 1:
         uses = [{"recipient_name": f"functions.{c['name']}", "parameters": json.loads(c["arguments"])} for c in calls]
         wrapped = json.dumps({"tool_uses": uses}, separators=(",", ":"))
@@ -86,20 +102,24 @@ def _profile(how: Framing, keep_is_error: bool) -> framing.Profile:
     return framing.Profile(how.name, how.source, how.source, framing.PYTHON.function, output)
 
 
-def turn_addition(turn: list[dict[str, Any]], index: int, how: Framing, counting: str, encoding: str) -> int:
+def turn_addition(
+    turn: list[dict[str, Any]], index: int, how: Framing, counting: str, encoding: str, id_tokens: int | None = None
+) -> int:
     """What one tool turn adds to the next request under a framing and a way of counting the calls: the turn's
     items as conversation.turn_items builds them, the calls counted as `counting` assumes."""
     items = conversation.turn_items(turn, index, _profile(how, counting == "isError: false kept"))
     calls = [i for i in items if i["type"] == "function_call"]
     outputs = [i for i in items if i["type"] == "function_call_output"]
-    return _call_tokens(calls, counting, encoding) + sum(tokens.count_item(o, encoding) for o in outputs)
+    return _call_tokens(calls, counting, encoding, id_tokens) + sum(tokens.count_item(o, encoding) for o in outputs)
 
 
 def _percent(ours: int, theirs: int) -> float:
     return round((ours - theirs) / theirs * 100, 1)
 
 
-def table(turns: list[list[dict[str, Any]]], requests: list[int], encoding: str) -> list[dict[str, Any]]:
+def table(
+    turns: list[list[dict[str, Any]]], requests: list[int], encoding: str, id_tokens: int | None = None
+) -> list[dict[str, Any]]:
     """Every framing crossed with every counting: the turn additions against those derived from published, and
     the rebuilt later requests (request 1 plus the turns, so their error is the turns' cumulative error)."""
     derived = [b - a for a, b in zip(requests, requests[1:])]
@@ -107,7 +127,7 @@ def table(turns: list[list[dict[str, Any]]], requests: list[int], encoding: str)
     rows = []
     for how in FRAMINGS:
         for counting in COUNTINGS:
-            adds = [turn_addition(t, i, how, counting, encoding) for i, t in enumerate(turns, start=1)]
+            adds = [turn_addition(t, i, how, counting, encoding, id_tokens) for i, t in enumerate(turns, start=1)]
             rebuilt = [requests[0]]
             for a in adds:
                 rebuilt.append(rebuilt[-1] + a)
@@ -143,6 +163,47 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def default_escapes(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every character of the study's recorded results (every design and case) that System.Text.Json's default
+    encoder writes as an escape, as the default-escaping framings write them (stjson.escapes_found)."""
+    texts = [c["output"] for by_case in recorded["turns"].values() for ts in by_case.values() for t in ts for c in t]
+    return stjson.escapes_found(texts, stjson.DEFAULT)
+
+
+def call_ids(published: dict[str, Any] | None, turns: list[list[dict[str, Any]]], encoding: str) -> dict[str, Any]:
+    """How the "with call_id" counting prices a call's id: every call at the size of the id the study publishes
+    (the article's: its recorded run's first call id), else each call at its own id as conversation.turn_items
+    derives it (a real model's length)."""
+    if published is not None:
+        value = published["value"]
+        return {
+            "source": f"the published id ({published['kind']})",
+            "id": value,
+            "characters": len(value),
+            "tokensEach": [tokens.count_text(value, encoding)] * 2,
+            "kind": TIKTOKEN,
+        }
+    ids = [i["call_id"] for n, t in enumerate(turns, 1) for i in conversation.turn_items(t, n) if "name" in i]
+    sizes = [tokens.count_text(i, encoding) for i in ids] or [0]
+    return {
+        "source": "ids derived from each turn (tokens.call_id), a real model's length",
+        "id": ids[0] if ids else None,
+        "characters": len(ids[0]) if ids else 0,
+        "tokensEach": [min(sizes), max(sizes)],
+        "kind": TIKTOKEN,
+    }
+
+
+def calls_written(turns: list[list[dict[str, Any]]], encoding: str) -> int:
+    """What the model wrote to make a conversation's tool calls: each call's name and arguments, in tokens."""
+    return sum(
+        tokens.count_text(c["name"], encoding)
+        + tokens.count_text(json.dumps(c["arguments"], separators=(",", ":")), encoding)
+        for turn in turns
+        for c in turn
+    )
+
+
 def answer_sizes(
     answer: str | None, fields: dict[str, Any] | None, entry_call: dict[str, Any], encoding: str
 ) -> dict[str, int] | None:
@@ -151,7 +212,6 @@ def answer_sizes(
     as one JSON object where the study keeps the contract, else the answer's text); None without a published answer."""
     if answer is None:
         return None
-    call = tokens.function_call(entry_call["name"], entry_call["arguments"], "call_1_0")
     written = (
         json.dumps({**fields, "customerSummary": answer}, separators=(",", ":"), ensure_ascii=False)
         if fields is not None
@@ -159,9 +219,56 @@ def answer_sizes(
     )
     return {
         "quotedSummary": tokens.count_text(answer, encoding),
-        "minimalOutputs": tokens.count_text(call["name"], encoding)
-        + tokens.count_text(call["arguments"], encoding)
-        + tokens.count_text(written, encoding),
+        "minimalOutputs": calls_written([[entry_call]], encoding) + tokens.count_text(written, encoding),
+    }
+
+
+def output_bounds(
+    sizes: dict[str, int] | None,
+    first_output: int | None,
+    first_turns: list[list[dict[str, Any]]],
+    second_turns: list[list[dict[str, Any]]],
+    encoding: str,
+) -> dict[str, Any]:
+    """The range the second conversation's outputs plausibly fall in, each bound with its derivation: at least its
+    minimal outputs (answer_sizes); at most the first conversation's own output with its tool calls swapped for the
+    second's (the same case answered once, with the second design's calls): first output - first calls written +
+    second calls written. A bound is None where its figures are not published."""
+    first_calls, second_calls = calls_written(first_turns, encoding), calls_written(second_turns, encoding)
+    upper = None if first_output is None else first_output - first_calls + second_calls
+    return {
+        "lower": None if sizes is None else sizes["minimalOutputs"],
+        "upper": upper,
+        "firstOutput": first_output,
+        "firstCallsWritten": first_calls,
+        "secondCallsWritten": second_calls,
+        "kind": f"lower {TIKTOKEN}; upper {DERIVED} minus and plus {TIKTOKEN}",
+    }
+
+
+def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | None) -> dict[str, Any] | None:
+    """One framing's verdict from what each counting leaves for the outputs (remainder, tokens the rebuilt turns put
+    into the inputs): the bound it fails, or that it fits both (or the one given), with its margin in tokens and as a
+    share of the rebuilt turns' tokens, which is what a framing error moves (comparable to the fits' tolerance)."""
+    if lower is None and upper is None:
+        return None
+    most = max(remainders)  # the counting that leaves the most (its turns put the least into the inputs)
+    least = min(remainders)
+    if lower is not None and most[0] < lower:
+        said, margin, turns = "fails the lower bound", lower - most[0], most[1]
+    elif upper is not None and least[0] > upper:
+        said, margin, turns = "fails the upper bound", least[0] - upper, least[1]
+    else:
+        said = "fits both bounds" if lower is not None and upper is not None else "fits the bound"
+        room = [(most[0] - lower, most[1])] if lower is not None else []
+        room += [(upper - least[0], least[1])] if upper is not None else []
+        margin, turns = min(room)
+    percent = round(margin / turns * 100, 1) if turns else 0.0
+    return {
+        "verdict": said,
+        "marginTokens": margin,
+        "marginPercent": percent,
+        "withinTolerance": percent <= TOLERANCE_PERCENT,
     }
 
 
@@ -170,12 +277,13 @@ def second_test(
     first_request: int,
     conversation_total: int,
     calls: int,
-    sizes: dict[str, int] | None,
+    bounds: dict[str, Any],
     encoding: str,
+    id_tokens: int | None = None,
 ) -> list[dict[str, Any]]:
     """Per framing: what the published total of the second conversation leaves for the model's outputs once its
-    requests are rebuilt from the published first request, against the least a plausible answer takes (where an
-    answer is published); below it, ruled out."""
+    requests are rebuilt from the published first request, over every counting, and its verdict against the
+    plausible output range (output_bounds)."""
     out = []
     turns = turns[: calls - 1]
     for how in FRAMINGS:
@@ -183,16 +291,16 @@ def second_test(
         for counting in COUNTINGS:
             request, inputs = first_request, first_request
             for i, t in enumerate(turns, start=1):
-                request += turn_addition(t, i, how, counting, encoding)
+                request += turn_addition(t, i, how, counting, encoding, id_tokens)
                 inputs += request
-            remainders.append(conversation_total - inputs)
-        low, high = min(remainders), max(remainders)
-        row: dict[str, Any] = {"framing": how.name, "outputRemainder": [low, high]}
-        if sizes is not None:
-            row |= {
-                "minimalOutputs": sizes["minimalOutputs"],
-                "verdict": "ruled out" if high < sizes["minimalOutputs"] else "possible",
-            }
+            remainders.append((conversation_total - inputs, inputs - first_request * (len(turns) + 1)))
+        row: dict[str, Any] = {
+            "framing": how.name,
+            "outputRemainder": [min(r[0] for r in remainders), max(r[0] for r in remainders)],
+        }
+        judged = verdict(remainders, bounds["lower"], bounds["upper"])
+        if judged is not None:
+            row |= judged
         out.append(row)
     return out
 
@@ -202,12 +310,19 @@ def build(
 ) -> dict[str, Any]:
     """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
     case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
-    rows = table(recorded["turns"][first][case], pub["firstRequests"]["value"], encoding)
+    f_turns = recorded["turns"][first][case]
+    requests = pub["firstRequests"]["value"]
+    ids = call_ids(pub.get("callId"), f_turns[: len(requests) - 1], encoding)
+    id_tokens = ids["tokensEach"][0] if pub.get("callId") else None
+    rows = table(f_turns, requests, encoding, id_tokens)
     out = {
         "kind": f"{TIKTOKEN} against {DERIVED}",
         "case": case,
         "designs": pub["designs"],
         "framings": [{"name": f.name, "source": f.source} for f in FRAMINGS],
+        "countings": [{"name": name, "meaning": meaning} for name, meaning in COUNTINGS.items()],
+        "callIds": ids,
+        "defaultEscapes": {"encoder": stjson.DEFAULT, "found": default_escapes(recorded)},
         "rows": rows,
         "bestFit": {k: best_fit(rows)[k] for k in ("framing", "counting", "additions", "errorPercent")},
         "spread": spread(rows),
@@ -216,13 +331,24 @@ def build(
         s_turns = recorded["turns"][second][case]
         sizes = answer_sizes(pub["secondAnswer"], answer_fields, s_turns[0][0], encoding)
         calls = pub["secondCalls"]["value"] or len(s_turns) + 1
+        first_output = pub.get("firstOutput", {}).get("value")
+        bounds = output_bounds(sizes, first_output, f_turns[: len(requests) - 1], s_turns[: calls - 1], encoding)
         tested = second_test(
-            s_turns, pub["secondFirstRequest"]["value"], pub["secondConversation"]["value"], calls, sizes, encoding
+            s_turns,
+            pub["secondFirstRequest"]["value"],
+            pub["secondConversation"]["value"],
+            calls,
+            bounds,
+            encoding,
+            id_tokens,
         )
         out["answerSizes"] = {"kind": TIKTOKEN, **sizes} if sizes else None
         out["secondTest"] = {
             "kind": f"{DERIVED} minus {TIKTOKEN}",
+            "bounds": bounds,
+            "tolerancePercent": TOLERANCE_PERCENT,
             "rows": tested,
-            "ruledOut": sum(r.get("verdict") == "ruled out" for r in tested),
+            "fitting": sum(r.get("verdict") in ("fits both bounds", "fits the bound") for r in tested),
+            "judged": sum("verdict" in r for r in tested),
         }
     return out

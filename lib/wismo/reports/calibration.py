@@ -8,20 +8,31 @@ from typing import Any
 
 from wismo.analyses import calibration
 
-# What the sources say reaches the model, quoted by repository, path and version (read for this report).
+# What the sources say reaches the model, by repository, path and version as released (read for this report).
 SOURCES = (
     "modelcontextprotocol/csharp-sdk v2.2.0, src/ModelContextProtocol.Core/AIContentExtensions.cs: "
-    "CallToolResult.ToChatMessage(callId) puts the whole CallToolResult into a FunctionResultContent as a JsonElement "
-    "(JsonSerializer.SerializeToElement with McpJsonUtilities.DefaultOptions: compact, default encoder)",
-    "dotnet/extensions v10.8.3, src/Libraries/Microsoft.Extensions.AI.OpenAI/OpenAIResponsesChatClient.cs: a result "
-    "that is not a string is written with JsonSerializer.Serialize(result, AIJsonUtilities.DefaultOptions), "
-    "WriteIndented = true with JavaScriptEncoder.UnsafeRelaxedJsonEscaping (the relaxed encoder since v9.3.0, "
-    "commit 11ccd68ee3; v9.0.0 to v9.2.x indented with the default encoder)",
-    "dotnet/runtime, System.Text.Json JsonDocument.WriteString: a JsonElement's strings are unescaped, then "
-    "escaped again by the writer's encoder, so the original \\u0022 escapes do not survive re-serialization",
-    "modelcontextprotocol/csharp-sdk issue #962: one user's tool result printed full of \\u0022; it shows no "
-    "request body, so it does not show that text reaching the model",
+    "CallToolResult.ToChatMessage(callId) puts the whole CallToolResult into a FunctionResultContent as a "
+    "JsonElement (JsonSerializer.SerializeToElement with McpJsonUtilities.DefaultOptions: compact, default "
+    "encoder); its Directory.Packages.props builds it against Microsoft.Extensions.AI 10.8.3",
+    "dotnet/extensions, src/Libraries/Microsoft.Extensions.AI.OpenAI: the Responses client "
+    "(OpenAIResponseChatClient.cs, added in commit 3d617896f1) first appears in tag v9.4.0, and the package's "
+    "CHANGELOG.md gives its first release as 9.4.0-preview.1.25207.5; at every tag from v9.4.0 to v10.9.0 "
+    "(OpenAIResponsesChatClient.cs from v9.10.0) it writes a result that is not a string with "
+    "JsonSerializer.Serialize(result, AIJsonUtilities.DefaultOptions), which "
+    "src/Libraries/Microsoft.Extensions.AI.Abstractions/Utilities/AIJsonUtilities.Defaults.cs makes indented with "
+    "JavaScriptEncoder.UnsafeRelaxedJsonEscaping",
+    "dotnet/extensions, the same Defaults.cs before commit 11ccd68ee3: indented with the default encoder; the "
+    "relaxed encoder arrives with that commit (tag v9.3.0, first package 9.3.0-preview.1.25114.11); the packages "
+    "before it are 9.0.0-preview.9.24507.7 to 9.1.0-preview.1.25064.3 (tags v9.0.0 to v9.2.0; there is no 9.2.x "
+    "package), and none of them has a Responses client",
+    "dotnet/runtime, System.Text.Json JsonDocument.WriteString: a JsonElement's strings are unescaped, then escaped"
+    " again by the writer's encoder, so the original \\u0022 escapes do not survive re-serialization",
+    "modelcontextprotocol/csharp-sdk issue #962: one user's tool result printed full of \\u0022; it shows no request"
+    " body, so it does not show that text reaching the model",
 )
+# The framing no package with a Responses client writes (SOURCES, third entry): kept in the table to show what the
+# default escaper alone does, never as a stack a Responses conversation can have run on.
+WITHOUT_RESPONSES = "indented, default escaping"
 
 
 def _cell(rows: list[dict[str, Any]], framing: str, counting: str = "name + arguments") -> dict[str, Any]:
@@ -57,27 +68,64 @@ def fit_statement(result: dict[str, Any]) -> str:
 
 
 def hypothesis_statement(result: dict[str, Any]) -> str:
-    """The hypothesis and the source that conflicts with it, said plainly."""
+    """The hypothesis and the source that conflicts with it, said plainly, from the packages as released."""
     best = result["sensitivity"]["bestFit"]
     first, _, _ = _names(result)
     relaxed = _cell(result["sensitivity"]["rows"], "indented, relaxed escaping")
     errors = " / ".join(f"{e:+.1f}%" for e in relaxed["errorPercent"])
     return (
-        f"**Hypothesis:** the published {first} turns are matched by the *{best['framing']}* envelope. Where the "
-        "conversation ran through the MCP C# SDK and Microsoft.Extensions.AI, as the article's did, the pinned source "
-        f"would send it *indented, with relaxed escaping*, which does not match ({errors}). Which framing reached the "
-        "model is not established: no released Microsoft.Extensions.AI.OpenAI we "
-        "read sends a JsonElement's raw text unchanged, and versions 9.0.0 to 9.2.x (indented, default escaping) "
-        "come nearest among released code paths. Sources: " + "; ".join(SOURCES) + "."
+        f"**Hypothesis:** the published {first} turns are matched by the *{best['framing']}* envelope. A conversation "
+        "over the Responses API through the MCP C# SDK and Microsoft.Extensions.AI, as the article's was, goes through "
+        "Microsoft.Extensions.AI.OpenAI's Responses client, first released in 9.4.0-preview.1.25207.5; every release "
+        f"of it sends the envelope *indented, with relaxed escaping*, which does not match ({errors}). The "
+        f"*{WITHOUT_RESPONSES}* framing was written only by packages before 9.3.0-preview.1.25114.11, none of which "
+        "has a Responses client, so it cannot have been that stack: it stays in the table to show what the default "
+        "escaper alone does. No release we read sends a JsonElement's raw text unchanged, so which framing reached "
+        "the model is not established. Sources: " + "; ".join(SOURCES) + "."
+    )
+
+
+def countings_statement(result: dict[str, Any]) -> str:
+    """The four ways of counting the model's function calls, a sentence each, and the call ids the table counts."""
+    s = result["sensitivity"]
+    ids = s["callIds"]
+    low, high = ids["tokensEach"]
+    size = f"{low:,} tokens" if low == high else f"{low:,} to {high:,} tokens"
+    lines = [f"- *{c['name']}*: {c['meaning']}." for c in s["countings"]]
+    return (
+        "How the provider counts the model's function calls is not published; the table counts them four ways:\n\n"
+        + "\n".join(lines)
+        + f"\n\nUnder *with call_id*, each call's id is counted at the size of {ids['source']}, "
+        + (f"`{ids['id']}`: " if ids["id"] else "")
+        + f"{ids['characters']} characters, {size} each ({ids['kind']})."
+    )
+
+
+def escapes_statement(result: dict[str, Any]) -> str:
+    """Every character of the study's results that the default encoder escapes, with its escape and where it occurs."""
+    found = result["sensitivity"]["defaultEscapes"]["found"]
+    if not found:
+        return "System.Text.Json's default encoder finds nothing to escape in the study's results."
+    said = [
+        f"`{f['character']}` as `{f['escaped']}` ({f['occurrences']:,} times; first in `{f['firstSeenIn']}`)"
+        for f in found
+    ]
+    return (
+        "The two default-escaping framings write the results through System.Text.Json's default encoder, which "
+        "escapes these characters that occur in the study's results (every design and case, counted in this run): "
+        + "; ".join(said)
+        + ". Each escape is six characters where the character was one, which is most of what those framings add."
     )
 
 
 def second_test_table(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per framing, what the second design's published total leaves for the model's outputs, against a minimal
-    answer where one is published."""
+    """Per framing, what the second design's published total leaves for the model's outputs, its verdict against
+    the plausible output range and the verdict's margin beside the tolerance the fits are judged by."""
     _, second, _ = _names(result)
+    test = result["sensitivity"]["secondTest"]
+    tolerance = test["tolerancePercent"]
     rows = []
-    for r in result["sensitivity"]["secondTest"]["rows"]:
+    for r in test["rows"]:
         row = {
             "result framing": r["framing"],
             f"left for the {second} outputs (tokens, derived from published minus tiktoken-estimated)": (
@@ -85,37 +133,84 @@ def second_test_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         }
         if "verdict" in r:
-            row |= {"least the outputs take (tokens, tiktoken-estimated)": r["minimalOutputs"], "verdict": r["verdict"]}
+            row |= {
+                "verdict": r["verdict"],
+                "margin (tokens)": r["marginTokens"],
+                f"margin (% of the rebuilt turns; fits are judged at ±{tolerance:g}%)": (
+                    f"{r['marginPercent']:.1f}%" + (" (inside the tolerance)" if r["withinTolerance"] else "")
+                ),
+            }
         rows.append(row)
     return rows
 
 
+def bounds_statement(result: dict[str, Any]) -> str:
+    """How the plausible range of the second conversation's outputs is derived, bound by bound."""
+    first, second, _ = _names(result)
+    s = result["sensitivity"]
+    b, sizes = s["secondTest"]["bounds"], s.get("answerSizes")
+    parts = []
+    if b["lower"] is not None and sizes is not None:
+        parts.append(
+            f"**Lower bound, {b['lower']:,} tokens** (tiktoken-estimated): the least the {second} outputs can take, "
+            f"its tool call and then the answer with the published summary ({sizes['quotedSummary']:,} tokens alone)."
+        )
+    if b["upper"] is not None:
+        parts.append(
+            f"**Upper bound, {b['upper']:,} tokens:** the {first} conversation's own output, {b['firstOutput']:,} "
+            f"(derived from published: its total minus its requests), less its tool calls as the model wrote them, "
+            f"{b['firstCallsWritten']:,} (name and arguments, tiktoken-estimated), plus the {second} conversation's, "
+            f"{b['secondCallsWritten']:,}: the same case answered once more, with the {second} design's calls. A "
+            "model may write more, so this bound is plausible, not certain."
+        )
+    if not parts:
+        return f"Neither bound can be derived: the study publishes no {second} answer and no {first} output."
+    return " ".join(parts)
+
+
 def conflict_statement(result: dict[str, Any]) -> str:
-    """What the second design's conversation says of the framings that fit the first one."""
+    """What the second design's conversation says of the framings that fit the first one: each verdict with its
+    margin, and whether the best fit survives."""
     s = result["sensitivity"]
     first, second, _ = _names(result)
-    sizes = s.get("answerSizes")
-    if sizes is None:
+    test = s["secondTest"]
+    if not test["judged"]:
         return (
-            f"No answer of the {second} conversation is published, so what its total leaves for the model's outputs "
-            "is shown, but no framing can be ruled out by it."
+            f"No answer of the {second} conversation and no output of the {first} one are published, so what its "
+            "total leaves for the model's outputs is shown, but no framing can be judged by it."
         )
-    ruled = [r["framing"] for r in s["secondTest"]["rows"] if r["verdict"] == "ruled out"]
-    fitting = sorted({r["framing"] for r in s["rows"] if r["maxAbsErrorPercent"] <= s["spread"]["tolerancePercent"]})
-    both = [f for f in fitting if f in ruled]
-    return (
-        f"The published {second} answer alone is {sizes['quotedSummary']:,} tokens, and the least the {second} run's "
-        f"outputs can take (its tool call, then the answer with that summary) is {sizes['minimalOutputs']:,} "
-        f"(tiktoken-estimated). The {second} figures rule out "
-        + (", ".join(f"*{f}*" for f in ruled) or "no framing")
-        + ". "
-        + (
-            f"So the framing that fits the {first} conversation best is one the {second} conversation rules out: "
-            "no single framing explains both published conversations, and the calibration stays an open conflict."
-            if both
-            else "The best-fitting framing survives this test."
+    tolerance = test["tolerancePercent"]
+    said = []
+    for r in test["rows"]:
+        firm = (
+            f", inside the ±{tolerance:g}% the fits are judged by, so not a firm verdict"
+            if r["withinTolerance"]
+            else ""
         )
-    )
+        how = "by" if r["verdict"].startswith("fails") else "with room of"
+        said.append(
+            f"*{r['framing']}* {r['verdict']} {how} {r['marginTokens']:,} tokens ({r['marginPercent']:.1f}% of its "
+            f"rebuilt turns{firm})"
+        )
+    best = next(r for r in test["rows"] if r["framing"] == s["bestFit"]["framing"])
+    fitting = [r["framing"] for r in test["rows"] if r["verdict"].startswith("fits")]
+    if best["verdict"].startswith("fits"):
+        end = f"The framing that fits the {first} conversation best survives this test."
+    elif not fitting:
+        end = (
+            f"No framing fits both bounds, and the one that fits the {first} conversation best fails "
+            f"the {second} test"
+            + (" by a margin inside the tolerance" if best["withinTolerance"] else "")
+            + ": no single framing explains both published conversations, and the calibration stays an open conflict."
+        )
+    else:
+        end = (
+            f"The framing that fits the {first} conversation best fails the {second} test, and "
+            + ", ".join(f"*{f}*" for f in fitting)
+            + f" fits the {second} bounds but not the {first} turns: no single framing explains both published "
+            "conversations."
+        )
+    return "; ".join(said) + ". " + end
 
 
 def residual_statement(result: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ follows from them by arithmetic alone said as derived.
     total = 3141                   # input + output, where only that was published
     tool_calls = 4                 # how many tool calls it made (measured by whoever ran it)
     elapsed_s = 4.2                # its elapsed time in seconds (measured)
+    call_id = "call_Xo3..."        # one of the model's call ids as the provider returned it
 
 Every figure may instead be `{ ref = "a.b.c" }`, a path into the JSON file that `reference` names (relative to the
 study file; it must carry a `source` block, as data/reference's files do), so a figure is typed once.
@@ -52,6 +53,7 @@ CONVERSATION_KEYS = {
     "cached_input": "cached input tokens the provider reported for it",
     "tool_calls": "how many tool calls it made (measured by the run that published it)",
     "elapsed_s": "its elapsed time in seconds (measured by the run that published it)",
+    "call_id": "one of the model's call ids as the provider returned it (counting call ids counts each at its size)",
 }
 # Both median savings set the conversations' second design against their first: they need exactly two designs.
 MEDIANS = ("median_saving_percent", "median_elapsed_saving_percent")
@@ -73,6 +75,7 @@ class Conversation:
     cached_input: int | None = None
     tool_calls: int | None = None
     elapsed_s: float | None = None
+    call_id: str | None = None
     refs: tuple[tuple[str, str], ...] = ()  # (figure, path) for each figure taken from the reference file
 
     def ref(self, figure: str) -> str | None:
@@ -225,6 +228,10 @@ def _conversation(
     if answer is not None and not isinstance(answer, str):
         r.say(where, "answer must be text, the model's answer as published")
         answer = None
+    call_id = _value(r, where, "call_id", row.get("call_id"), reference)
+    if call_id is not None and not (isinstance(call_id, str) and call_id and not any(c.isspace() for c in call_id)):
+        r.say(where, f"call_id must be one call id as the provider returned it (text without spaces), not {call_id!r}")
+        call_id = None
     if len(r.problems) > before:
         return None
     return Conversation(
@@ -237,6 +244,7 @@ def _conversation(
         cached,
         tool_calls,
         elapsed,
+        call_id,
         _refs(row, tuple(CONVERSATION_KEYS)),
     )
 

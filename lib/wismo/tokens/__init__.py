@@ -24,7 +24,7 @@ from wismo.tokens.encodings import (
     encoding_for_model,
     packaged_encoding_file,
 )
-from wismo.tokens.items import function_call, function_call_output
+from wismo.tokens.items import call_id, function_call, function_call_output
 
 __all__ = [
     "COOKBOOK_GPT4O",
@@ -35,6 +35,7 @@ __all__ = [
     "Method",
     "OfflineEncodingError",
     "RequestCount",
+    "call_id",
     "count_function",
     "count_item",
     "count_request",

@@ -106,8 +106,9 @@ def csharp_output(result: dict[str, Any], newline: str = "\n") -> str:
 
 
 def indented_default_output(result: dict[str, Any]) -> str:
-    """The envelope as Microsoft.Extensions.AI.OpenAI 9.0.0 to 9.2.x wrote it: indented, with System.Text.Json's
-    default encoder (AIJsonUtilities.DefaultOptions set no relaxed encoder before 9.3.0)."""
+    """The envelope as the Microsoft.Extensions.AI.OpenAI packages before 9.3.0-preview.1.25114.11 would have written
+    it: indented, with System.Text.Json's default encoder (AIJsonUtilities.DefaultOptions set no relaxed encoder
+    before commit 11ccd68ee3). None of those packages has a Responses client."""
     element = csharp_call_tool_result(result)
     return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.DEFAULT, indented=True)
 
@@ -142,8 +143,8 @@ PYTHON = Profile(
     name="python",
     description="wismo's own agent loop: the definition as the article prints it, the single text block as it is.",
     source=(
-        "wismo: lib/wismo/tokens.py mcp_tool_to_function (definitions); lib/wismo/agent/loop.py and "
-        "lib/wismo/harness.py Connection.call (one text block, sent as the function output unchanged)"
+        "wismo: lib/wismo/tokens/counting.py mcp_tool_to_function (definitions); lib/wismo/agent/loop.py and "
+        "lib/wismo/client/connection.py Connection.call (one text block, sent as the function output unchanged)"
     ),
     function=tokens.mcp_tool_to_function,
     output=_only_text,
@@ -178,8 +179,9 @@ CSHARP_RAW_ELEMENT = Profile(
         "as the raw text of its JsonElement, compact, escaped by System.Text.Json's default encoder "
         "(\" as \\u0022, + < > & ' ` and all non-ASCII as \\uXXXX). A hypothesis, not an observed behaviour: "
         "it is the framing that best fits the article's granular turns, but no released Microsoft.Extensions.AI.OpenAI "
-        "sends the element's raw text unchanged (the current source re-serializes it indented and relaxed: profile "
-        "csharp-relaxed), and the article's focused conversation leaves too few tokens for it (notebook 02 §5)."
+        "sends the element's raw text unchanged (every release with a Responses client re-serializes it indented and "
+        "relaxed: profile csharp-relaxed), and the article's focused conversation leaves it too few tokens for the "
+        "least plausible output, by a margin inside the fits' tolerance (notebook 02 §5)."
     ),
     source=(
         "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "

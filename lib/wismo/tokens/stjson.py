@@ -79,6 +79,24 @@ def escape(text: str, encoder: str = DEFAULT) -> str:
     return "".join(out)
 
 
+def escapes_found(texts: list[str], encoder: str = DEFAULT) -> list[dict[str, Any]]:
+    """Every character of `texts` the encoder writes as an escape: the character, its escape, how often it occurs
+    and where it first does (a few characters either side), in order of first occurrence."""
+    found: dict[str, dict[str, Any]] = {}
+    for text in texts:
+        for i, ch in enumerate(text):
+            if ch in found:
+                found[ch]["occurrences"] += 1
+            elif escape(ch, encoder) != ch:
+                found[ch] = {
+                    "character": ch,
+                    "escaped": escape(ch, encoder),
+                    "occurrences": 1,
+                    "firstSeenIn": text[max(0, i - 12) : i + 8],
+                }
+    return list(found.values())
+
+
 def well_formed(text: str) -> str:
     """`text` after a round trip through a System.Text.Json document: lone surrogates have become U+FFFD."""
     return "".join(_REPLACEMENT if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
