@@ -78,3 +78,26 @@ async def test_every_record_type_costs_more_framed_and_framing_has_a_share(rebui
     assert shares[0]["input, csharp-raw-element framing"] == sum(
         calibration.row(cal, "csharp-raw-element")["predictedRequests"]
     )
+
+
+async def test_the_saving_is_set_beside_the_studys_own_like_for_like(rebuilt):
+    recorded, _ = rebuilt
+    pub = published()
+    medians = {"python": 51.0, "csharp-raw-element": 45.6}  # as the report passes them (its headline's medians)
+    b = calibration.savings_against_published(recorded, pub, medians, 42, "o200k_base")
+    # Each conversation starts at its published first request (718; 577 = 718 - 141), not at our rebuilt one.
+    assert b["firstRequests"] == {"granular": 718, "focused": 577}
+    for name in medians:
+        from wismo.tokens import framing
+
+        adds = {
+            d: calibration.additions(recorded["turns"][d]["ORD-1004"], framing.profile(name))
+            for d in ("granular", "focused")
+        }
+        assert b["caseInputs"][name]["granular"] == 3 * 718 + 2 * adds["granular"][0] + adds["granular"][1]
+        assert b["caseInputs"][name]["focused"] == 2 * 577 + adds["focused"][0]
+    assert b["caseSaving"] == {"python": 43.1, "csharp-raw-element": 39.5}
+    # The article's own ORD-1004 saving, 1 - 2,148 / 3,669, derived; its median as published.
+    assert b["publishedCaseSaving"] == {"value": 41.5, "totals": [3669, 2148], "kind": "derived from published"}
+    assert b["publishedMedian"]["value"] == 42 and b["publishedMedian"]["kind"].startswith("published")
+    assert b["medianSaving"] == medians

@@ -78,9 +78,7 @@ def test_key_figures_come_from_the_results(built_reports):
     ratio = figures["02-context-cost"]["case study: input tokens per session, broad to scoped tools"]
     assert ratio.value == "ratio 5.7" and ratio.kind == "modelled"
     runs = figures["03-recorded-runs"]
-    tokens = runs[
-        "median tokens per conversation against granular, per design (%, client profile not recorded by these runs)"
-    ]
+    tokens = runs["median tokens per conversation against granular, per design (%, python profile)"]
     assert re.fullmatch(r"focused -\d+\.\d", tokens.value), tokens.value  # every design but the reference
     assert tokens.kind == "scripted (no model), tiktoken-estimated; scripted backend, model scripted-v1"
     passk = runs["cases and designs where every repetition passed (pass^k)"]
@@ -96,16 +94,28 @@ def test_key_figures_come_from_the_results(built_reports):
     assert calibration.value == "275 / 733 vs 287 / 714" and "derived from published" in calibration.kind
     assert "best fit of 16" in calibration.label and "a fit, not a confirmation" in calibration.kind
     by_profile = next(f for label, f in figures["02-context-cost"].items() if "python and csharp-raw-element" in label)
-    assert re.fullmatch(r"\d+\.\d% / \d+\.\d% vs 42%", by_profile.value), by_profile.value
-    assert (
-        figures["02-context-cost"]["ORD-1004 focused conversation: framings its published total rules out"].value
-        == "2/4"
-    )
-    for label in figures["02-context-cost"]:  # savings and prices name the client profile they assume
-        if "saving" in label or "conversations on" in label:
-            assert "profile" in label, label
+    # The published case beside the article's own ORD-1004 saving (1 - 2,148 / 3,669), the median beside its median.
+    assert re.fullmatch(r"\d+\.\d% / \d+\.\d% vs 41\.5%; median \d+\.\d% / \d+\.\d% vs 42%", by_profile.value)
+    bounds = "ORD-1004 focused conversation: framings whose output remainder fits both plausible bounds"
+    assert figures["02-context-cost"][bounds].value == "0/4"
+    fitted = next(f for label, f in figures["02-context-cost"].items() if "best (csharp-raw-element)" in label)
+    assert re.fullmatch(r"granular \d\.\d\d, focused \d\.\d\d; granular 1\.74", fitted.value), fitted.value
+    for r in built_reports.rendered:  # every token and price figure names the client profile it assumes
+        for f in r.figures:
+            if re.search(r"saving|conversations on|USD|tokens per|window", f.label) and "case study" not in f.label:
+                assert "profile" in f.label + f.kind, (r.name, f.label)
     cost = json.loads((built_reports.out / "context-cost.json").read_text())
     assert set(cost) - {"kinds"} <= set(cost["kinds"]) | set(context_cost.NOT_FIGURES)
+
+
+def test_every_key_figure_is_found_in_its_report(built_reports):
+    # The index shows no number its report does not: each number of a card stands in the reader's version.
+    for r in built_reports.rendered:
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", r.reader.read_text(encoding="utf-8"))).split())
+        for f in r.figures:
+            for number in re.findall(r"-?\d[\d,]*(?:\.\d+)?", f.value):
+                number = number.rstrip(",")
+                assert re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d]|\.\d)", text), (r.name, f.label, number)
 
 
 def test_the_report_sends_hostile_input_to_the_articles_own_servers(built_reports):

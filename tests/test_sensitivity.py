@@ -60,6 +60,7 @@ async def test_the_best_fit_is_the_cell_with_the_smallest_larger_error_and_the_s
     assert built["bestFit"]["counting"] == "name + arguments"
     worst = min(max(abs(e) for e in r["errorPercent"]) for r in built["rows"])
     assert max(abs(e) for e in built["bestFit"]["errorPercent"]) == worst
+    assert built["bestFit"]["profile"] == "csharp-raw-element"  # the client profile that frames results that way
     spread = built["spread"]
     assert (spread["cells"], spread["cellsWithinTolerance"]) == (16, 1)
     assert spread["turnErrorPercent"] == [[-55.1, 7.0], [-50.4, 20.6]]

@@ -29,6 +29,7 @@ class Framing:
     name: str
     output: Callable[[dict[str, Any]], str]
     source: str
+    profile: str | None = None  # the client profile (tokens.framing) that frames results this way, where one does
 
 
 FRAMINGS = (
@@ -37,12 +38,14 @@ FRAMINGS = (
         framing.PYTHON.output,
         "MCP C# SDK >= 0.4.1-preview.1 McpClientTool (a lone text block as TextContent), "
         "Microsoft.Extensions.AI.OpenAI >= 10.0.0 Responses; wismo's own loop",
+        framing.PYTHON.name,
     ),
     Framing(
         "compact, default escaping",
         framing.element_raw_text,
         "the raw text of ToChatMessage's JsonElement (MCP C# SDK 2.2.0); no released Microsoft.Extensions.AI.OpenAI "
         "found to send it unchanged",
+        framing.CSHARP_RAW_ELEMENT.name,
     ),
     Framing(
         "indented, default escaping",
@@ -56,6 +59,7 @@ FRAMINGS = (
         "ToChatMessage's JsonElement re-serialized by Microsoft.Extensions.AI.OpenAI's Responses client, every release "
         "from 9.4.0-preview.1.25207.5 (read at tags v9.4.0 to v10.9.0; v10.8.3 is what csharp-sdk v2.2.0 builds "
         "against)",
+        framing.CSHARP_RELAXED.name,
     ),
 )
 # The ways a provider may count the model's function_call items (how the Responses API does is not published),
@@ -324,7 +328,8 @@ def build(
         "callIds": ids,
         "defaultEscapes": {"encoder": stjson.DEFAULT, "found": default_escapes(recorded)},
         "rows": rows,
-        "bestFit": {k: best_fit(rows)[k] for k in ("framing", "counting", "additions", "errorPercent")},
+        "bestFit": {k: best_fit(rows)[k] for k in ("framing", "counting", "additions", "errorPercent")}
+        | {"profile": next(f.profile for f in FRAMINGS if f.name == best_fit(rows)["framing"])},
         "spread": spread(rows),
     }
     if second is not None:

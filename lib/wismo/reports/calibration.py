@@ -310,21 +310,85 @@ def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def saving_by_profile(shares: list[dict[str, Any]], which: Any, published: Any) -> dict[str, Any]:
-    """The published case's input saving of the second design under bare text (python) and under the heavy framing,
-    with the median saving the provider's figures gave beside it (published)."""
-    by = {r["design"]: r for r in shares}
-    g, f = by[which.first], by[which.second]
-    heavy = f"input, {calibration.HEAVY} framing"
+def savings_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The second design's saving, ours under each profile beside the study's own: on the published case, then as
+    the median across the cases."""
+    b = result["savingAgainstPublished"]
+    case, cases = b["case"], len({r[result["study"]["key"]] for r in result["ratios"]})
+    ours = {name: f"{name} profile (%, input, modelled)" for name in b["profiles"]}
+    rows = [
+        {
+            "saving of the " + b["second"] + " design": f"{case}, the published case",
+            **{ours[n]: f"{b['caseSaving'][n]:.1f}%" for n in b["profiles"]},
+            "the study's own (%)": (
+                f"{b['publishedCaseSaving']['value']:.1f}%" if "publishedCaseSaving" in b else "not published"
+            ),
+            "the study's figure is": (
+                f"{b['publishedCaseSaving']['kind']}: 1 − {b['publishedCaseSaving']['totals'][1]:,} / "
+                f"{b['publishedCaseSaving']['totals'][0]:,}, input and output"
+                if "publishedCaseSaving" in b
+                else "—"
+            ),
+        },
+        {
+            "saving of the " + b["second"] + " design": f"median across the {cases} cases",
+            **{ours[n]: f"{b['medianSaving'][n]:.1f}%" for n in b["profiles"]},
+            "the study's own (%)": (
+                f"{b['publishedMedian']['value']:g}%" if "publishedMedian" in b else "not published"
+            ),
+            "the study's figure is": (
+                f"{b['publishedMedian']['kind']}: its runs' median tokens, input and output"
+                if "publishedMedian" in b
+                else "—"
+            ),
+        },
+    ]
+    return rows
 
-    def saving(column: str) -> float:
-        return round((g[column] - f[column]) / g[column] * 100, 1)
 
-    return {
-        "order": which.case,
-        "first": which.first,
-        "second": which.second,
-        "python": saving("input, bare text"),
-        calibration.HEAVY: saving(heavy),
-        "publishedMedian": published.median_saving_percent,
-    }
+def savings_statement(result: dict[str, Any]) -> str:
+    """How each of our savings in savings_table is computed, and what differs from the study's own figure."""
+    b = result["savingAgainstPublished"]
+    first, second, case = b["first"], b["second"], b["case"]
+    starts = " and ".join(f"{d} {b['firstRequests'][d]:,} ({b['firstRequestKinds'][d]})" for d in (first, second))
+    inputs = "; ".join(
+        f"{n}: {first} {b['caseInputs'][n][first]:,}, {second} {b['caseInputs'][n][second]:,} tokens"
+        for n in b["profiles"]
+    )
+    return (
+        f"On {case}, each conversation starts from its published first request ({starts}), so the request-1 residual "
+        f"is in both, and adds our servers' turns rebuilt under each profile: input in all, {inputs} "
+        f"(tiktoken-estimated turns, modelled). The median row is each case's saving as section 3 computes it, under "
+        f"each profile, and its median (the python value is the report's headline). Ours count input only; the "
+        "study's count every request's input and output, and its median is the saving of its runs' median "
+        "conversations, so the two differ by the outputs' share as well as by the framing."
+    )
+
+
+def framing_share_statement(result: dict[str, Any]) -> str:
+    """Why the framing-share table's bare-text totals differ from section 3's for the same case: there every request
+    carries the request-1 residual in place of the study's instructions (said with the numbers; nothing where the
+    study publishes no conversation to solve the residual from)."""
+    if "calibrationSummary" not in result:
+        return ""
+    s, key = result["calibrationSummary"], result["study"]["key"]
+    case = result["savingAgainstPublished"]["case"] if "savingAgainstPublished" in result else result["focusOrder"]
+    ours = {r["design"]: r for r in result["ourServers"] if r[key] == case}
+    per = s["instructionsTokensSolved"] - s["ourInstructionsTokens"]
+    said = []
+    for r in result["framingShare"]:
+        section3 = ours[r["design"]]
+        diff, calls = r["input, bare text"] - section3["total"], section3["modelCalls"]
+        why = (
+            f"{per:+,} × {calls} requests"
+            if diff == per * calls
+            else f"of which {per * calls:+,} is {per:+,} × {calls}"
+        )
+        said.append(f"{r['design']} {r['input, bare text']:,} against {section3['total']:,} ({diff:+,}: {why})")
+    return (
+        f"These bare-text totals for {case} are not section 3's: "
+        + "; ".join(said)
+        + f". Here every request carries the request-1 residual ({s['instructionsTokensSolved']:,} tokens, solved "
+        f"from the published first request) in place of the study's instructions ({s['ourInstructionsTokens']:,}), "
+        f"{per:+,} tokens a request, so the framing's share is stated against the conversation as it was published."
+    )

@@ -17,7 +17,6 @@ from wismo.core.paths import report_dir
 from wismo.cost import prices
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
-from wismo.reports import calibration as shown_calibration
 from wismo.reports import context_price
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
@@ -91,6 +90,14 @@ def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[st
                 }
             )
     return out
+
+
+def median_savings(ratio_rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Each design's median input-token saving against the reference across the cases (the headline's figure)."""
+    by: dict[str, list[float]] = {}
+    for r in ratio_rows:
+        by.setdefault(r["design"], []).append(r["savingPercent"])
+    return {d: median(v) for d, v in by.items()}
 
 
 def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -206,17 +213,17 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     """The report's key figures, one per design against the reference (the index shows them): each design's median
     input saving across the cases, the first model's price of the focus case's conversations, and the focus case's
     saving with the model calling in parallel and one call per request."""
-    savings: dict[str, list[float]] = {}
-    for r in result["ratios"]:
-        savings.setdefault(r["design"], []).append(r["savingPercent"])
+    savings = median_savings(result["ratios"])
     h, strategies = result["priceHeadline"], result["strategyHeadline"]
     return {
         "reference": reference,
         "designs": list(savings),
         "focus": result["focusOrder"],
         "profile": result["pricing"]["profile"],
-        "savingPercent": {d: median(v) for d, v in savings.items()},
+        "savingPercent": savings,
         "price": {d: h[d] for d in [reference, *savings]},
+        # Beside it, where the study publishes a conversation: the best-fitting profile's price.
+        **({"priceFitted": {d: h["fitted"][d] for d in [reference, *savings]}} if "fitted" in h else {}),
         "strategySaving": {
             d: {
                 "parallel": strategies["designs"][d]["savingParallel"],
@@ -258,7 +265,18 @@ def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str
     # The framing's share of each conversation, with the instructions as large as the published request says.
     out["framingShare"] = calibration.framing_share(recorded, which.case, best["instructionsTokensSolved"], encoding)
     if which.second is not None:
-        out["savingByProfile"] = shown_calibration.saving_by_profile(out["framingShare"], which, study.published)
+        # Ours like for like with the study's own savings: python and the best-fitting profile, each on the published
+        # case and as the median across the cases the way the headline takes it (median_savings).
+        profiles = dict.fromkeys([framing.PYTHON.name, calibration.HEAVY])
+        medians = {
+            name: median_savings(ratios(our_servers(recorded, study.key, encoding, name), study.key, study.reference))[
+                which.second
+            ]
+            for name in profiles
+        }
+        out["savingAgainstPublished"] = calibration.savings_against_published(
+            recorded, pub, medians, study.published.median_saving_percent, encoding
+        )
     return out
 
 
@@ -333,7 +351,8 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         }
         result["labels"]["published"] = REPORTED
         result |= published_blocks(study, recorded, rows, p["encoding"])
-    result |= await context_price.build(p, cs, recorded, focus, cp["window"], study)
+    fitted = result.get("sensitivity", {}).get("bestFit", {}).get("profile")
+    result |= await context_price.build(p, cs, recorded, focus, cp["window"], study, fitted=fitted)
     result["headline"] = headline(result, study.reference, key)
     result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
     unlabelled = set(result) - set(result["kinds"]) - set(NOT_FIGURES) - {"kinds"}
@@ -354,7 +373,7 @@ BLOCK_KINDS = {
     "calibration": f"{TIKTOKEN} against {DERIVED}",
     "calibrationSummary": f"{TIKTOKEN} under the profile it names, against {DERIVED}",
     "sensitivity": f"{TIKTOKEN} against {DERIVED}",
-    "savingByProfile": f"{TIKTOKEN}, then {MODELLED}; the published median {PUBLISHED}",
+    "savingAgainstPublished": f"{TIKTOKEN}, then {MODELLED}, beside {DERIVED} and {PUBLISHED}",
     "headline": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
     "recordTypes": TIKTOKEN,
     "framingShare": f"{TIKTOKEN}, then {MODELLED}",

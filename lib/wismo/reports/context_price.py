@@ -173,10 +173,12 @@ async def build(
     window: int,
     study: Any,
     progress: Any = None,
+    fitted: str | None = None,
 ) -> dict[str, Any]:
     """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds), for the
     study's designs on its focus case; with the case study (`cs`) where the study reproduces it, and where wismo
-    serves every design, the other designs it serves and notebook 04's generated orders too."""
+    serves every design, the other designs it serves and notebook 04's generated orders too. `fitted`, the client
+    profile that fits the study's published conversation best, prices the headline a second time beside the run's."""
     from wismo.agent.scripted import answer
     from wismo.domain.prompts import INSTRUCTIONS
     from wismo.studies.recording import record
@@ -207,6 +209,7 @@ async def build(
     for r in scale_rows:
         r["fitsWindow"] = r["largestInput"] <= window
     first, first_policy = models[0]
+    fitted = fitted if fitted != p["profile"] else None
     chosen = [c for c in convs if c["strategy"] == p["strategy"]]
     per = price_rows(chosen, models, n, key=key)
     by = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in per}
@@ -263,6 +266,8 @@ async def build(
             **{d: by.get((first.model, d, MODES["none"])) for d in priced_designs},
             **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in priced_designs},
             "policy": policy_of[first.model].name,
+            **({"fitted": fitted_prices(everything, order, p, key, answers, fitted, first_policy)} if fitted else {}),
+            **({"publishedTokens": at} if (at := published_price(study, first, first_policy, n)) else {}),
         },
         "strategyHeadline": strategy_headline(convs, order, ref),
         "conversations": convs,
@@ -294,4 +299,54 @@ def strategy_headline(convs: list[dict[str, Any]], order: str, reference: str) -
             s["design"]: {"savingParallel": s["parallel %"], "savingSequential": s["sequential %"]}
             for s in savings(convs, "totalInput", reference)
         },
+    }
+
+
+def fitted_prices(
+    recorded: dict[str, Any],
+    order: str,
+    p: Mapping[str, Any],
+    key: str,
+    answers: Mapping[str, str],
+    profile: str,
+    policy: caching.Policy,
+) -> dict[str, Any]:
+    """The headline's price (first model, chosen call strategy, no caching) with results framed by another client
+    profile: per design, USD per the report's number of conversations."""
+    first = prices.resolve(p["models"][:1], p["prices"], p["price_date"])[0]
+    convs = [
+        c
+        for c in conversations(recorded, order, p["encoding"], profile, key, answers)
+        if c["strategy"] == p["strategy"]
+    ]
+    rows = price_rows(convs, [(first, policy)], p["conversations"], ("none",), key)
+    return {"profile": profile, **{r["design"]: r["dollars"] for r in rows}}
+
+
+def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: int) -> dict[str, Any] | None:
+    """The study's published conversation whose every request and total are published, priced at its
+    provider-reported tokens on `price` (no caching; its output, total minus requests, as one call's): what the
+    headline's price is at the study's own tokens."""
+    published = study.published
+    conv = next(
+        (
+            c
+            for c in (published.conversations if published else ())
+            if len(c.requests) >= 2 and c.total is not None and c.calls in (None, len(c.requests))
+        ),
+        None,
+    )
+    if conv is None:
+        return None
+    requests, output = list(conv.requests), conv.total - sum(conv.requests)
+    outputs = [0] * (len(requests) - 1) + [output]
+    return {
+        "design": conv.design,
+        "case": conv.case,
+        "input": sum(requests),
+        "output": output,
+        "model": price.model,
+        "publishedModel": published.model,
+        "dollars": priced(requests, outputs, price, policy, "none", n)["dollars"],
+        "kind": "derived from published tokens, priced (modelled)",
     }

@@ -19,6 +19,7 @@ from wismo.reports.price_tables import (  # noqa: F401
     strategy_saving_table,
     strategy_table,
 )
+from wismo.tokens import framing
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
 
@@ -231,7 +232,7 @@ def answer_price(result: dict[str, Any]) -> str:
     text = (
         f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost "
         + ", ".join(f"{prices.usd(h[d])} {d}" for d in priced)
-        + f" ({h['strategy']} calls, modelled); with every prefix a hit "
+        + f" ({h['strategy']} calls, {result['pricing']['profile']} profile, modelled); with every prefix a hit "
         + ", ".join(f"{prices.usd(h[d + 'Cached'])} {d}" for d in priced)
         + f". Across models, from {prices.usd(cheap['dollars'])} ({cheap['design']} on {cheap['model']}) to "
         f"{prices.usd(dear['dollars'])} ({dear['design']} on {dear['model']})"
@@ -246,7 +247,29 @@ def answer_price(result: dict[str, Any]) -> str:
             )
             + ": a breakpoint writes the last request at the write premium and no later call reads it"
         )
-    return text + "."
+    return text + "." + beside_price(result)
+
+
+def beside_price(result: dict[str, Any]) -> str:
+    """The headline price under the profile that fits the published conversation best, and at the published
+    conversation's own tokens, where the study publishes one (else nothing)."""
+    h, said = result["priceHeadline"], ""
+    if "fitted" in h:
+        f = h["fitted"]
+        designs = [d for d in f if d != "profile"]
+        said += (
+            f" With results framed as the best-fitting profile, {f['profile']} (a fit, section 5), they cost "
+            + ", ".join(f"{prices.usd(f[d])} {d}" for d in designs)
+            + "."
+        )
+    if "publishedTokens" in h:
+        t = h["publishedTokens"]
+        said += (
+            f" At the published {t['design']} {t['case']} conversation's own tokens ({t['input']:,} input and "
+            f"{t['output']:,} output, provider-reported on {t['publishedModel']}), {h['conversations']:,} of it cost "
+            f"{prices.usd(t['dollars'])} on {t['model']} ({t['kind']})."
+        )
+    return said
 
 
 def answer_scale(result: dict[str, Any]) -> str:
@@ -265,7 +288,7 @@ def answer_scale(result: dict[str, Any]) -> str:
             f"{prices.usd(at[(d, 'no caching')])} {d} ({prices.usd(at[(d, 'every prefix a hit')])} cached)"
             for d in designs
         )
-        + f" ({result['pricing']['strategy']} calls, modelled)"
+        + f" ({result['pricing']['strategy']} calls, {framing.PYTHON.name} profile as notebook 04 counts, modelled)"
         + (
             f"; in the {' and '.join(over)} sessions some call exceeds the "
             f"{result['pricing']['contextWindow']:,}-token window, so such a "

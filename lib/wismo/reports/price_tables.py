@@ -13,6 +13,14 @@ def _first(result: dict[str, Any]) -> dict[str, Any]:
     return result["prices"][0]
 
 
+def tokens_priced(provider: str, encoding: str) -> str:
+    """What the tokens a model is priced on are here: an OpenAI model's are counted in its own encoding; any other
+    provider's are `encoding` estimates, since its own tokenizer differs."""
+    if provider == "openai":
+        return f"{encoding} (the model's own encoding), tiktoken-estimated"
+    return f"{encoding} estimates: {provider.capitalize()}'s own tokenizer differs, so its count will too"
+
+
 def prices_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Each model's prices per million tokens, its cache rule, and where the price comes from."""
     return [
@@ -23,6 +31,7 @@ def prices_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             "cached input (USD per million tokens, published)": p["cachedInputPerMTok"],
             "cache write (USD per million tokens, published)": p["cacheWritePerMTok"],
             "output (USD per million tokens, published)": p["outputPerMTok"],
+            "tokens priced": tokens_priced(p["provider"], result["method"]["encoding"]),
             "cache rule": f"{p['cachePolicy']['name']}: from {p['cachePolicy']['threshold']:,} tokens, "
             f"in steps of {p['cachePolicy']['granularity']:,}",
             "price from": p["source"]
@@ -82,9 +91,12 @@ def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     n, how = result["pricing"]["conversations"], result["pricing"]["strategy"]
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}
     designs = list(dict.fromkeys(r["design"] for r in result["pricePerConversations"]))
+    provider = {p["model"]: p["provider"] for p in result["prices"]}
     return [
         {
             "model": m,
+            "tokens priced": tokens_priced(provider[m], result["method"]["encoding"]),
+            "client profile": result["pricing"]["profile"],
             "call strategy": how,
             **{
                 f"{d}, {mode} (USD per {n:,} conversations, modelled)": cell.get((m, d, mode))

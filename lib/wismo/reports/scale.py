@@ -17,6 +17,7 @@ from wismo.reports import check
 from wismo.reports.params import Param, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.servers.designs import ONE_CALL, PAGED
+from wismo.tokens import framing
 
 OUTPUT = "scale.json"
 PARAMETERS = {
@@ -55,6 +56,8 @@ async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -
         "labels": {
             "tokens": "tiktoken-estimated",
             "inputs": "modelled (cumulative-context model on measured turns)",
+            # The requests are counted as wismo's own loop frames them (the conversation module's default profile).
+            "profile": framing.PYTHON.name,
             "bytes": "measured",
         },
         "source": case_ref["source"],
@@ -126,10 +129,9 @@ def breaking_table(result: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "design": b["design"],
             f"first order size at which one model request exceeds the {result['window']:,}-token window "
-            "(lines, modelled)": b["first N over the window"],
-            f"first order size at which the session exceeds the {result['budget']:,}-token budget (lines, modelled)": b[
-                "first N over the budget"
-            ],
+            f"(lines, modelled, {result['labels']['profile']} profile)": b["first N over the window"],
+            f"first order size at which the session exceeds the {result['budget']:,}-token budget "
+            f"(lines, modelled, {result['labels']['profile']} profile)": b["first N over the budget"],
             "largest single tool result at any size (tokens, tiktoken-estimated)": b["largest single result (tokens)"],
             "how it was found": b["how"],
         }
@@ -148,7 +150,8 @@ def breaking_sentence(result: dict[str, Any]) -> str:
         f"the {result['window']:,}-token window while no single tool result does: from {at['scoped']:,} lines a "
         f"scoped session's model request is over the window, although its largest tool result is "
         f"{scoped['largest single result (tokens)']:,} tokens, within its {result['cap']:,}-token cap "
-        "(modelled on tiktoken estimates)."
+        f"(modelled on tiktoken estimates, requests framed as the {result['labels']['profile']} client profile frames "
+        "them)."
     )
 
 

@@ -4,7 +4,6 @@ number in them read from the result, none typed, so a notebook cell only display
 from __future__ import annotations
 
 import sys
-from statistics import median
 from typing import Any
 
 from wismo.studies import matching
@@ -138,14 +137,12 @@ def study_intro(study: Any) -> str:
 def saving_sentence(ratios: list[dict[str, Any]], reference: str) -> str:
     """Each design's median input-token saving against the reference across the cases (tiktoken-estimated,
     modelled), one clause per design."""
-    by: dict[str, list[float]] = {}
-    for r in ratios:
-        by.setdefault(r["design"], []).append(r["savingPercent"])
+    from wismo.reports.context_cost import median_savings
 
     def said(saving: float) -> str:
         return f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"
 
-    clauses = "; ".join(f"the {d} design's, {said(median(v))}" for d, v in by.items())
+    clauses = "; ".join(f"the {d} design's, {said(v)}" for d, v in median_savings(ratios).items())
     return (
         f"Median across these cases, input tokens against the {reference} design's: {clauses} (tiktoken-estimated, "
         "modelled conversation without the final answer's output)."

@@ -36,7 +36,8 @@ KEYS = {
     "source": "the run the figures come from, cited wherever they stand",
     "model": "the model the conversations ran on",
     "reference": "a JSON file the figures may be taken from with { ref = ... } (relative to the study file)",
-    "median_saving_percent": "the median input-token saving the provider's figures gave, if published",
+    "median_saving_percent": "the median token saving (every request's input and output) the provider's figures gave, "
+    "if published",
     "median_elapsed_saving_percent": "the median saving in elapsed time the run measured, in %, if published",
     "conversations": "the conversations, [[published.conversations]]",
 }
