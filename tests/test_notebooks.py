@@ -80,7 +80,9 @@ def test_key_figures_come_from_the_results(built_reports):
     runs = figures["03-recorded-runs"]
     tokens = runs["median tokens per conversation against granular, per design (%, python profile)"]
     assert re.fullmatch(r"focused -\d+\.\d", tokens.value), tokens.value  # every design but the reference
-    assert tokens.kind == "scripted (no model), tiktoken-estimated; scripted backend, model scripted-v1"
+    assert (
+        tokens.kind == "scripted (no model), tiktoken-estimated (python profile); scripted backend, model scripted-v1"
+    )
     passk = runs["cases and designs where every repetition passed (pass^k)"]
     assert passk.value == "12/12" and passk.kind.startswith("scripted (no model): scored")
     turns = runs["median model turns per conversation, per design"]

@@ -181,9 +181,17 @@ def test_a_run_of_another_study_is_refused_in_one_sentence(three, tmp_path):
     assert one_sentence(said) and "helpdesk.toml" in said and "where-is-my-order.toml" in said, said
     assert (refused.value.run, refused.value.named) == (lean.name, "helpdesk.toml")
     assert refused.value.study == "where-is-my-order.toml"
-    # The other way round: runs that name no study are the article's, recorded with wismo's own instructions.
-    with pytest.raises(recorded_runs.NotTheStudysRun, match="names no study and its instructions") as refused:
+    # The other way round: the newest shipped runs name the article's study; the older ones name none, and are the
+    # article's because they were recorded with wismo's own instructions.
+    with pytest.raises(recorded_runs.NotTheStudysRun, match="recorded for where-is-my-order.toml") as refused:
         recorded_runs.build({"study": str(path), "runs_dir": str(runs.RUNS), "output_dir": str(tmp_path / "out")})
+    assert one_sentence(str(refused.value))
+    unnamed = tmp_path / "unnamed"
+    for folder in runs.find():
+        if "study" not in json.loads((folder / "manifest.json").read_text(encoding="utf-8")):
+            shutil.copytree(folder, unnamed / folder.name)
+    with pytest.raises(recorded_runs.NotTheStudysRun, match="names no study and its instructions") as refused:
+        recorded_runs.build({"study": str(path), "runs_dir": str(unnamed), "output_dir": str(tmp_path / "out")})
     assert one_sentence(str(refused.value))
 
 

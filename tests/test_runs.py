@@ -27,9 +27,19 @@ def test_shipped_runs_are_36_scripted_cases_and_verify():
         assert run.manifest["repetitions"] == 3 and len(run.manifest["orders"]) == 6
         assert run.manifest["figures"] == {
             "tokens": "tiktoken-estimated",
+            "tokenCounting": {
+                "profile": "python",
+                "method": "OpenAI cookbook, gpt-4o constants",
+                "encoding": "o200k_base",
+            },
             "elapsedMs": "measured",
             "modelledElapsedMs": "modelled",
         }
+        # Call ids of a real model's length (the article's recorded id is 29 characters), none repeated within a
+        # conversation (derived from it, so each repetition of a case has the same ones).
+        for t in run.traces:
+            ids = [i["call_id"] for q in t["requests"] for i in q["output"] if "call_id" in i]
+            assert ids and all(len(i) == 29 and i.startswith("call_") for i in ids) and len(set(ids)) == len(ids)
     # Design order alternated between pairs.
     firsts = [d["first"] for d in scripted[0].manifest["designOrder"]]
     assert firsts[:4] == ["granular", "focused", "granular", "focused"]

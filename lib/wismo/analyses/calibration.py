@@ -261,11 +261,6 @@ def framing_share(
     return out
 
 
-def saving_percent(reference: float, design: float) -> float:
-    """A design's saving against the reference, in percent to one decimal (negative: it costs more)."""
-    return round((reference - design) / reference * 100, 1)
-
-
 def case_inputs(
     recorded: dict[str, Any], pub: dict[str, Any], profile: str, encoding: str = tokens.DEFAULT_ENCODING
 ) -> dict[str, int]:
@@ -301,13 +296,13 @@ def savings_against_published(
         "firstRequests": {first: pub["firstRequests"]["value"][0], second: pub["secondFirstRequest"]["value"]},
         "firstRequestKinds": {first: pub["firstRequests"]["kind"], second: pub["secondFirstRequest"]["kind"]},
         "caseInputs": inputs,
-        "caseSaving": {name: saving_percent(i[first], i[second]) for name, i in inputs.items()},
+        "caseSaving": {name: cost.saving_percent(i[first], i[second]) for name, i in inputs.items()},
         "medianSaving": dict(medians),
         "kind": f"{ESTIMATED} turns on published first requests, then modelled (input only)",
     }
     if "firstConversation" in pub and pub.get("secondConversation") is not None:
         totals = (pub["firstConversation"]["value"], pub["secondConversation"]["value"])
-        out["publishedCaseSaving"] = {"value": saving_percent(*totals), "totals": list(totals), "kind": DERIVED}
+        out["publishedCaseSaving"] = {"value": cost.saving_percent(*totals), "totals": list(totals), "kind": DERIVED}
     if published_median is not None:
         out["publishedMedian"] = {
             "value": published_median,

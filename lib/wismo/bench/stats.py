@@ -81,11 +81,14 @@ def _verdict(
     name: str, unit: str, limit: float, field: str, measured: float, digits: int, why: Callable[[], str]
 ) -> dict[str, Any]:
     """Whether `measured` is within `limit`; if not, by how much and why (asked only then)."""
-    met = measured <= limit
-    verdict: dict[str, Any] = {"target": name, f"target{unit}": limit, field: round(measured, digits), "met": met}
+    # Judged on the figure as reported, so a miss is never shown as "missed by 0.0%".
+    shown = round(measured, digits)
+    met = shown <= limit
+    verdict: dict[str, Any] = {"target": name, f"target{unit}": limit, field: shown, "met": met}
     if not met:
-        verdict[f"missedBy{unit}"] = round(measured - limit, digits)
-        verdict["missedByPercent"] = round(100 * (measured - limit) / limit, 1)
+        percent = 100 * (shown - limit) / limit
+        verdict[f"missedBy{unit}"] = round(shown - limit, digits)
+        verdict["missedByPercent"] = round(percent, 1) if percent >= 0.05 else float(f"{percent:.1g}")
         verdict["why"] = why()
     return verdict
 

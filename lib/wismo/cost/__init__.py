@@ -3,6 +3,26 @@
 The cumulative-context model's names are the package's API; caching and prices are imported by name.
 """
 
-from wismo.cost.session import LABEL, Session, first_failing_calls, next_call_input, ratio, session, sweep, uniform
+from wismo.cost.session import (
+    LABEL,
+    Session,
+    first_failing_calls,
+    next_call_input,
+    ratio,
+    saving_percent,
+    session,
+    sweep,
+    uniform,
+)
 
-__all__ = ["LABEL", "Session", "first_failing_calls", "next_call_input", "ratio", "session", "sweep", "uniform"]
+__all__ = [
+    "LABEL",
+    "Session",
+    "first_failing_calls",
+    "next_call_input",
+    "ratio",
+    "saving_percent",
+    "session",
+    "sweep",
+    "uniform",
+]

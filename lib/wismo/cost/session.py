@@ -94,3 +94,8 @@ def sweep(base: int, rs: Sequence[int], calls: Sequence[int], window: int) -> li
                 {"r": r, "calls": n, "total": s.total, "final": s.final, "overflows": s.first_over(window) is not None}
             )
     return rows
+
+
+def saving_percent(reference: float, design: float) -> float:
+    """A design's saving against the reference, in percent to one decimal (negative: it costs more)."""
+    return round((reference - design) / reference * 100, 1)

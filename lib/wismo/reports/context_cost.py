@@ -4,7 +4,6 @@ servers' real tool definitions and results; its JSON is context-cost.json."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from statistics import median
 from typing import Any
 
 from wismo import cost, tokens
@@ -21,6 +20,7 @@ from wismo.reports import context_price
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
+from wismo.reports.savings import median_savings, ratios
 from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
@@ -67,37 +67,6 @@ def our_servers(
                 }
             )
     return rows
-
-
-def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[str, Any]]:
-    """Per case and design other than the reference: the reference's total, the design's, their ratio and the
-    design's saving in percent."""
-    by = {(r["design"], r[key]): r for r in rows}
-    designs = [d for d in dict.fromkeys(r["design"] for r in rows) if d != reference]
-    out = []
-    for case in dict.fromkeys(r[key] for r in rows):
-        ref = by[(reference, case)]["total"]
-        for design in designs:
-            total = by[(design, case)]["total"]
-            out.append(
-                {
-                    key: case,
-                    "design": design,
-                    "referenceTotal": ref,
-                    "designTotal": total,
-                    "ratio": round(ref / total, 3),
-                    "savingPercent": round((ref - total) / ref * 100, 1),
-                }
-            )
-    return out
-
-
-def median_savings(ratio_rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Each design's median input-token saving against the reference across the cases (the headline's figure)."""
-    by: dict[str, list[float]] = {}
-    for r in ratio_rows:
-        by.setdefault(r["design"], []).append(r["savingPercent"])
-    return {d: median(v) for d, v in by.items()}
 
 
 def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, Any]]:

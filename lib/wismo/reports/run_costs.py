@@ -138,9 +138,17 @@ def cost_answer(group: dict[str, Any]) -> str:
         f"with {d} {prices.usd(priced[d][per])}, {(priced[d][per] - g[per]) / g[per] * 100:+.1f}% against {ref}"
         for d in others
     )
+    profile = group.get("headline", {}).get("profile")
+    counted = f", {profile}" if profile else ""
+    beside = (
+        " Another client profile frames the same results in more or fewer tokens; the context-cost report prices the "
+        "focus case under the profile that fits a published conversation best as well."
+        if profile and profile.endswith(" profile")
+        else ""
+    )
     return (
         f"Priced as {g['pricedAs']}, {PER_CONVERSATIONS:,} conversations with the {ref} design, the reference, cost "
-        f"{prices.usd(g[per])}; {each} ({g['label']}; {g['priceSource']})."
+        f"{prices.usd(g[per])}; {each} ({g['label']}{counted}; {g['priceSource']}).{beside}"
     )
 
 

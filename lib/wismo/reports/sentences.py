@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from wismo.reports.savings import median_savings
 from wismo.studies import matching
 
 
@@ -137,7 +138,6 @@ def study_intro(study: Any) -> str:
 def saving_sentence(ratios: list[dict[str, Any]], reference: str) -> str:
     """Each design's median input-token saving against the reference across the cases (tiktoken-estimated,
     modelled), one clause per design."""
-    from wismo.reports.context_cost import median_savings
 
     def said(saving: float) -> str:
         return f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"

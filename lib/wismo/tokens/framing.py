@@ -153,9 +153,10 @@ PYTHON = Profile(
 CSHARP_RELAXED = Profile(
     name="csharp-relaxed",
     description=(
-        "The article's runner as the current sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
-        "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 over the "
-        "Responses API: the whole CallToolResult as indented JSON with relaxed escaping."
+        "The article's runner as the released sources of its adapter say it behaves: MCP C# SDK 2.2.0 "
+        "CallToolResult.ToChatMessage(callId), sent by Microsoft.Extensions.AI.OpenAI 10.8.3 (what csharp-sdk v2.2.0 "
+        "builds against) over the Responses API: the whole CallToolResult as indented JSON with relaxed escaping, as "
+        "every release of that Responses client (from 9.4.0-preview.1.25207.5) writes it."
     ),
     source=(
         "modelcontextprotocol/csharp-sdk v2.2.0: src/ModelContextProtocol.Core/AIContentExtensions.cs "
