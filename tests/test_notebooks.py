@@ -83,6 +83,9 @@ def test_key_figures_come_from_the_results(built_reports):
     assert (
         tokens.kind == "scripted (no model), tiktoken-estimated (python profile); scripted backend, model scripted-v1"
     )
+    refit = next(f for label, f in runs.items() if "recounted under the profile that fits" in label)
+    assert "(csharp-raw-element profile)" in refit.label and "recounted" in refit.kind
+    assert re.fullmatch(r"granular \d\.\d+, focused \d\.\d+", refit.value), refit.value
     passk = runs["cases and designs where every repetition passed (pass^k)"]
     assert passk.value == "12/12" and passk.kind.startswith("scripted (no model): scored")
     turns = runs["median model turns per conversation, per design"]

@@ -54,3 +54,30 @@ def test_a_live_run_is_priced_as_its_model_or_says_why_not(loaded):
     assert not_priced["pricedAs"] is None and "no price for model 'local-llama-3'" in not_priced["label"]
     assert run_costs.check_costs({"costs": [not_priced]}).startswith("No run's model has a price")
     assert run_costs.costs_table({"costs": [priced, not_priced]})[1]["priced as"] == "not priced"
+
+
+def test_runs_of_estimates_are_recounted_under_the_fitted_profile_and_priced(loaded):
+    from wismo.runs.recount import RecountRefused, recount
+    from wismo.studies.declaration import article
+
+    instructions = article().instructions
+    for run in loaded:
+        recorded = [[q["usage"]["inputTokens"] for q in t["requests"]] for t in run.traces]
+        assert recount(run, instructions, "python") == recorded  # its own profile gives its own tokens
+        heavier = recount(run, instructions, "csharp-raw-element")
+        # Request 1 holds no result, so the framing shows from request 2 on, growing with every result resent.
+        assert all(h[0] == r[0] and all(a > b for a, b in zip(h[1:], r[1:])) for h, r in zip(heavier, recorded))
+        with pytest.raises(RecountRefused, match=f"run {run.manifest['runId']} cannot be recounted: the instructions"):
+            recount(run, instructions + " ", "python")
+    fitted = run_costs.Fitted("csharp-raw-element", instructions)
+    costs = run_costs.run_costs(loaded, "gpt-4.1-mini", fitted=fitted)
+    for c in costs:
+        f = c["fitted"]
+        assert (f["profile"], f["ownProfile"], f["ownRecountMatches"]) == ("csharp-raw-element", "python", True)
+        assert f["inputTokens"] > c["inputTokens"] and f["usdPer1000"] > c["usdPer1000"]
+        # Priced the same way: only the input changed, the outputs as recorded.
+        by_hand = (f["inputTokens"] * 0.4 + c["outputTokens"] * 1.6) / 1e6 / c["conversations"] * 1000
+        assert f["usdPer1000"] == pytest.approx(by_hand, abs=1e-6)
+    assert all("fitted" not in c for c in run_costs.run_costs(loaded, "gpt-4.1-mini", fitted=None))
+    same = run_costs.run_costs(loaded, "gpt-4.1-mini", fitted=run_costs.Fitted("python", instructions))
+    assert all("fitted" not in c for c in same)  # nothing to recount under the profile they were counted under

@@ -57,14 +57,7 @@ class ScriptedBackend:
 
     def _framed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The history as the client profile would send it: each tool output framed (python: as it is)."""
-        if self.profile is framing.PYTHON:
-            return items
-        return [
-            tokens.function_call_output(i["call_id"], self.profile.output(framing.text_result(i["output"])))
-            if i.get("type") == "function_call_output"
-            else i
-            for i in items
-        ]
+        return framing.framed_items(items, self.profile)
 
     async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
         """Decide the next step from the request alone, as a stateless model would."""

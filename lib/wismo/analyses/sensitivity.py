@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
+from wismo.analyses import calibration
 from wismo.core.kinds import DERIVED, TIKTOKEN
+from wismo.studies import recording
+from wismo.studies.declaration import Study
 from wismo.tokens import conversation, framing, stjson
 
 
@@ -357,3 +360,16 @@ def build(
             "judged": sum("verdict" in r for r in tested),
         }
     return out
+
+
+async def best_fitting_profile(study: Study, encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, Any] | None:
+    """The sensitivity table's best cell for the study's published conversation (its framing, counting, profile and
+    errors), its turns rebuilt from the study's servers over MCP; None where the study publishes no conversation of
+    several requests, or where the best framing is no client profile's."""
+    which = calibration.calibrated(study.published)
+    if which is None or study.published is None:
+        return None
+    recorded = await recording.record(study, [which.case])
+    pub = calibration.published_figures(study.published, which)
+    best = build(recorded, pub, None, encoding)["bestFit"]
+    return best if best["profile"] else None

@@ -4,18 +4,22 @@ study's reference, beside the conversations the study publishes; its JSON is rec
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anyio
+
 from wismo import runs
+from wismo.analyses import sensitivity
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import write_stable
-from wismo.core.kinds import SCRIPTED
+from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import numbers
 from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
-from wismo.reports.run_costs import PER_CONVERSATIONS, run_costs
+from wismo.reports.run_costs import PER_CONVERSATIONS, Fitted, run_costs
 from wismo.reports.run_tables import MEASURES, against_published, scores_by_case
 from wismo.runs import summaries
 from wismo.studies.declaration import Study, chosen
@@ -126,18 +130,32 @@ def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str
     for c in group["costs"]:
         priced.setdefault(c["design"], c.get(per))
     profiles = sorted({p for x in manifests if (p := summaries.token_counting(x))})
+    refitted: dict[str, Any] = {}
+    for c in group["costs"]:
+        if "fitted" in c:
+            refitted.setdefault(c["design"], c["fitted"][per])
     out: dict[str, Any] = {
         "turns": {d: med["turns"][d] for d in group["designs"]},
         "tokensChange": {d: med["totalTokens"][summaries.change_key(d, ref)] for d in others},
         per: {d: priced.get(d) for d in group["designs"]},
         "profile": f"{', '.join(profiles)} profile" if profiles else "client profile not recorded by these runs",
     }
+    if refitted:
+        fitted = next(c["fitted"]["profile"] for c in group["costs"] if "fitted" in c)
+        out[f"{per}Fitted"] = {d: refitted.get(d) for d in group["designs"]}
+        out["fittedProfile"] = f"{fitted} profile"
     # Left out, not shown as n/a, where a figure does not exist: no model's elapsed time, no expected answer.
     if all(x["latencyModel"] for x in manifests):
         out["elapsedChange"] = {d: med["modelledElapsedMs"][summaries.change_key(d, ref)] for d in others}
     if group["passK"]:
         out["passK"] = {"passed": sum(p["pass^k"] for p in group["passK"]), "of": len(group["passK"])}
     return out
+
+
+def runs_of_estimates(run: runs.Run) -> bool:
+    """Whether a run's tokens are estimates counted under a client profile (so another profile can recount them)."""
+    figures = run.manifest["figures"]
+    return figures["tokens"] == TIKTOKEN and bool(figures.get("tokenCounting"))
 
 
 def _has_focus(loaded: list[runs.Run], design: str, focus: str) -> bool:
@@ -147,8 +165,23 @@ def _has_focus(loaded: list[runs.Run], design: str, focus: str) -> bool:
     )
 
 
+def fitted_profile(study: Study) -> Fitted | None:
+    """The client profile that fits the study's published conversation best, found as report 02 finds it (its
+    servers over MCP), with the study's instructions; None where the study publishes no such conversation."""
+    if not study.meets("published"):
+        return None
+    with ThreadPoolExecutor(1) as pool:  # a loop of its own: in a notebook one is already running
+        best = pool.submit(anyio.run, sensitivity.best_fitting_profile, study).result()
+    return Fitted(best["profile"], study.instructions) if best else None
+
+
 def _group(
-    loaded: list[runs.Run], study: Study, focus: str, reference_model: str, price_date: str | None
+    loaded: list[runs.Run],
+    study: Study,
+    focus: str,
+    reference_model: str,
+    price_date: str | None,
+    fitted: Fitted | None = None,
 ) -> dict[str, Any]:
     """Every figure of one group of runs (one backend and model): never pooled with another group's."""
     manifests = [r.manifest for r in loaded]
@@ -205,7 +238,7 @@ def _group(
         "againstPublished": against_published(study, rows, kind, manifests, medians, comparable=not differ)
         if study.published is not None
         else [],
-        "costs": run_costs(loaded, reference_model, price_date),
+        "costs": run_costs(loaded, reference_model, price_date, fitted),
     }
     group["headline"] = headline(group, manifests)
     return group
@@ -223,6 +256,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             f"no recorded runs under {folder}; `wismo evaluate --study {study.path} both 3` records scripted ones."
         )
     focus = p["focus_order"] or study.focus_key
+    fitted = fitted_profile(study) if any(runs_of_estimates(r) for r in loaded) else None
     keys = sorted({(r.manifest["backend"], r.manifest["model"]) for r in loaded}, key=lambda k: (k[0] != "scripted", k))
     groups = [
         _group(
@@ -231,6 +265,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             focus,
             p["reference_model"],
             p["price_date"],
+            fitted,
         )
         for key in keys
     ]

@@ -3,13 +3,15 @@ the notebook shows of it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
 from wismo import runs
-from wismo.core.kinds import SCRIPTED
+from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.cost import prices
 from wismo.reports import check
+from wismo.runs.recount import recount
 
 PER_CONVERSATIONS = 1000
 CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
@@ -21,9 +23,22 @@ def _usage(request: dict[str, Any]) -> prices.CallUsage:
     return prices.CallUsage(u["inputTokens"], u["cachedInputTokens"], 0, u["outputTokens"])
 
 
-def run_costs(loaded: list[runs.Run], reference_model: str, price_date: str | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Fitted:
+    """The client profile that fits the study's published conversation best, and the study's instructions, with
+    which runs of estimated tokens are recounted (runs.recount) and priced a second time."""
+
+    profile: str
+    instructions: str
+
+
+def run_costs(
+    loaded: list[runs.Run], reference_model: str, price_date: str | None = None, fitted: Fitted | None = None
+) -> list[dict[str, Any]]:
     """Each run priced from its own recorded tokens, request by request, under its model's price when genai-prices
-    knows the model; scripted runs (no model) under the reference model, and labelled so."""
+    knows the model; scripted runs (no model) under the reference model, and labelled so. With `fitted`, each run
+    whose tokens are estimates under another profile is also recounted under the fitted one and priced (`fitted`),
+    after its recount under its own profile is checked to give its recorded tokens."""
     out = []
     for run in loaded:
         m = run.manifest
@@ -68,8 +83,37 @@ def run_costs(loaded: list[runs.Run], reference_model: str, price_date: str | No
             "medianUsd": round(median(each), 9) if each else None,
             f"usdPer{PER_CONVERSATIONS}": round(sum(each) / len(each) * PER_CONVERSATIONS, 6) if each else None,
         }
+        if fitted is not None and each:
+            row |= _refitted(run, usages, price, fitted)
         out.append(row)
     return out
+
+
+def _refitted(run: runs.Run, usages: list[list[prices.CallUsage]], price: prices.Price, fitted: Fitted) -> dict:
+    """The run recounted under the fitted profile and priced as before (outputs as recorded), where its tokens are
+    estimates counted under another profile; its recount under its own profile must give its recorded inputs."""
+    own = (run.manifest["figures"].get("tokenCounting") or {}).get("profile")
+    if run.manifest["figures"]["tokens"] != TIKTOKEN or own is None or own == fitted.profile:
+        return {}
+    encoding = run.manifest["figures"]["tokenCounting"]["encoding"]
+    recorded = [[u.input for u in c] for c in usages]
+    if recount(run, fitted.instructions, own, encoding) != recorded:
+        check(False, "a run recounted under its own profile gives its recorded input tokens", run.manifest["runId"])
+    inputs = recount(run, fitted.instructions, fitted.profile, encoding)
+    each = [
+        prices.charge(price, [prices.CallUsage(i, 0, 0, u.output) for i, u in zip(ins, c)])
+        for ins, c in zip(inputs, usages)
+    ]
+    return {
+        "fitted": {
+            "profile": fitted.profile,
+            "ownProfile": own,
+            "ownRecountMatches": True,
+            "inputTokens": sum(map(sum, inputs)),
+            "kind": f"{TIKTOKEN}, recounted under the {fitted.profile} profile",
+            f"usdPer{PER_CONVERSATIONS}": round(sum(each) / len(each) * PER_CONVERSATIONS, 6),
+        }
+    }
 
 
 def check_costs(group: dict[str, Any]) -> str:
@@ -91,10 +135,25 @@ def check_costs(group: dict[str, Any]) -> str:
             )
     if not priced:
         return "No run's model has a price in genai-prices; nothing to check."
-    return check(
-        True,
-        "each run is priced from its own tokens at its model's per-million prices",
-        _priced_runs(priced),
+    refit = [c for c in priced if "fitted" in c]
+    recounted = (
+        " "
+        + check(
+            all(c["fitted"]["ownRecountMatches"] for c in refit),
+            "each run recounted under its own profile gives its recorded input tokens, request by request, so its "
+            "recount under another profile changes nothing but the framing",
+            "; ".join(f"{c['run']}: {c['inputTokens']:,} tokens under {c['fitted']['ownProfile']}" for c in refit),
+        )
+        if refit
+        else ""
+    )
+    return (
+        check(
+            True,
+            "each run is priced from its own tokens at its model's per-million prices",
+            _priced_runs(priced),
+        )
+        + recounted
     )
 
 
@@ -140,10 +199,13 @@ def cost_answer(group: dict[str, Any]) -> str:
     )
     profile = group.get("headline", {}).get("profile")
     counted = f", {profile}" if profile else ""
+    refit = {c["design"]: c["fitted"] for c in group["costs"] if "fitted" in c}
     beside = (
-        " Another client profile frames the same results in more or fewer tokens; the context-cost report prices the "
-        "focus case under the profile that fits a published conversation best as well."
-        if profile and profile.endswith(" profile")
+        f" Recounted under the {refit[ref]['profile']} profile, the one that fits the study's published conversation "
+        f"best (a fit), the same conversations cost {prices.usd(refit[ref][per])} {ref}; "
+        + "; ".join(f"{prices.usd(refit[d][per])} {d}" for d in others if d in refit)
+        + " (tiktoken-estimated, recounted)."
+        if ref in refit
         else ""
     )
     return (
@@ -167,6 +229,16 @@ def costs_table(group: dict[str, Any]) -> list[dict[str, Any]]:
             "cached input (tokens)": c.get("cachedInputTokens"),
             "output (tokens)": c.get("outputTokens"),
             f"USD per {PER_CONVERSATIONS:,} conversations": c.get(per),
+            **(
+                {
+                    f"recounted under the {c['fitted']['profile']} profile: input (tokens, tiktoken-estimated)": c[
+                        "fitted"
+                    ]["inputTokens"],
+                    f"recounted: USD per {PER_CONVERSATIONS:,} conversations": c["fitted"][per],
+                }
+                if "fitted" in c
+                else {}
+            ),
             "median USD per conversation": c.get("medianUsd"),
             "price from": c["priceSource"],
             "cache writes": c.get("cacheWrites", "–"),

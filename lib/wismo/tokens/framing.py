@@ -29,6 +29,19 @@ def text_result(text: str, is_error: bool | None = None) -> dict[str, Any]:
     return result
 
 
+def framed_items(items: list[dict[str, Any]], profile: Profile) -> list[dict[str, Any]]:
+    """A conversation's input items as a client profile sends them: each function_call_output's text (one text
+    block, as wismo's loop records it) framed as the profile frames a result; every other item as it is."""
+    if profile.output is _only_text:
+        return items
+    return [
+        tokens.function_call_output(i["call_id"], profile.output(text_result(i["output"])))
+        if i.get("type") == "function_call_output"
+        else i
+        for i in items
+    ]
+
+
 def _only_text(result: dict[str, Any]) -> str:
     """The single text block of a result; wismo's loop refuses anything else, and so does this profile."""
     content = result.get("content")
