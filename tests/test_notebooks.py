@@ -113,6 +113,16 @@ def test_key_figures_come_from_the_results(built_reports):
     assert set(cost) - {"kinds"} <= set(cost["kinds"]) | set(context_cost.NOT_FIGURES)
 
 
+def test_the_calibration_reads_the_sources_as_released(built_reports):
+    reader = html.unescape((built_reports.out / "html" / "02-context-cost-reader.html").read_text(encoding="utf-8"))
+    assert "first released in 9.4.0-preview.1.25207.5" in reader and "there is no 9.2.x package" in reader
+    assert "9.0.0 to 9.2.x" not in reader and "released code paths" not in reader
+    assert "call_cqXeuxQPiA9BEepDEw5oVh2I" in reader and "294 / 809" in reader  # with call_id at the article's id
+    for verdict in ("fails the lower bound by", "fails the upper bound by"):
+        assert verdict in reader
+    assert "+ as \\u002B" in re.sub(r"<[^>]+>", "", reader)  # the default encoder's escape of + named
+
+
 def test_every_key_figure_is_found_in_its_report(built_reports):
     # The index shows no number its report does not: each number of a card stands in the reader's version.
     for r in built_reports.rendered:
