@@ -3,6 +3,7 @@ profile, and every request of an investigation, in tokens."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +17,10 @@ def turn_items(
 ) -> list[dict[str, Any]]:
     """The input items one tool turn appends: the model's function_call items, then their outputs as the client
     profile frames them (python: the text as the server returned it)."""
-    # Ids of a real model's length, derived from the turn, so counting them (sensitivity's "with call_id") is fair.
-    seed = json.dumps([turn_index, [[c["name"], c["arguments"]] for c in turn]], sort_keys=True)
+    # Ids of a real model's length, derived from the turn, so counting them (sensitivity's "with call_id") is fair;
+    # the turn is hashed once, since a turn of a large order holds thousands of calls.
+    turn_text = json.dumps([turn_index, [[c["name"], c["arguments"]] for c in turn]], sort_keys=True)
+    seed = hashlib.sha256(turn_text.encode("utf-8")).hexdigest()
     ids = [tokens.call_id(seed, i) for i in range(len(turn))]
     calls = [tokens.function_call(c["name"], c["arguments"], call_id) for c, call_id in zip(turn, ids)]
     outputs = [
