@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
+from wismo.shared.walk import Call
 from wismo.tokens import framing
 
 
-def turn_items(
-    turn: list[dict[str, Any]], turn_index: int, profile: framing.Profile = framing.PYTHON
-) -> list[dict[str, Any]]:
+def turn_items(turn: list[Call], turn_index: int, profile: framing.Profile = framing.PYTHON) -> list[dict[str, Any]]:
     """The input items one tool turn appends: the model's function_call items, then their outputs as the client
     profile frames them (python: the text as the server returned it)."""
     # Ids of a real model's length, derived from the turn, so counting them (sensitivity's "with call_id") is fair.
@@ -60,7 +59,7 @@ def first_request(
 
 
 def turn_additions(
-    turns: list[list[dict[str, Any]]],
+    turns: list[list[Call]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> tuple[int, ...]:
@@ -79,7 +78,7 @@ def _question(prompt: Prompt) -> dict[str, Any]:
 def conversation(
     prompt: Prompt,
     tools: list[dict[str, Any]],
-    turns: list[list[dict[str, Any]]],
+    turns: list[list[Call]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> Conversation:
