@@ -49,7 +49,7 @@ def initialize(revision: str = PINNED_REVISION, request_id: int | str = 1) -> di
     }
 
 
-def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dict[str, Any]:
+def tools_call(tool: str, arguments: dict[str, Any], request_id: int | str = 7) -> dict[str, Any]:
     """The tools/call request an SDK client sends."""
     return {
         "jsonrpc": "2.0",

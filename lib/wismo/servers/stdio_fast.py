@@ -199,7 +199,7 @@ class ReadStream:
         line = await self._reader.next_line()
         if line is None:
             raise anyio.EndOfStream
-        if line is TOO_LONG:
+        if not isinstance(line, bytes):  # TOO_LONG, the only other thing the reader queues
             return LineTooLong()
         text = line.decode("utf-8", "replace")
         try:

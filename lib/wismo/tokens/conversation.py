@@ -87,7 +87,7 @@ def conversation(
     functions = [profile.function(t) for t in tools]
     items = [_question(prompt)]
     requests = [first_request(prompt, tools, encoding_name, profile).total]
-    results = []
+    results: list[int] = []
     for index, turn in enumerate(turns, start=1):
         added = turn_items(turn, index, profile)
         items = items + added
