@@ -119,7 +119,8 @@ async def run_case(
     question, instructions = prompt.question, prompt.instructions
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
-    requests, tool_calls = [], []
+    requests: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, Any]] = []
     outcome, answer_text = TURN_BUDGET, None
     wall_start = time.perf_counter()
     spent = 0

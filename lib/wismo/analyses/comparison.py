@@ -160,7 +160,8 @@ async def run(
             d: await stack.enter_async_context(reach(sd, transport, env.get(d))) for d, sd in study.designs.items()
         }
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
-        rows, timings, entries = [], {}, {d: [] for d in conns}
+        rows, timings = [], {}
+        entries: dict[str, list[Any]] = {d: [] for d in conns}
         for case in cases:
             row, walked = await compare_case(conns, case, study)
             rows.append(row)

@@ -103,8 +103,8 @@ class Phase:
 
 def _server_cpu(pids: Sequence[int]) -> float | None:
     """CPU ms so far of every server process, or None when /proc cannot tell."""
-    readings = [cpu_ms(pid) for pid in pids]
-    return None if any(r is None for r in readings) else sum(readings)
+    readings = [r for pid in pids if (r := cpu_ms(pid)) is not None]
+    return None if len(readings) < len(pids) else sum(readings)
 
 
 def run_phase(

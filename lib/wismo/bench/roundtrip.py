@@ -82,7 +82,7 @@ def _cpu_split(cpu: list[Split]) -> Split:
     """Median CPU per call on the client and server side over the sessions."""
     out: Split = {}
     for side in ("client", "server"):
-        values = [c[side] for c in cpu if c.get(side) is not None]
+        values = [v for c in cpu if (v := c.get(side)) is not None]
         out[side] = round(median(values), 4) if values else None
     return out
 
