@@ -4,6 +4,7 @@ checked against its question, and each load stands beside one client alone, meas
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -279,7 +280,7 @@ def bench_parallel_load(s: Settings) -> dict[str, Any]:
                 TARGET[transport],
                 many["stats"]["median"],
                 queued,
-                lambda one=one, many=many: explain(one, many, os.cpu_count()),
+                functools.partial(explain, one, many, os.cpu_count()),
             )
         )
     checked = sum(f["answersChecked"] for f in figures)

@@ -341,10 +341,11 @@ class HttpSession(_TimedCalls):
         _, _, answer = self.conn.post(body, self.headers)
         return (time.perf_counter() - started) * 1000, answer
 
-    def close(self) -> None:
-        """Close the connection (the server goes on)."""
+    def close(self) -> int | None:
+        """Close the connection (the server goes on): None, no exit code, unlike RawHttp's."""
         if (conn := getattr(self, "conn", None)) is not None:  # RawHttp closes before it connects when that fails
             conn.close()
+        return None
 
 
 class RawHttp(HttpSession):
@@ -381,7 +382,7 @@ class RawHttp(HttpSession):
                     raise RuntimeError(f"the {design} server over HTTP did not listen on 127.0.0.1:{port}") from None
                 time.sleep(0.02)
 
-    def close(self) -> int:  # type: ignore[override]
+    def close(self) -> int:
         """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
         super().close()
         if self.proc.poll() is None:

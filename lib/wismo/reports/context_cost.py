@@ -207,10 +207,11 @@ def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str
     """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
     framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
     study publishes no conversation with two or more requests)."""
-    which = calibration.calibrated(study.published)
-    if which is None or which.case not in recorded["prompts"]:
+    published = study.published
+    which = calibration.calibrated(published)
+    if published is None or which is None or which.case not in recorded["prompts"]:
         return {}
-    pub = calibration.published_figures(study.published, which)
+    pub = calibration.published_figures(published, which)
     cal = calibration.rebuild(recorded, pub, encoding)
     best = calibration.row(cal, calibration.HEAVY)
     contract = study.instructions == prompts.INSTRUCTIONS
@@ -244,7 +245,7 @@ def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str
             for name in profiles
         }
         out["savingAgainstPublished"] = calibration.savings_against_published(
-            recorded, pub, medians, study.published.median_saving_percent, encoding
+            recorded, pub, medians, published.median_saving_percent, encoding
         )
     return out
 

@@ -89,6 +89,7 @@ class _LineReader(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # typeshed gives every protocol a BaseTransport; connect_read_pipe's is a ReadTransport.
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
