@@ -23,6 +23,7 @@ from wismo.core.kinds import DERIVED, TIKTOKEN
 from wismo.shared.walk import Call
 from wismo.studies import recording
 from wismo.studies.declaration import Study
+from wismo.studies.recording import Recorded
 from wismo.tokens import conversation, framing, stjson
 
 
@@ -171,7 +172,7 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def default_escapes(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+def default_escapes(recorded: Recorded) -> list[dict[str, Any]]:
     """Every character of the study's recorded results (every design and case) that System.Text.Json's default
     encoder writes as an escape, as the default-escaping framings write them (stjson.escapes_found)."""
     texts = [c["output"] for by_case in recorded["turns"].values() for ts in by_case.values() for t in ts for c in t]
@@ -314,7 +315,7 @@ def second_test(
 
 
 def build(
-    recorded: dict[str, Any], pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
+    recorded: Recorded, pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
 ) -> dict[str, Any]:
     """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
     case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]

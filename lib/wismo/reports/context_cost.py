@@ -25,11 +25,12 @@ from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
 from wismo.studies.published import REPORTED
+from wismo.studies.recording import Recorded
 from wismo.tokens import conversation, definitions, framing
 
 
 def our_servers(
-    recorded: dict[str, Any], key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+    recorded: Recorded, key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
 ) -> list[dict[str, Any]]:
     """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
     definitions and results as the client profile sends them; each row names its case under `key`."""
@@ -203,7 +204,7 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     }
 
 
-def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str, Any]], encoding: str) -> dict:
+def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> dict:
     """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
     framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
     study publishes no conversation with two or more requests)."""
