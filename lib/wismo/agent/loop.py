@@ -12,7 +12,7 @@ import anyio
 from wismo import tokens
 from wismo.agent.base import Backend
 from wismo.agent.checks import answer_problem, parse_answer, refused_call
-from wismo.agent.counters import totals
+from wismo.agent.counters import Totals, totals
 from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
 from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
     ANSWERED,
@@ -47,7 +47,7 @@ class Trace(TypedDict):
     answerText: str | None
     answer: dict[str, Any] | None
     unsentItems: list[dict[str, Any]]
-    totals: dict[str, Any]
+    totals: Totals
 
 
 @dataclass(frozen=True)
