@@ -21,19 +21,21 @@ $(STAMP): pyproject.toml requirements.lock
 report: $(STAMP)
 	$(BIN)/wismo report
 
-## test: ruff, then the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
+## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
 ## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py)
 test: $(STAMP) browser lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile
 
-## quick: ruff, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
+## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP) lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" -q
 
-## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml)
+## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml), then mypy over
+## the library (its standard mode; settings in pyproject.toml)
 lint: $(STAMP)
 	$(BIN)/ruff check --no-cache lib tests notebooks
 	$(BIN)/ruff format --check --no-cache lib tests
+	$(BIN)/mypy
 
 ## browser: Debian's chromium for the report check, installed when missing (CI runs as root with apt reachable)
 browser:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from wismo.agent.base import BackendError, Reply, Usage, assistant_message
 from wismo.agent.base import api_key as base_api_key
+
+if TYPE_CHECKING:  # the SDK is imported when a backend is made, not with this module
+    from anthropic.types import MessageParam, ToolParam
 
 MAX_OUTPUT_TOKENS = 1024
 
@@ -41,7 +44,7 @@ def to_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
-def to_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_tools(functions: list[dict[str, Any]]) -> list[ToolParam]:
     """Function definitions as Messages API tools (same name, description and schema)."""
     return [{"name": f["name"], "description": f["description"], "input_schema": f["parameters"]} for f in functions]
 
@@ -72,7 +75,8 @@ class AnthropicBackend:
                 model=self.model,
                 system=instructions,
                 tools=to_tools(functions),
-                messages=to_messages(items),
+                # Built as the Messages API's JSON: each dict one of the SDK's MessageParam shapes.
+                messages=cast("list[MessageParam]", to_messages(items)),
                 max_tokens=MAX_OUTPUT_TOKENS,
             )
         except AnthropicError as exc:

@@ -38,8 +38,8 @@ def assess(evidence: Evidence) -> dict[str, Any]:
         for t in evidence.tracking
         if t.get("availability") == "available" and t.get("status") != "delivered"
     }
-    known = [estimates.get(s) for s in outstanding]
-    estimate = max(known) if outstanding and all(known) else None
+    known = [e for s in outstanding if (e := estimates.get(s))]
+    estimate = max(known) if outstanding and len(known) == len(outstanding) else None
 
     missing = [t["trackingId"] for t in evidence.tracking if t.get("availability") == "unavailable"]
     missing += [i for i in evidence.unreadable if i not in missing]

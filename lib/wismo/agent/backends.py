@@ -44,10 +44,12 @@ def make(
                 f"wismo evaluate focused 3 qwen2.5:7b {name} --base-url {target}"
             )
         if name == "openai":
-            from wismo.agent.openai_backend import OpenAIBackend as chosen
-        else:
-            from wismo.agent.openai_chat_backend import OpenAIChatBackend as chosen
-        return chosen(model or DEFAULT_MODEL, base_url=base_url, timeout_s=timeout_s)
+            from wismo.agent.openai_backend import OpenAIBackend
+
+            return OpenAIBackend(model or DEFAULT_MODEL, base_url=base_url, timeout_s=timeout_s)
+        from wismo.agent.openai_chat_backend import OpenAIChatBackend
+
+        return OpenAIChatBackend(model or DEFAULT_MODEL, base_url=base_url, timeout_s=timeout_s)
     if name == "anthropic":
         from wismo.agent.anthropic_backend import AnthropicBackend
 

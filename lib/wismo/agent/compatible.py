@@ -38,7 +38,8 @@ def where(base_url: str | None) -> tuple[str, int]:
 
 def _cause(exc: BaseException) -> str:
     """What lies under the SDK's "Connection error.": connection refused, or the transport's own words."""
-    chain, seen = [], exc
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
     while seen is not None and len(chain) < 10:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__
@@ -154,7 +155,7 @@ class Endpoint:
         reports none, since a reply without its tokens cannot be recorded truthfully."""
         u = getattr(response, "usage", None)
         counts = [getattr(u, inputs, None), getattr(u, outputs, None)]
-        if not all(isinstance(n, int) for n in counts):
+        if not (isinstance(counts[0], int) and isinstance(counts[1], int)):
             model = getattr(response, "model", None)
             raise ConversationEnded(
                 NO_USAGE, f"the server's answer (model {model!r}) reported no token usage, so its reply is not recorded"

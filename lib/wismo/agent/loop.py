@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 
 from wismo import tokens
 from wismo.agent.base import Backend
 from wismo.agent.checks import answer_problem, parse_answer, refused_call
-from wismo.agent.counters import totals
+from wismo.agent.counters import Totals, totals
 from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
 from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
     ANSWERED,
@@ -32,6 +32,22 @@ from wismo.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf m
 from wismo.client.connection import Connection
 from wismo.core.jsonfmt import utf8_len
 from wismo.tokens.conversation import Prompt
+
+
+class Trace(TypedDict):
+    """One conversation as run_case returns it; a recorded trace adds its schema, design and repetition in front
+    (runs/recording.py), and runs/schemas/trace.schema.json says each field."""
+
+    orderId: str
+    question: str
+    requests: list[dict[str, Any]]
+    toolCalls: list[dict[str, Any]]
+    outcome: str
+    reason: str | None
+    answerText: str | None
+    answer: dict[str, Any] | None
+    unsentItems: list[dict[str, Any]]
+    totals: Totals
 
 
 @dataclass(frozen=True)
@@ -108,7 +124,7 @@ async def run_case(
     latency: LatencyModel | None = None,
     cache_repeats: bool = False,
     contract: bool = True,
-) -> dict[str, Any]:
+) -> Trace:
     """One fresh conversation about one case (`order_id`: the case's key, as the trace names it), opened with the
     prompt's instructions and question; returns its trace (transcript, per-request and per-call records). Without
     `contract`, any text reply is an answer (a study whose instructions ask for no JSON object)."""
@@ -119,7 +135,8 @@ async def run_case(
     question, instructions = prompt.question, prompt.instructions
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
-    requests, tool_calls = [], []
+    requests: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, Any]] = []
     outcome, answer_text = TURN_BUDGET, None
     wall_start = time.perf_counter()
     spent = 0
@@ -184,7 +201,8 @@ async def run_case(
         async with anyio.create_task_group() as group:
             for i, call in enumerate(calls):
                 group.start_soon(run, i, call)
-        for call, (text, is_error, call_ms, cached) in zip(calls, results):
+        finished = [r for r in results if r is not None]  # all of them: the group waited for every task
+        for call, (text, is_error, call_ms, cached) in zip(calls, finished):
             items.append(tokens.function_call_output(call["call_id"], text))
             entry = {
                 "request": record["index"],

@@ -89,7 +89,8 @@ def replayed(
     them), and the next turn's calls (empty when the walk is over, or asks only for tools not offered)."""
     calls = [i for i in items if i.get("type") == "function_call"]
     outputs = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
-    steps, turns, used = walk(how, values), [], 0
+    steps, used = walk(how, values), 0
+    turns: list[list[Call]] = []
     wanted = next(steps)
     while True:
         wanted = [(t, a) for t, a in wanted if offered is None or t in offered]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp_types import TextContent
 
 from wismo import tokens
 from wismo.analyses.sweep import account, investigated, server_env
@@ -54,7 +55,10 @@ class InProcess:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """One tool call: its single text block and error flag."""
         result = self._call(self.specs[name], self.dataset, arguments)
-        return ToolResult(result.content[0].text, bool(result.is_error))
+        block = result.content[0]
+        if not isinstance(block, TextContent):  # wismo's servers answer with one text block, as over MCP
+            raise TypeError(f"{name} answered with a {block.type} block, not text")
+        return ToolResult(block.text, bool(result.is_error))
 
 
 @dataclass(frozen=True)

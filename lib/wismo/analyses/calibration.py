@@ -13,7 +13,7 @@ against the later requests.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo import cost, tokens
 from wismo.client.investigation import Call
@@ -22,6 +22,9 @@ from wismo.core.kinds import DERIVED
 from wismo.studies.published import REPORTED, Published
 from wismo.tokens import conversation, definitions, framing
 from wismo.tokens.conversation import Prompt
+
+if TYPE_CHECKING:  # a type only: recording reaches servers, which calibration never does
+    from wismo.studies.recording import Recorded
 
 PUBLISHED = REPORTED
 ESTIMATED = tokens.LABEL
@@ -133,7 +136,7 @@ def first_request_known(
     return without_instructions - request.tools + definition_tokens(tools, profile, method, encoding)
 
 
-def rebuild(recorded: dict[str, Any], pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, Any]:
+def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, Any]:
     """The published conversations rebuilt under every client profile and definition method: per-turn additions
     against the derived ones, the instructions' size solved from request 1 and checked on the later requests, and
     the second conversation's second request and output implied."""
@@ -205,7 +208,7 @@ HEAVY = "csharp-raw-element"  # the framing the share is stated against: the art
 
 
 def record_types(
-    recorded: dict[str, Any], case: str, encoding: str = tokens.DEFAULT_ENCODING, heavy: str = HEAVY
+    recorded: Recorded, case: str, encoding: str = tokens.DEFAULT_ENCODING, heavy: str = HEAVY
 ) -> list[dict[str, Any]]:
     """For each tool the study's designs call in one case, its first result bare and under each client profile, in
     tokens, and the share of the `heavy` framing's tokens that the framing adds: what the client's framing costs on
@@ -232,7 +235,7 @@ def record_types(
 
 
 def framing_share(
-    recorded: dict[str, Any],
+    recorded: Recorded,
     case: str,
     instructions: int,
     encoding: str = tokens.DEFAULT_ENCODING,
@@ -262,7 +265,7 @@ def framing_share(
 
 
 def case_inputs(
-    recorded: dict[str, Any], pub: dict[str, Any], profile: str, encoding: str = tokens.DEFAULT_ENCODING
+    recorded: Recorded, pub: dict[str, Any], profile: str, encoding: str = tokens.DEFAULT_ENCODING
 ) -> dict[str, int]:
     """Per published design, the published case's conversation input under a client profile: its published first
     request (so no request-1 residual is left out) plus our servers' turns rebuilt under the profile (modelled)."""
@@ -276,7 +279,7 @@ def case_inputs(
 
 
 def savings_against_published(
-    recorded: dict[str, Any],
+    recorded: Recorded,
     pub: dict[str, Any],
     medians: dict[str, float],
     published_median: float | None,

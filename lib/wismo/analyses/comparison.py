@@ -3,10 +3,11 @@ records followed link by link), case by case, over a real MCP transport."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from wismo.client.connection import Connection
 from wismo.client.investigation import Call, investigate
@@ -136,6 +137,22 @@ def summarise(rows: list[dict[str, Any]], design_names: list[str], reference: st
     }
 
 
+class Comparison(TypedDict):
+    """What run() returns and write() stores as JSON: every case on every design, their summary, the study and the
+    run's timings (the only wall-clock figures)."""
+
+    protocolRevision: str
+    transport: str
+    clock: str
+    tools: dict[str, list[dict[str, Any]]]
+    cases: list[dict[str, Any]]
+    summary: dict[str, Any]
+    study: dict[str, Any]
+    unfollowedLinks: list[dict[str, Any]]
+    timings: dict[str, Any]
+    transportParity: NotRequired[dict[str, Any]]  # added by report 01 (reports/equivalence.py)
+
+
 async def run(
     orders: list[str] | None = None,
     transport: str = "stdio",
@@ -144,7 +161,7 @@ async def run(
     progress: Any = None,
     design_names: list[str] | None = None,
     study: Study | str | Path | None = None,
-) -> dict[str, Any]:
+) -> Comparison:
     """Start every design's server of the study (default the article's; of its designs, those the registry marks
     compared, the reference first), compare every case (`orders`: case keys, default all), stop them; `env` adds
     variables per design (for planted faults). `transport` is for the designs wismo serves; any other is reached
@@ -160,7 +177,8 @@ async def run(
             d: await stack.enter_async_context(reach(sd, transport, env.get(d))) for d, sd in study.designs.items()
         }
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
-        rows, timings, entries = [], {}, {d: [] for d in conns}
+        rows, timings = [], {}
+        entries: dict[str, list[Any]] = {d: [] for d in conns}
         for case in cases:
             row, walked = await compare_case(conns, case, study)
             rows.append(row)
@@ -170,7 +188,7 @@ async def run(
             if progress is not None:
                 progress.update(1)
         start = {d: conn.start_ms for d, conn in conns.items()}
-    result = {
+    result: Comparison = {
         "protocolRevision": PINNED_REVISION,
         "transport": transport,
         "clock": CLOCK,
@@ -230,12 +248,12 @@ def check_equal(result: dict[str, Any]) -> str:
     )
 
 
-def write(result: dict[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
+def write(result: Mapping[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
     """Write the comparison as stable JSON (sorted keys, timings under their own key)."""
     return write_stable(path, result)
 
 
-def parity(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def parity(results: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per case: the verdict and bytes over every transport, and whether they are all the same."""
     transports = list(results)
     first = results[transports[0]]

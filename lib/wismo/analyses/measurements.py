@@ -25,6 +25,7 @@ from typing import Any
 from wismo.core.paths import fixtures_dir
 from wismo.domain.pages import DEFAULT_CAP
 from wismo.servers import designs
+from wismo.shared.walk import Call
 
 ENV = "WISMO_MEASUREMENTS"
 FORMAT = 1  # the stored shape; a change of it changes every key
@@ -91,7 +92,7 @@ class Measured:
     """One design's tools/list and the tool turns of its investigation of one generated order."""
 
     tools: list[dict[str, Any]]
-    turns: list[list[dict[str, Any]]]
+    turns: list[list[Call]]
 
 
 def read(where: Path, name: str) -> Measured | None:

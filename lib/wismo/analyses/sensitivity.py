@@ -20,8 +20,10 @@ from typing import Any
 from wismo import tokens
 from wismo.analyses import calibration
 from wismo.core.kinds import DERIVED, TIKTOKEN
+from wismo.shared.walk import Call
 from wismo.studies import recording
 from wismo.studies.declaration import Study
+from wismo.studies.recording import Recorded
 from wismo.tokens import conversation, framing, stjson
 
 
@@ -110,7 +112,7 @@ def _profile(how: Framing, keep_is_error: bool) -> framing.Profile:
 
 
 def turn_addition(
-    turn: list[dict[str, Any]], index: int, how: Framing, counting: str, encoding: str, id_tokens: int | None = None
+    turn: list[Call], index: int, how: Framing, counting: str, encoding: str, id_tokens: int | None = None
 ) -> int:
     """What one tool turn adds to the next request under a framing and a way of counting the calls: the turn's
     items as conversation.turn_items builds them, the calls counted as `counting` assumes."""
@@ -125,7 +127,7 @@ def _percent(ours: int, theirs: int) -> float:
 
 
 def table(
-    turns: list[list[dict[str, Any]]], requests: list[int], encoding: str, id_tokens: int | None = None
+    turns: list[list[Call]], requests: list[int], encoding: str, id_tokens: int | None = None
 ) -> list[dict[str, Any]]:
     """Every framing crossed with every counting: the turn additions against those derived from published, and
     the rebuilt later requests (request 1 plus the turns, so their error is the turns' cumulative error)."""
@@ -170,14 +172,14 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def default_escapes(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+def default_escapes(recorded: Recorded) -> list[dict[str, Any]]:
     """Every character of the study's recorded results (every design and case) that System.Text.Json's default
     encoder writes as an escape, as the default-escaping framings write them (stjson.escapes_found)."""
     texts = [c["output"] for by_case in recorded["turns"].values() for ts in by_case.values() for t in ts for c in t]
     return stjson.escapes_found(texts, stjson.DEFAULT)
 
 
-def call_ids(published: dict[str, Any] | None, turns: list[list[dict[str, Any]]], encoding: str) -> dict[str, Any]:
+def call_ids(published: dict[str, Any] | None, turns: list[list[Call]], encoding: str) -> dict[str, Any]:
     """How the "with call_id" counting prices a call's id: every call at the size of the id the study publishes
     (the article's: its recorded run's first call id), else each call at its own id as conversation.turn_items
     derives it (a real model's length)."""
@@ -201,7 +203,7 @@ def call_ids(published: dict[str, Any] | None, turns: list[list[dict[str, Any]]]
     }
 
 
-def calls_written(turns: list[list[dict[str, Any]]], encoding: str) -> int:
+def calls_written(turns: list[list[Call]], encoding: str) -> int:
     """What the model wrote to make a conversation's tool calls: each call's name and arguments, in tokens."""
     return sum(
         tokens.count_text(c["name"], encoding)
@@ -212,7 +214,7 @@ def calls_written(turns: list[list[dict[str, Any]]], encoding: str) -> int:
 
 
 def answer_sizes(
-    answer: str | None, fields: dict[str, Any] | None, entry_call: dict[str, Any], encoding: str
+    answer: str | None, fields: dict[str, Any] | None, entry_call: Call, encoding: str
 ) -> dict[str, int] | None:
     """Sizes of a plausible output of the second conversation, in tokens: its published answer alone, and the least
     the model must have written (its tool call, then the answer: in the answer contract's fields with that summary
@@ -233,8 +235,8 @@ def answer_sizes(
 def output_bounds(
     sizes: dict[str, int] | None,
     first_output: int | None,
-    first_turns: list[list[dict[str, Any]]],
-    second_turns: list[list[dict[str, Any]]],
+    first_turns: list[list[Call]],
+    second_turns: list[list[Call]],
     encoding: str,
 ) -> dict[str, Any]:
     """The range the second conversation's outputs plausibly fall in, each bound with its derivation: at least its
@@ -280,7 +282,7 @@ def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | N
 
 
 def second_test(
-    turns: list[list[dict[str, Any]]],
+    turns: list[list[Call]],
     first_request: int,
     conversation_total: int,
     calls: int,
@@ -313,7 +315,7 @@ def second_test(
 
 
 def build(
-    recorded: dict[str, Any], pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
+    recorded: Recorded, pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
 ) -> dict[str, Any]:
     """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
     case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]

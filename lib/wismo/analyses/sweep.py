@@ -18,6 +18,7 @@ from wismo.client.investigation import investigate
 from wismo.core.errors import ClaimFailed, first_leaf
 from wismo.domain.generate import case_fields, order_id
 from wismo.servers import designs
+from wismo.shared.walk import Call
 from wismo.tokens import conversation
 
 
@@ -41,7 +42,7 @@ def scale_designs() -> tuple[str, ...]:
 
 
 def account(
-    design: str, n: int, tools: list[dict[str, Any]], turns: list[list[dict[str, Any]]], encoding_name: str
+    design: str, n: int, tools: list[dict[str, Any]], turns: list[list[Call]], encoding_name: str
 ) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
     base = conversation.first_request(served_prompt(n), tools, encoding_name).total

@@ -7,6 +7,7 @@ bare and under every client profile. Every figure carries its method and encodin
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
@@ -171,7 +172,7 @@ async def _listing(session: Any, method: str, field: str, where: Target, timeout
     cursor = None
     for _ in range(MAX_PAGES):
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await _bounded(method, where, timeout_s, lambda params=params: request(params=params))
+        page = await _bounded(method, where, timeout_s, functools.partial(request, params=params))
         entries += [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in getattr(page, field)]
         cursor = page.next_cursor
         if not cursor:
@@ -212,7 +213,8 @@ async def _gather(
             url=where.url,
         ) as conn:
             session = conn.session
-            init = session.initialize_result
+            if (init := session.initialize_result) is None:  # connect() has completed the handshake
+                raise TargetError(f"{where.describe()} completed no handshake")
             listed = time.perf_counter()
             capabilities = init.capabilities
             # Each list only when the server declares it; a server without tools has no definitions to count.

@@ -4,6 +4,7 @@ through a raw echo of the same transport; prints the figures as one JSON line.""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -52,4 +53,4 @@ if __name__ == "__main__":
     import anyio
 
     transport, later, *server = sys.argv[1:]
-    print(json.dumps(anyio.run(comparison_passes, transport, int(later), *server)))
+    print(json.dumps(anyio.run(functools.partial(comparison_passes, transport, int(later)), *server)))

@@ -17,6 +17,7 @@ from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
 from wismo.client.raw import HttpConnection, read_line
+from wismo.core.processes import piped
 
 
 def echo_command(mode: str, *modules: str) -> list[str]:
@@ -63,16 +64,16 @@ class PipeEcho(_Echo):
     def round_trip(self, payload: bytes) -> float:
         """Write one line, read it back; the elapsed ms."""
         started = time.perf_counter()
-        self.proc.stdin.write(payload)
-        self.proc.stdin.flush()
-        read_line(self.proc.stdout)
+        piped(self.proc.stdin).write(payload)
+        piped(self.proc.stdin).flush()
+        read_line(piped(self.proc.stdout))
         return (time.perf_counter() - started) * 1000
 
     def close(self) -> None:
         """End its input and wait for it."""
-        self.proc.stdin.close()
+        piped(self.proc.stdin).close()
         self.proc.wait(10)
-        self.proc.stdout.close()
+        piped(self.proc.stdout).close()
 
 
 class HttpEcho(_Echo):
@@ -82,7 +83,7 @@ class HttpEcho(_Echo):
         self.proc = subprocess.Popen(
             echo_command("http"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
-        self.conn = HttpConnection(int(read_line(self.proc.stdout)))
+        self.conn = HttpConnection(int(read_line(piped(self.proc.stdout))))
 
     def round_trip(self, payload: bytes) -> float:
         """POST one JSON body and read the whole response; the elapsed ms."""
@@ -94,7 +95,7 @@ class HttpEcho(_Echo):
         """Close the connection; the echo exits when it sees that."""
         self.conn.close()
         self.proc.wait(10)
-        self.proc.stdout.close()
+        piped(self.proc.stdout).close()
 
 
 def echo_for(transport: str) -> _Echo:

@@ -4,6 +4,7 @@ checked against its question, and each load stands beside one client alone, meas
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -103,8 +104,8 @@ class Phase:
 
 def _server_cpu(pids: Sequence[int]) -> float | None:
     """CPU ms so far of every server process, or None when /proc cannot tell."""
-    readings = [cpu_ms(pid) for pid in pids]
-    return None if any(r is None for r in readings) else sum(readings)
+    readings = [r for pid in pids if (r := cpu_ms(pid)) is not None]
+    return None if len(readings) < len(pids) else sum(readings)
 
 
 def run_phase(
@@ -279,7 +280,7 @@ def bench_parallel_load(s: Settings) -> dict[str, Any]:
                 TARGET[transport],
                 many["stats"]["median"],
                 queued,
-                lambda one=one, many=many: explain(one, many, os.cpu_count()),
+                functools.partial(explain, one, many, os.cpu_count()),
             )
         )
     checked = sum(f["answersChecked"] for f in figures)

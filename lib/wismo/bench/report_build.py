@@ -107,8 +107,8 @@ def bench_report(s: Settings) -> dict[str, Any]:
         for name, notebook in runs[-1].items():
             per_notebook.setdefault(name, []).append(notebook["seconds"])
         with tempfile.TemporaryDirectory(prefix="wismo-bench-floor-") as scratch:
-            notebook = write_empty_notebook(scratch)
-            floors.append(timed(notebooks_command([notebook], Path(scratch) / "out"), "the empty-notebook floor"))
+            empty = write_empty_notebook(scratch)
+            floors.append(timed(notebooks_command([empty], Path(scratch) / "out"), "the empty-notebook floor"))
     floor = summary(floors, unit="s", digits=3)
     total = summary(totals, unit="s", digits=3)
     what = "make report (wismo report)" if not s.report_notebooks else "report.build of the chosen notebooks"

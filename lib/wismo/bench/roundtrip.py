@@ -82,7 +82,7 @@ def _cpu_split(cpu: list[Split]) -> Split:
     """Median CPU per call on the client and server side over the sessions."""
     out: Split = {}
     for side in ("client", "server"):
-        values = [c[side] for c in cpu if c.get(side) is not None]
+        values = [v for c in cpu if (v := c.get(side)) is not None]
         out[side] = round(median(values), 4) if values else None
     return out
 
@@ -191,7 +191,8 @@ def bench_stdio_round_trip(s: Settings) -> dict[str, Any]:
     import anyio
 
     result = anyio.run(round_trips, "stdio", s)
-    worst = max((pick(result, tool, "sdk") for _, tool in PROBES), key=lambda f: f["stats"]["median"])
+    measured = [f for _, tool in PROBES if (f := pick(result, tool, "sdk")) is not None]
+    worst = max(measured, key=lambda f: f["stats"]["median"])
     result["title"] = "1. tools/call round trip over stdio (steady state)"
     result["targets"] = [check("stdio round trip", worst["stats"]["median"], lambda: explain(result, worst))]
     return result

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from wismo.cli.parsing import stopped_build, subparser, whole_number, writable_folder
 from wismo.core.textgrid import plural
+
+if TYPE_CHECKING:  # imported when a command runs, so that `wismo --help` stays fast
+    from wismo.studies.declaration import Study
 
 NAME = "study"
 SUMMARY = "check a study file against its servers, or run its comparison and accounting"
@@ -54,7 +58,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def _problems(file: str) -> tuple[object | None, list[str]]:
+def _problems(file: str) -> tuple[Study | None, list[str]]:
     """The study and every problem of the file and of its servers (one sentence each)."""
     import anyio
 
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wismo study: {problem}", file=sys.stderr)
         return 2
     study, problems = _problems(args.file)
-    if problems:
+    if study is None or problems:  # no study comes with its problems
         return _say(args.file, problems)
     if args.action == "check":
         print(
@@ -122,10 +126,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"what the run wrote, and why it stopped: {exc.staged.index}", file=sys.stderr)
         return code
     except BaseException as exc:  # a failed build other than a claim, or an interrupt: said as every build says it
-        code = stopped_build(NAME, exc)
-        if code is None:
+        stopped = stopped_build(NAME, exc)
+        if stopped is None:
             raise
-        return code
+        return stopped
     if done.unfollowed:  # not a failure, never silent: the walk may not be what the file meant
         print(
             f"wismo study: {args.file}: {plural(len(done.unfollowed), 'link')} found nothing to follow:",

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp_types import TextContent
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
@@ -131,7 +132,7 @@ class Connection:
         except Exception as exc:
             raise self._broken(f"tools/call {tool}", exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+        texts = [block.text for block in result.content if isinstance(block, TextContent)]
         if len(texts) != 1 or len(result.content) != 1:
             raise HarnessError(
                 f"{self.design} server over {self.transport}: {tool} returned {len(result.content)} content blocks, "

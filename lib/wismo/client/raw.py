@@ -14,9 +14,11 @@ import subprocess
 import tempfile
 import time
 import weakref
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import IO, Any, BinaryIO, Self
 
 from wismo.client.connection import listening_socket, server_command
+from wismo.core.processes import piped
 from wismo.shared.revision import PINNED_REVISION
 
 CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # what an MCP client gives a stdio server
@@ -33,7 +35,7 @@ def line(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
-def initialize(revision: str = PINNED_REVISION, request_id: int = 1) -> dict[str, Any]:
+def initialize(revision: str = PINNED_REVISION, request_id: int | str = 1) -> dict[str, Any]:
     """The initialize request a client opens with."""
     return {
         "jsonrpc": "2.0",
@@ -47,7 +49,7 @@ def initialize(revision: str = PINNED_REVISION, request_id: int = 1) -> dict[str
     }
 
 
-def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dict[str, Any]:
+def tools_call(tool: str, arguments: dict[str, Any], request_id: int | str = 7) -> dict[str, Any]:
     """The tools/call request an SDK client sends."""
     return {
         "jsonrpc": "2.0",
@@ -60,10 +62,10 @@ def tools_call(tool: str, arguments: dict[str, Any], request_id: int = 7) -> dic
 # Bytes read from a pipe past the last line returned, per stream. The pipe is read with os.read, never through the
 # stream's own buffer: select() cannot see lines a buffered readline() already took, so answers that arrived together
 # would wait for a deadline (seen when a busy machine coalesces pipelined answers into one read).
-_pending: weakref.WeakKeyDictionary[BinaryIO, bytearray] = weakref.WeakKeyDictionary()
+_pending: weakref.WeakKeyDictionary[IO[bytes], bytearray] = weakref.WeakKeyDictionary()
 
 
-def read_line(stream: BinaryIO, timeout_s: float = 20.0) -> bytes:
+def read_line(stream: IO[bytes], timeout_s: float = 20.0) -> bytes:
     """One line from a pipe, or an error after the deadline or when the peer has closed its end."""
     buffer = _pending.setdefault(stream, bytearray())
     deadline = time.monotonic() + timeout_s
@@ -85,7 +87,7 @@ def read_line(stream: BinaryIO, timeout_s: float = 20.0) -> bytes:
     return got
 
 
-def write_all(stream: BinaryIO, data: bytes, timeout_s: float = 20.0) -> None:
+def write_all(stream: IO[bytes], data: bytes, timeout_s: float = 20.0) -> None:
     """Write all of `data` to a pipe, or an error after the deadline (a peer that has stopped reading)."""
     stream.flush()
     view = memoryview(data)
@@ -98,7 +100,7 @@ def write_all(stream: BinaryIO, data: bytes, timeout_s: float = 20.0) -> None:
         view = view[os.write(stream.fileno(), view[: select.PIPE_BUF]) :]
 
 
-def rest(stream: BinaryIO) -> bytes:
+def rest(stream: IO[bytes]) -> bytes:
     """Everything left on a pipe until the peer closes it, the bytes read_line already holds first."""
     return bytes(_pending.pop(stream, b"")) + stream.read()
 
@@ -117,7 +119,17 @@ def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, Any]:
 
 
 class _TimedCalls:
-    """What both raw clients share: a timed tools/call that must succeed, built on each one's own `call`."""
+    """What both raw clients share: a timed tools/call that must succeed, built on each one's own `call`, and a
+    with block that ends in each one's own `close`."""
+
+    call: Callable[[str, dict[str, Any]], tuple[float, bytes]]
+    close: Callable[[], object]
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
         """One tools/call: ms from sending it to reading the whole answer; an error unless the tool succeeded."""
@@ -154,16 +166,16 @@ class RawServer(_TimedCalls):
     def send(self, message: dict[str, Any] | str) -> None:
         """Write one message (a dict, or a string sent as it is) and its newline."""
         data = message.encode() + b"\n" if isinstance(message, str) else line(message)
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        piped(self.proc.stdin).write(data)
+        piped(self.proc.stdin).flush()
 
     def send_bytes(self, data: bytes, timeout_s: float = 20.0) -> None:
         """Write bytes as they are, no newline added (frames that are not JSON, partial frames), within a deadline."""
-        write_all(self.proc.stdin, data, timeout_s)
+        write_all(piped(self.proc.stdin), data, timeout_s)
 
     def recv(self, timeout: float = 15.0) -> dict[str, Any]:
         """The next line from the server, parsed."""
-        return json.loads(read_line(self.proc.stdout, timeout))
+        return json.loads(read_line(piped(self.proc.stdout), timeout))
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request with the next id and return the next line."""
@@ -189,14 +201,14 @@ class RawServer(_TimedCalls):
         self.next_id += 1
         data = line(tools_call(tool, arguments, self.next_id))
         started = time.perf_counter()
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-        answer = read_line(self.proc.stdout)
+        piped(self.proc.stdin).write(data)
+        piped(self.proc.stdin).flush()
+        answer = read_line(piped(self.proc.stdout))
         return (time.perf_counter() - started) * 1000, answer
 
     def close(self) -> int | None:
         """Close stdin and wait for the exit code; kill the server if it does not exit."""
-        self.proc.stdin.close()
+        piped(self.proc.stdin).close()
         try:
             return self.proc.wait(10)
         finally:
@@ -207,17 +219,9 @@ class RawServer(_TimedCalls):
                 if stream is not None:
                     stream.close()
 
-    def __enter__(self) -> RawServer:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
 
 def spawn_and_ask(
-    command: list[str],
-    message: dict[str, Any],
-    env: dict[str, str] | None = None,
+    command: list[str], message: dict[str, Any], env: dict[str, str] | None = None
 ) -> tuple[float, bytes, str]:
     """Spawn `command`, send one line, read one line back: elapsed ms (spawn included), the answer, its stderr."""
     with tempfile.TemporaryFile() as err:
@@ -226,17 +230,17 @@ def spawn_and_ask(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=client_env() | (env or {}), cwd="/"
         )
         try:
-            proc.stdin.write(line(message))
-            proc.stdin.flush()
-            answer = read_line(proc.stdout)
+            piped(proc.stdin).write(line(message))
+            piped(proc.stdin).flush()
+            answer = read_line(piped(proc.stdout))
             elapsed = (time.perf_counter() - started) * 1000
-            proc.stdin.close()
+            piped(proc.stdin).close()
             proc.wait(10)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
-            proc.stdout.close()
+            piped(proc.stdout).close()
         err.seek(0)
         return elapsed, answer, err.read().decode(errors="replace")
 
@@ -311,7 +315,7 @@ class HttpSession(_TimedCalls):
     def __init__(self, design: str, port: int, timeout_s: float = 20.0) -> None:
         self.design = design
         self.port = port
-        self.conn: HttpConnection | None = HttpConnection(port, timeout_s)
+        self.conn = HttpConnection(port, timeout_s)
         self.headers = {"MCP-Protocol-Version": PINNED_REVISION}
         self.next_id = 1
 
@@ -337,16 +341,11 @@ class HttpSession(_TimedCalls):
         _, _, answer = self.conn.post(body, self.headers)
         return (time.perf_counter() - started) * 1000, answer
 
-    def close(self) -> None:
-        """Close the connection (the server goes on)."""
-        if self.conn is not None:
-            self.conn.close()
-
-    def __enter__(self) -> HttpSession:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def close(self) -> int | None:
+        """Close the connection (the server goes on): None, no exit code, unlike RawHttp's."""
+        if (conn := getattr(self, "conn", None)) is not None:  # RawHttp closes before it connects when that fails
+            conn.close()
+        return None
 
 
 class RawHttp(HttpSession):
@@ -362,7 +361,6 @@ class RawHttp(HttpSession):
         stderr: Any = subprocess.DEVNULL,
     ) -> None:
         # options: more `wismo serve` options (session limits); stdout, stderr: files to keep what the server wrote.
-        self.conn = None
         with listening_socket() as sock:  # handed down already listening: no other process can take the port
             port = sock.getsockname()[1]
             self.proc = subprocess.Popen(
@@ -375,7 +373,7 @@ class RawHttp(HttpSession):
                 start_new_session=True,
             )
         deadline = time.monotonic() + timeout_s
-        while self.conn is None:
+        while not hasattr(self, "conn"):
             try:
                 super().__init__(design, port, timeout_s)
             except OSError:
@@ -384,7 +382,7 @@ class RawHttp(HttpSession):
                     raise RuntimeError(f"the {design} server over HTTP did not listen on 127.0.0.1:{port}") from None
                 time.sleep(0.02)
 
-    def close(self) -> int:  # type: ignore[override]
+    def close(self) -> int:
         """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
         super().close()
         if self.proc.poll() is None:
@@ -395,6 +393,3 @@ class RawHttp(HttpSession):
                 self.proc.kill()
                 self.proc.wait(5)
         return self.proc.returncode
-
-    def __enter__(self) -> RawHttp:
-        return self

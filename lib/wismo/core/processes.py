@@ -1,5 +1,5 @@
 """The processes below this one, read from /proc (Linux), and how to stop them all at once; a block that SIGINT and
-SIGTERM end by stopping them (Interrupted); a child that ends when the process that started it does."""
+SIGTERM end by stopping them (Interrupted); a child that ends when the process that started it does; a child's pipe."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from typing import IO
 
 from wismo.core.errors import WismoError
 
@@ -32,7 +33,7 @@ class Interrupted(WismoError, KeyboardInterrupt):
 
 def _parents() -> dict[int, int]:
     """The parent of every living process (zombies are over and left out), from /proc/PID/stat; empty without /proc."""
-    found = {}
+    found: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -158,6 +159,13 @@ def interruptible(target: object = None, cleanup: Callable[[], None] | None = No
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def piped(stream: IO[bytes] | None) -> IO[bytes]:
+    """A child's stdin or stdout that was opened with subprocess.PIPE: Popen's types cannot know it is not None."""
+    if stream is None:
+        raise ValueError("the child's stream was not opened with subprocess.PIPE")
+    return stream
 
 
 def _ignore(_signum: int, _frame: object) -> None:

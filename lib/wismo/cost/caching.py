@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 ASSUMPTION = (
     "every prefix the cache could hold is a hit (no eviction between the calls of one conversation; "
@@ -75,7 +76,7 @@ class Policy:
         }
 
 
-def from_dict(d: dict[str, object]) -> Policy:
+def from_dict(d: dict[str, Any]) -> Policy:
     """A policy back from its JSON (Policy.as_dict)."""
     return Policy(str(d["name"]), int(d["threshold"]), int(d["granularity"]), bool(d["writesBilled"]), str(d["source"]))
 

@@ -145,10 +145,10 @@ def lookup(model: str, provider: str | None = None, on: str | None = None) -> Pr
     values = {
         k: _base(getattr(p, k, None)) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
     }
-    if values["input_mtok"][0] is None or values["output_mtok"][0] is None:
+    base, output = values["input_mtok"][0], values["output_mtok"][0]
+    if base is None or output is None:
         raise UnknownModel(f"{LIBRARY} {version()} prices model {model!r} without a per-token input and output price")
-    base = values["input_mtok"][0]
-    read, write = (base if values[k][0] is None else values[k][0] for k in ("cache_read_mtok", "cache_write_mtok"))
+    read, write = (base if (v := values[k][0]) is None else v for k in ("cache_read_mtok", "cache_write_mtok"))
     starts = [t for _, t in values.values() if t is not None]
     return Price(
         model,
@@ -156,7 +156,7 @@ def lookup(model: str, provider: str | None = None, on: str | None = None) -> Pr
         base,
         read,
         write,
-        values["output_mtok"][0],
+        output,
         source(),
         on or data_date(),
         min(starts, default=None),

@@ -50,7 +50,7 @@ def load(folder: str | Path | None = None, large: list[int] | None = None, seed:
     of the given sizes (none by default; a server reads its sizes from its settings at start-up)."""
     folder = Path(folder) if folder is not None else fixtures_dir()
     sizes = large or []
-    extra = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
+    extra: dict[Kind, list[dict[str, Any]]] = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
     for n in sizes:
         generated = generate(n, seed)
         for kind, name in SOURCE_FILES.items():

@@ -37,7 +37,8 @@ def generate(lines: int, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     results, and so its tokens, only grow with N, and a breaking size found by bisection is the first one."""
     oid = order_id(lines)
     number = oid.removeprefix("ORD-")
-    items, reservations, tracking, reservation_ids, tracking_ids = [], [], [], [], []
+    items: list[dict[str, Any]] = []
+    reservations, tracking, reservation_ids, tracking_ids = [], [], [], []
     for i in range(1, lines + 1):
         rng = random.Random(f"{seed}:line:{i}")
         sku, quantity = f"SKU-{i:05d}", rng.randint(1, 5)

@@ -12,7 +12,7 @@ __all__ = ["compare_folders", "first_difference", "without_timings"]
 
 def compare_folders(first: Path, second: Path) -> dict[str, str | None]:
     """For every JSON output of the first folder: the first differing field in the second (None when equal)."""
-    out = {}
+    out: dict[str, str | None] = {}
     for path in sorted(Path(first).glob("*.json")):
         other = Path(second) / path.name
         if not other.exists():

@@ -7,6 +7,7 @@ chance (an id of every wrong type); EOF_FRAMES the partial frames a client can l
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +47,11 @@ MESSAGES = st.builds(
 BAD_UTF8 = st.sampled_from(
     [b"\xff", b"\xfe", b"\x80", b"\xc0\x80", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80"]
 )
+
+
+def _with_id(value: Any) -> bytes:
+    """BASE with `value` as its id."""
+    return dumps({**BASE, "id": value})
 
 
 def _one_line(frame: bytes) -> bytes:
@@ -119,7 +125,12 @@ NOTIFICATIONS = ("initialized", "cancelled", "progress", "roots/list_changed", "
 ODD_METHODS = ("foo/bar", "tools/cal", "", "rpc.discover", "resources/list", "prompts/list", "completion/complete")
 REVISIONS = ("2025-11-25", "2025-06-18", "2024-11-05", "1999-01-01", "")
 NOT_JSON = (b"", b" ", b"\t", b"\r", b"\x00", b"\xef\xbb\xbf{}", b"{'jsonrpc': '2.0'}", b"undefined", b"{", b"]")
-NOT_RPC = ({}, {"jsonrpc": "2.0"}, {"jsonrpc": "2.0", "id": 1}, {"jsonrpc": "2.0", "params": {}})
+NOT_RPC: tuple[dict[str, Any], ...] = (
+    {},
+    {"jsonrpc": "2.0"},
+    {"jsonrpc": "2.0", "id": 1},
+    {"jsonrpc": "2.0", "params": {}},
+)
 DICTS = st.dictionaries(st.text(max_size=6), SMALL_JSON, max_size=3)
 ODD = st.one_of(
     st.builds(
@@ -172,7 +183,7 @@ STRATEGIES: dict[str, st.SearchStrategy[bytes]] = {
 STRATEGIES = {kind: strategy.map(_one_line) for kind, strategy in STRATEGIES.items()}
 KINDS = tuple(STRATEGIES)
 FIXED: dict[str, tuple[Callable[[], bytes], ...]] = {  # run every time, whatever hypothesis draws
-    "wrong field types": tuple(lambda v=v: dumps({**BASE, "id": v}) for v in (True, 1.5, None, [1], {"a": 1})),
+    "wrong field types": tuple(functools.partial(_with_id, v) for v in (True, 1.5, None, [1], {"a": 1})),
     "long line": (lambda: _long("argument", 16 * 2**20), lambda: _long("argument", 40 * 2**20)),  # 40: over the cap
     "deep nesting": (lambda: _deep("array", 100_000), lambda: _deep("in params", 100_000)),
 }

@@ -24,6 +24,7 @@ import psutil
 from hypothesis import strategies as st
 
 from wismo.client.raw import RawServer, read_line, rest
+from wismo.core.processes import piped
 from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS, PROBE, STRATEGIES
 from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
 from wismo.qa.normal import normal_call, order_id_of
@@ -89,7 +90,7 @@ class Judge:
         """Check one line from stdout."""
         message, problem = stdout_problem(line)
         if message is None:
-            self.problems.append(problem)
+            self.problems.append(problem or "")  # never "": a line that is no message always comes with its problem
             return
         if "method" in message:
             return  # a notification from the server (a log line, say): JSON-RPC, no answer to anything
@@ -146,14 +147,14 @@ def _probe(design: str, n: int) -> tuple[str, str, dict[str, Any]]:
 
 def _exit_problems(server: RawServer, stderr: Any) -> list[str]:
     """Close the server's stdin: it must exit 0 in time, write only JSON-RPC meanwhile, and no traceback on stderr."""
-    server.proc.stdin.close()
+    piped(server.proc.stdin).close()
     try:
         code = server.proc.wait(EXIT_DEADLINE_S)
     except subprocess.TimeoutExpired:
         code = None
         server.proc.kill()  # so that reading the rest of stdout ends
     problems = [] if code == 0 else [f"on EOF the server exited with {code} (None: not within the deadline)."]
-    for got in rest(server.proc.stdout).splitlines():
+    for got in rest(piped(server.proc.stdout)).splitlines():
         problem = stdout_problem(got)[1] if got.strip() else None
         problems += [problem] if problem else []
     server.close()
@@ -202,7 +203,7 @@ class Session:
             while not judge.done():
                 if judge.probe_answered and not graced:  # the frame came first: its answer is due by now
                     deadline, graced = min(deadline, time.monotonic() + GRACE_S), True
-                judge.take(read_line(self.server.proc.stdout, max(0.0, deadline - time.monotonic())))
+                judge.take(read_line(piped(self.server.proc.stdout), max(0.0, deadline - time.monotonic())))
         except (TimeoutError, EOFError, OSError) as exc:
             if not (graced and isinstance(exc, TimeoutError)):  # else it answers, only not that frame (the verdict)
                 judge.problems.append(f"the server stopped answering ({type(exc).__name__}); a fresh one takes over.")

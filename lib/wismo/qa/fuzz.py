@@ -194,7 +194,7 @@ def run_examples(
 ) -> None:
     """Hypothesis over `strategy`: `examples` values, the same every run (derandomized, no database, no deadline);
     `generate_only` skips shrinking, for a check that records what it finds instead of raising it."""
-    phases = {"phases": (Phase.generate,)} if generate_only else {}
+    phases: dict[str, Any] = {"phases": (Phase.generate,)} if generate_only else {}
     run = settings(
         max_examples=examples,
         deadline=None,

@@ -39,7 +39,7 @@ def _text(real: Any) -> st.SearchStrategy[str]:
 
 def typed(schema: Any, real: Any) -> st.SearchStrategy[Any]:
     """Hostile values of the type a property declares, the real value among them."""
-    kinds = []
+    kinds: list[st.SearchStrategy[Any]] = []
     for t in _types(schema) or ["string"]:
         if t == "string":
             kinds.append(_text(real))

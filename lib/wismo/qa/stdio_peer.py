@@ -12,6 +12,7 @@ import psutil
 
 from wismo.client.raw import INITIALIZED, initialize, line, read_line, rest, write_all
 from wismo.core.errors import WismoError
+from wismo.core.processes import piped
 from wismo.qa.findings import Exchange, has_traceback, tail
 from wismo.qa.frames import stdout_problem
 from wismo.qa.target import Target
@@ -56,7 +57,7 @@ class StdioPeer:
         self._write(line(INITIALIZED))
 
     def _write(self, data: bytes) -> None:
-        write_all(self.proc.stdin, data, self.deadline_s)
+        write_all(piped(self.proc.stdin), data, self.deadline_s)
 
     def exchange(self, data: bytes, wanted: list[str], replace: bool = True, starting: bool = False) -> Exchange:
         """Send `data` (whole lines, or a partial one) and read stdout until every id in `wanted` is answered, the
@@ -70,7 +71,7 @@ class StdioPeer:
         try:
             self._write(data)
             while not all(w in got.answers for w in wanted):
-                raw = read_line(self.proc.stdout, max(0.0, deadline - time.monotonic()))
+                raw = read_line(piped(self.proc.stdout), max(0.0, deadline - time.monotonic()))
                 message, _ = stdout_problem(raw)
                 if message is None:
                     if raw.strip():
@@ -134,7 +135,7 @@ class StdioPeer:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(CRASH_WAIT_S)
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (piped(self.proc.stdin), piped(self.proc.stdout)):
             try:
                 stream.close()
             except OSError:
@@ -149,11 +150,11 @@ class StdioPeer:
         got = Exchange()
         try:
             self._write(partial)
-            self.proc.stdin.close()
+            piped(self.proc.stdin).close()
             code: int | None = self.proc.wait(EXIT_DEADLINE_S)
         except (OSError, subprocess.TimeoutExpired):
             code = self.proc.poll()
-        for raw in (rest(self.proc.stdout) if code is not None else b"").splitlines():
+        for raw in (rest(piped(self.proc.stdout)) if code is not None else b"").splitlines():
             if raw.strip() and stdout_problem(raw)[0] is None:
                 got.stray.append(raw)
         got.traceback = self._stderr_traceback()

@@ -5,7 +5,7 @@ normal call; what the design's report says of its tools."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from wismo.client.raw import tools_call
 from wismo.qa import schema_args
@@ -30,10 +30,13 @@ class Peer(Protocol):
     def sample(self) -> None: ...
 
 
-class Pass:
+P = TypeVar("P", bound=Peer)  # the pass's own kind of peer, whose further methods its transport's cases use
+
+
+class Pass(Generic[P]):
     """One design's pass: its server, its record, the tools it may call, and the real arguments to start from."""
 
-    def __init__(self, target: Target, peer: Peer) -> None:
+    def __init__(self, target: Target, peer: P) -> None:
         self.target, self.peer = target, peer
         self.sent = self.withheld = 0
         self.tools = self._listing()

@@ -30,7 +30,7 @@ BIG_FRAME = 2**20  # fixed frames longer than this (the lines of 16 and 40 MB) r
 BIG_FROM = 100  # a count this large is a long run, which can afford them
 
 
-def frame_case(p: Pass, kind: str, frame: bytes, cases: dict[str, int]) -> None:
+def frame_case(p: Pass[StdioPeer], kind: str, frame: bytes, cases: dict[str, int]) -> None:
     """One frame, then the normal call; every finding recorded (a frame calling a tool the pass may not call is
     withheld, and counted)."""
     if withheld(frame, p.forbidden):
@@ -50,7 +50,7 @@ def fixed_frames(kind: str, big: bool) -> list[bytes]:
     return [f for f in made if big or len(f) <= BIG_FRAME]
 
 
-def frames(p: Pass, count: int, big: bool, out: dict[str, Any]) -> None:
+def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, Any]) -> None:
     """Every kind of frame (framegen.KINDS): its fixed frames, then `count` generated ones (counted into `out` as
     they go); then half a frame and the end of input, after which the server should exit."""
     cases = out["cases"] = dict.fromkeys(KINDS, 0)

@@ -365,11 +365,14 @@ def build(
                 staging.replace()
         except Exception as exc:
             try:
-                exc.staged = _left_for_the_reader(staging, record, paths, exc, title)
+                # Whatever the exception, it carries the folder (cli.parsing reads it back with getattr).
+                setattr(exc, "staged", _left_for_the_reader(staging, record, paths, exc, title))  # noqa: B010
             except Exception as unwritten:  # the failure is still the one to raise
                 exc.add_note(f"the staging folder {staging.folder} could not be indexed: {unwritten}")
             raise
     return [
-        dataclasses.replace(r, **{k: staging.rebased(getattr(r, k)) for k in ("executed", "html", "reader")})
+        dataclasses.replace(
+            r, executed=staging.rebased(r.executed), html=staging.rebased(r.html), reader=staging.rebased(r.reader)
+        )
         for r in rendered
     ]

@@ -12,6 +12,7 @@ import matplotlib.patches
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from wismo.servers import designs
 
@@ -60,6 +61,14 @@ def legend_above(fig: Figure, title: str | None = None, **options: Any) -> None:
 
 # Constrained layout leaves ~8 px between side-by-side panels: a y-label then reads as the left panel's.
 PANEL_GAP = {"w_pad": 0.06, "wspace": 0.08}
+
+
+def _panel_gap(fig: Figure) -> None:
+    """PANEL_GAP between the panels of a figure made with layout="constrained"."""
+    layout = fig.get_layout_engine()
+    if not isinstance(layout, ConstrainedLayoutEngine):
+        raise TypeError("_panel_gap is for figures made with layout='constrained'")
+    layout.set(w_pad=PANEL_GAP["w_pad"], wspace=PANEL_GAP["wspace"])
 
 
 def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, ylabel: str, xlabel: str) -> Figure:
@@ -133,7 +142,7 @@ def thousands(ax: Any, axis: str = "y") -> None:
 def case_study_sessions(cs: dict[str, Any]) -> Figure:
     """Two panels: input tokens of each call against the window, and cumulative input against the target."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
-    fig.get_layout_engine().set(**PANEL_GAP)
+    _panel_gap(fig)
     calls = list(range(1, cs["calls"] + 1))
     width = 0.4
     for i, name in enumerate(("broad", "scoped")):
@@ -204,7 +213,8 @@ def growth_per_call(
 ) -> Figure:
     """Stacked input of each model call for one case: base, resent earlier turns, the newest turn."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
-    x, ticks = 0, []
+    x: float = 0
+    ticks = []
     for design in designs_present(r["design"] for r in rows if r[key] == order_id):
         row = next(r for r in rows if r["design"] == design and r[key] == order_id)
         for k, total in enumerate(row["inputs"], start=1):
@@ -265,7 +275,7 @@ def recorded_medians(rows: list[dict[str, Any]], label: str, runs: str = "record
         panels.append(("modelledElapsedMs", "elapsed time", "ms (modelled)"))
     # Under 12 inches wide so the chart is shown at full size on a laptop-width page.
     fig, axes = plt.subplots(1, len(panels), figsize=(2.2 * len(panels) + 0.8, 3.8), layout="constrained")
-    fig.get_layout_engine().set(**PANEL_GAP)
+    _panel_gap(fig)
     shown = designs_present(r["design"] for r in rows)
     for ax, (key, title, unit) in zip(axes, panels):
         values = []

@@ -16,13 +16,14 @@ import json
 import re
 import statistics
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wismo.core.errors import WismoError
 
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
     "len": len,
     "count": lambda xs: sum(bool(x) for x in xs),
     "sum": sum,

@@ -8,11 +8,13 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+from matplotlib.typing import LineStyleType
 
 from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, legend_above, thousands
 
 # Line styles of the price charts: the same design, priced two ways or called two ways.
-_STYLES = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
+_STYLES: dict[str, LineStyleType] = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
 
 
 def _style_legend(
@@ -210,7 +212,9 @@ def prefix_by_call(calls: list[dict[str, Any]], model: str, threshold: int) -> F
         xlabel="model request of the conversation",
         ylabel="tokens",
     )
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    locator = ax.xaxis.get_major_locator()
+    if isinstance(locator, MaxNLocator):  # matplotlib's default, AutoLocator, is one
+        locator.set_params(integer=True)
     thousands(ax)
     ax.spines[["top", "right"]].set_visible(False)
     from matplotlib.lines import Line2D

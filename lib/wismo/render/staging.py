@@ -134,7 +134,7 @@ class Staging:
 
     target: Path
     folder: Path
-    seeds: dict[str, str] = field(default_factory=dict)
+    seeds: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def beside(cls, target: Path) -> Staging:

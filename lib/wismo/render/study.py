@@ -135,6 +135,8 @@ def run(
         if failed.ename in DECLARATION_ERRORS:  # the file says to read what the server does not send: one sentence
             raise StudyRefused(failed.evalue, folder, failed.staged) from None
         # What the run wrote, the report as far as it ran included (build renders it), is in the staging folder.
+        if failed.staged is None:  # build() could not index the folder it left: its note says why
+            raise
         staging = failed.staged.folder
         differing = differing_cases(staging)
         if failed.ename != "ClaimFailed" or not differing:

@@ -101,8 +101,8 @@ def in_parallel(
                 # and every notebook's line would arrive together at the end.
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in sorted(finished, key=lambda f: paths.index(futures[f])):
-                    if f.exception() is not None:
-                        record.failed.append((futures[f], f.exception()))
+                    if (error := f.exception()) is not None:
+                        record.failed.append((futures[f], error))
                     else:
                         record.done[futures[f]] = f.result()
                         report_done(progress, record.done[futures[f]], out)
@@ -120,7 +120,7 @@ def in_parallel(
 def _finish_running(futures: dict[Future, Path], pending: set[Future], record: Progress) -> None:
     """Wait for the notebooks still running when one failed, recording each as done or failed."""
     for f in wait(f for f in pending if not f.cancelled()).done:
-        if f.exception() is not None:
-            record.failed.append((futures[f], f.exception()))
+        if (error := f.exception()) is not None:
+            record.failed.append((futures[f], error))
         else:
             record.done[futures[f]] = f.result()

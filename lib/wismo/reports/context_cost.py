@@ -25,11 +25,12 @@ from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
 from wismo.studies.published import REPORTED
+from wismo.studies.recording import Recorded
 from wismo.tokens import conversation, definitions, framing
 
 
 def our_servers(
-    recorded: dict[str, Any], key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+    recorded: Recorded, key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
 ) -> list[dict[str, Any]]:
     """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
     definitions and results as the client profile sends them; each row names its case under `key`."""
@@ -203,14 +204,15 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     }
 
 
-def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str, Any]], encoding: str) -> dict:
+def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> dict:
     """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
     framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
     study publishes no conversation with two or more requests)."""
-    which = calibration.calibrated(study.published)
-    if which is None or which.case not in recorded["prompts"]:
+    published = study.published
+    which = calibration.calibrated(published)
+    if published is None or which is None or which.case not in recorded["prompts"]:
         return {}
-    pub = calibration.published_figures(study.published, which)
+    pub = calibration.published_figures(published, which)
     cal = calibration.rebuild(recorded, pub, encoding)
     best = calibration.row(cal, calibration.HEAVY)
     contract = study.instructions == prompts.INSTRUCTIONS
@@ -244,7 +246,7 @@ def published_blocks(study: Study, recorded: dict[str, Any], rows: list[dict[str
             for name in profiles
         }
         out["savingAgainstPublished"] = calibration.savings_against_published(
-            recorded, pub, medians, study.published.median_saving_percent, encoding
+            recorded, pub, medians, published.median_saving_percent, encoding
         )
     return out
 

@@ -5,7 +5,7 @@ tools. context_cost.build calls `build`; its keys go into context-cost.json besi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.analyses import strategy, sweep
 from wismo.cost import caching, prices
@@ -15,6 +15,9 @@ from wismo.reports.params import Param, defaults
 from wismo.servers import designs as design_registry
 from wismo.servers.designs import names as design_names
 from wismo.tokens import conversation, framing
+
+if TYPE_CHECKING:  # a type only: the recording is imported where a study is recorded
+    from wismo.studies.recording import Recorded
 
 PARAMETERS = {
     "models": Param(["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"], "texts"),  # first is charted
@@ -45,7 +48,7 @@ def _models(p: Mapping[str, Any]) -> list[tuple[prices.Price, caching.Policy]]:
 
 
 def conversations(
-    recorded: dict[str, Any], order: str, encoding: str, profile: str, key: str, answers: Mapping[str, str]
+    recorded: Recorded, order: str, encoding: str, profile: str, key: str, answers: Mapping[str, str]
 ) -> list[dict[str, Any]]:
     """Per design and call strategy, the focus case's conversation: requests, input of each (counted directly under
     the client profile) and output of each (the scripted model's calls, then `answers[design]`, its reply;
@@ -168,7 +171,7 @@ def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[s
 async def build(
     p: Mapping[str, Any],
     cs: dict[str, Any] | None,
-    recorded: dict[str, Any],
+    recorded: Recorded,
     order: str,
     window: int,
     study: Any,
@@ -188,8 +191,9 @@ async def build(
     n, key, ref = p["conversations"], study.key, study.reference
     served = study.meets("served")
     extra = [d for d in design_names(scale=True) if d not in recorded["turns"]] if served else []
-    more = await record(study.narrowed([ref, *extra]), [order]) if extra else {"tools": {}, "turns": {}}
-    everything = {
+    nothing: Recorded = {"tools": {}, "turns": {}, "prompts": {}}
+    more = await record(study.narrowed([ref, *extra]), [order]) if extra else nothing
+    everything: Recorded = {
         "tools": {**recorded["tools"], **{d: more["tools"][d] for d in extra}},
         "turns": {
             d: {order: t[order]} for d, t in {**recorded["turns"], **{d: more["turns"][d] for d in extra}}.items()
@@ -303,7 +307,7 @@ def strategy_headline(convs: list[dict[str, Any]], order: str, reference: str) -
 
 
 def fitted_prices(
-    recorded: dict[str, Any],
+    recorded: Recorded,
     order: str,
     p: Mapping[str, Any],
     key: str,

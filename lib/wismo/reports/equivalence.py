@@ -59,7 +59,7 @@ def reached(study: Study, transports: list[str]) -> dict[str, list[str]]:
     return {name: [d.transport] if d.transport else list(transports) for name, d in study.designs.items()}
 
 
-async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
+async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> comparison.Comparison:
     """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
     p = checked(params)
     study = chosen(p["study"])

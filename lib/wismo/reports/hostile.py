@@ -138,7 +138,7 @@ def http_rows(fuzzed: dict[str, Any] | None) -> list[dict[str, Any]]:
 def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     """One sentence on the abandoned sessions: how many, the growth against the bound, the oldest, a new client."""
     bound = ((fuzzed or {}).get("http") or {}).get("abandonedSessions")
-    if bound is None:
+    if fuzzed is None or bound is None:
         return None
     verdict = "within" if bound["growthMb"] <= bound["boundMb"] else "over"
     oldest = (

@@ -138,7 +138,7 @@ def check_strategy(result: dict[str, Any]) -> str:
                 )
     ref = reference(result)
     order = result["pricing"]["order"]
-    counts = {}
+    counts: dict[str, dict[str, int]] = {}
     for r in result["conversations"]:
         counts.setdefault(r["design"], {})[r["strategy"]] = r["requests"]
     said = "; ".join(

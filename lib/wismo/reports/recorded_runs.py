@@ -3,6 +3,7 @@ study's reference, beside the conversations the study publishes; its JSON is rec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -171,7 +172,7 @@ def fitted_profile(study: Study) -> Fitted | None:
     if not study.meets("published"):
         return None
     with ThreadPoolExecutor(1) as pool:  # a loop of its own: in a notebook one is already running
-        best = pool.submit(anyio.run, sensitivity.best_fitting_profile, study).result()
+        best = pool.submit(anyio.run, functools.partial(sensitivity.best_fitting_profile, study)).result()
     return Fitted(best["profile"], study.instructions) if best else None
 
 

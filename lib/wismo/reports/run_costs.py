@@ -174,7 +174,7 @@ def _priced_runs(priced: list[dict[str, Any]]) -> str:
 def cost_answer(group: dict[str, Any]) -> str:
     """The cost section's one-line answer, from the figures: each design's price of 1,000 conversations against the
     reference's (each run on its own where the runs are not comparable)."""
-    priced = {}
+    priced: dict[str, dict[str, Any]] = {}
     for c in group["costs"]:
         if c["pricedAs"]:
             priced.setdefault(c["design"], c)

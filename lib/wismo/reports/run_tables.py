@@ -124,7 +124,7 @@ def against_published(
                 c.ref("elapsed_s"),
                 round(modelled / 1000, 3) if modelled else None,
                 _elapsed_arithmetic(mine, by_design[c.design])
-                if modelled
+                if mine and modelled
                 else "no latency model: the harness's wall time is no model's elapsed time"
                 if mine
                 else "",

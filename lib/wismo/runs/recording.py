@@ -108,7 +108,7 @@ def _manifest(
             "tokens": backend.token_label,
             "elapsedMs": "measured",
             "modelledElapsedMs": "modelled" if latency else None,
-            **({"tokenCounting": backend.token_counting} if getattr(backend, "token_counting", None) else {}),
+            **({"tokenCounting": counting} if (counting := getattr(backend, "token_counting", None)) else {}),
         },
         "designOrder": design_order,
         "files": rec.files,
@@ -189,8 +189,8 @@ async def evaluate(
                             False,
                             contract,
                         )
-                        trace = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
-                        _write_trace(rec, trace)
+                        recorded = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
+                        _write_trace(rec, recorded)
                         if progress is not None:
                             progress.update(1)
         for design, rec in recordings.items():

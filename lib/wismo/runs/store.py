@@ -81,7 +81,8 @@ def verify_trace(
     last = trace["requests"][-1]["index"] if trace["requests"] else 0
     # Results ready when the conversation ended count as sent with the request that never came.
     sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
-    calls, outputs = {}, {}
+    calls: dict[str, tuple[int, dict[str, Any]]] = {}
+    outputs: dict[str, tuple[int, str]] = {}
     for index, items in sent:
         for item in items:
             if item.get("type") == "function_call_output":

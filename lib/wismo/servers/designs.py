@@ -151,9 +151,10 @@ def get(name: str) -> Design:
         raise UnknownDesign(f"unknown design {name!r}; choose one of {', '.join(registered())}") from None
 
 
-def article() -> tuple[str, ...]:
+def article() -> tuple[str, str]:
     """The two designs of the article, in its order (granular, focused)."""
-    return names(article=True)
+    granular, focused = names(article=True)
+    return granular, focused
 
 
 def colors() -> dict[str, str]:

@@ -91,7 +91,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         transport = self._server_instances.pop(sid)
         self._session_owners.pop(sid, None)
         # The session's task ends as on an idle timeout: its loop stops and the SDK terminates the transport.
-        transport.idle_scope.cancel()
+        if transport.idle_scope is not None:  # None only before the session's task has started
+            transport.idle_scope.cancel()
         log.info("closed idle session %s for a new client (%d sessions is the cap)", sid, self.cap)
 
 

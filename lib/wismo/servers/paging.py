@@ -65,7 +65,9 @@ def page(
             f"{quote(fmt) if isinstance(fmt, str) else type(fmt).__name__}."
         )
     if count is None:
-        from wismo.tokens import count_text as count
+        from wismo.tokens import count_text
+
+        count = count_text
     lengths = [len(_list(context, i)) for i in range(len(LISTS))]
     start = parse_cursor(cursor, lengths)
     order = context["order"]

@@ -89,6 +89,7 @@ class _LineReader(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # typeshed gives every protocol a BaseTransport; connect_read_pipe's is a ReadTransport.
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
@@ -199,7 +200,7 @@ class ReadStream:
         line = await self._reader.next_line()
         if line is None:
             raise anyio.EndOfStream
-        if line is TOO_LONG:
+        if not isinstance(line, bytes):  # TOO_LONG, the only other thing the reader queues
             return LineTooLong()
         text = line.decode("utf-8", "replace")
         try:

@@ -3,7 +3,7 @@ entry call, then links to follow in its value or pages by cursor, and how each s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +84,7 @@ class Investigation:
             (f"links[{i}]", link.tool, link.reading) for i, link in enumerate(self.links, start=1)
         ]
 
-    def value_of(self, call: dict[str, Any], link: FollowUp | None = None) -> Any:
+    def value_of(self, call: Mapping[str, Any], link: FollowUp | None = None) -> Any:
         """What one call established, read as its step says (the entry's reading, or the link's); None for an error.
         NoStructuredContent names the step and the tool when read = "structured" meets a result without one."""
         if call["isError"]:

@@ -169,12 +169,12 @@ class Study:
             elif name in registry.names():
                 chosen[name] = served(name)
             else:
-                served = ", ".join(registry.names())
+                offered = ", ".join(registry.names())
                 raise StudyInvalid(
                     self.path,
                     [
                         f'the study has no design "{name}": its designs are {", ".join(self.designs)}, and a design '
-                        f"wismo serves may be named too ({served})."
+                        f"wismo serves may be named too ({offered})."
                     ],
                 )
         return dataclasses.replace(self, designs=with_colors(chosen))
@@ -229,7 +229,8 @@ def _read(path: Path) -> Study:
             design = read_design(r, path.parent, name, spec, i)
             if design is not None:
                 found[name] = design
-    reference = raw.get("reference", next(iter(declared), None) if isinstance(declared, dict) else None)
+    # reference and key as the TOML has them, whatever their type: checked below, a problem said if not a name.
+    reference: Any = raw.get("reference", next(iter(declared), None) if isinstance(declared, dict) else None)
     if isinstance(declared, dict) and declared and reference not in declared:
         r.say(
             "top level", f'reference names "{reference}", which is not a design; the designs are {", ".join(declared)}'
@@ -237,7 +238,7 @@ def _read(path: Path) -> Study:
     match = raw.get("match", matching.DEFAULT)
     if match not in matching.MATCHES:
         r.say("top level", f"match must be {either(list(matching.MATCHES))}, not {match!r}")
-    key = raw.get("key", next((k for k in cases[0].fields), None) if cases else None)
+    key: Any = raw.get("key", next((k for k in cases[0].fields), None) if cases else None)
     if not isinstance(key, str) or not key:
         r.say("top level", "key must name a case field")
     elif cases and any(key not in c.fields for c in cases):
@@ -256,7 +257,7 @@ def _read(path: Path) -> Study:
     if runs is not None and not (isinstance(runs, str) and runs.strip()):
         r.say("top level", f"runs must be a folder's path relative to the study file, not {runs!r}")
         runs = None
-    keys = [c.fields.get(key) if isinstance(c.fields.get(key), str) else c.label for c in cases]
+    keys = [v if isinstance(v := c.fields.get(key), str) else c.label for c in cases]
     focus = raw.get("focus")
     if focus is not None and focus not in keys:
         r.say("top level", f"focus names {focus!r}, which is no case's key; the keys are {', '.join(map(str, keys))}")

@@ -77,7 +77,8 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
     if color is not None and not (isinstance(color, str) and COLOR.fullmatch(color)):
         r.say(where, f'color must be "#RRGGBB", not {color!r}')
         color = None
-    serve, command, url, how = None, (), None, None
+    serve, url, how = None, None, None
+    command: tuple[str, ...] = ()
     if "serve" in spec:
         serve = spec["serve"]
         if serve not in registry.names():
@@ -90,11 +91,11 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
         color = color or registry.get(serve).color
     else:
         if "command" in spec:
-            command = spec["command"]
-            if not isinstance(command, list) or not command or not all(isinstance(x, str) and x for x in command):
+            declared = spec["command"]
+            if not isinstance(declared, list) or not declared or not all(isinstance(x, str) and x for x in declared):
                 r.say(where, 'command must be a non-empty list of strings, such as ["{python}", "server.py"]')
-                command = ()
-            command = tuple(sys.executable if x == PYTHON else _placed(x, folder) for x in command)
+                declared = []
+            command = tuple(sys.executable if x == PYTHON else _placed(x, folder) for x in declared)
         if "url" in spec:
             url = spec["url"]
             if not isinstance(url, str) or not re.match(r"https?://[^\s/]+", url):

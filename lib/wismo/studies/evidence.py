@@ -8,6 +8,7 @@ from typing import Any
 
 from wismo.core.jsonfmt import canonical
 from wismo.shared.investigation import FollowUp, Investigation
+from wismo.shared.walk import Call
 
 MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
 
@@ -59,7 +60,7 @@ def _concatenated(a: Any, b: Any) -> Any:
     return a
 
 
-def evidence(how: Investigation, tool_turns: list[list[dict[str, Any]]]) -> tuple[Any, str | None]:
+def evidence(how: Investigation, tool_turns: list[list[Call]]) -> tuple[Any, str | None]:
     """What an investigation established, or (None, the entry call's error text)."""
     entry = tool_turns[0][0]
     if entry["isError"]:
@@ -86,7 +87,7 @@ def evidence(how: Investigation, tool_turns: list[list[dict[str, Any]]]) -> tupl
     return context, None
 
 
-def _linked(how: Investigation, call: dict[str, Any] | None, link: FollowUp, item: Any) -> Any:
+def _linked(how: Investigation, call: Call | None, link: FollowUp, item: Any) -> Any:
     """A linked call's result, read as the link says, or its missing-record stand-in."""
     if call is None:
         return missing(dict.fromkeys(link.item_arguments, item), "no call was made for it")

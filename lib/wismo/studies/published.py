@@ -154,7 +154,8 @@ def read_published(r: Problems, raw: Any, folder: Path, designs: list[str], keys
         r.say(where, "must be a table, [published]")
         return None
     r.keys(where, raw, KEYS)
-    reference, source_block = {}, {}
+    reference: dict[str, Any] = {}
+    source_block: dict[str, Any] = {}
     if "reference" in raw:
         reference, source_block = _reference(r, folder, raw["reference"])
     source = _text(r, where, raw.get("source")) or _cited(source_block)
@@ -205,7 +206,8 @@ def _conversation(
     """One [[published.conversations]] table."""
     before = len(r.problems)
     r.keys(where, row, CONVERSATION_KEYS)
-    design, case = row.get("design"), _value(r, where, "case", row.get("case"), reference)
+    design: Any = row.get("design")  # as the TOML has it: checked below, a problem said unless a design's name
+    case = _value(r, where, "case", row.get("case"), reference)
     if design not in designs:
         r.say(
             where, f"design names {design!r}, which is not a design of the study; the designs are {', '.join(designs)}"
@@ -239,7 +241,10 @@ def _conversation(
         design,
         case,
         tuple(requests or ()),
-        *(figures[k] for k in ("calls", "input", "output", "total")),
+        figures["calls"],
+        figures["input"],
+        figures["output"],
+        figures["total"],
         smaller,
         answer,
         cached,

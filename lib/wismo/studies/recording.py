@@ -3,12 +3,22 @@ the prompt every request of that case starts with (what the token accounting cou
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from wismo.client.investigation import investigate
+from wismo.shared.walk import Call
 from wismo.studies.declaration import Study
 from wismo.studies.servers import reach
 from wismo.tokens.conversation import Prompt
+
+
+class Recorded(TypedDict):
+    """A study's investigations as record() returns them: per design its tools/list, per design and case key its
+    tool turns, and per case key its prompt."""
+
+    tools: dict[str, list[dict[str, Any]]]
+    turns: dict[str, dict[str, list[list[Call]]]]
+    prompts: dict[str, Prompt]
 
 
 def prompt(study: Study, case: Any) -> Prompt:
@@ -16,10 +26,10 @@ def prompt(study: Study, case: Any) -> Prompt:
     return Prompt(study.instructions, study.question_for(case))
 
 
-async def record(study: Study, keys: list[str] | None = None, transport: str | None = None) -> dict[str, Any]:
+async def record(study: Study, keys: list[str] | None = None, transport: str | None = None) -> Recorded:
     """Every design's tools/list and, per case (by its key, default every case), its tool turns and its prompt."""
     cases = study.select(keys, unfriendly=False)
-    out: dict[str, Any] = {"tools": {}, "turns": {}, "prompts": {study.case_key(c): prompt(study, c) for c in cases}}
+    out: Recorded = {"tools": {}, "turns": {}, "prompts": {study.case_key(c): prompt(study, c) for c in cases}}
     for name, design in study.designs.items():
         async with reach(design, transport) as conn:
             out["tools"][name] = await conn.list_tools()

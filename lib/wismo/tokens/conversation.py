@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo import tokens
+from wismo.shared.walk import Call
 from wismo.tokens import framing
 
 
-def turn_items(
-    turn: list[dict[str, Any]], turn_index: int, profile: framing.Profile = framing.PYTHON
-) -> list[dict[str, Any]]:
+def turn_items(turn: list[Call], turn_index: int, profile: framing.Profile = framing.PYTHON) -> list[dict[str, Any]]:
     """The input items one tool turn appends: the model's function_call items, then their outputs as the client
     profile frames them (python: the text as the server returned it)."""
     # Ids of a real model's length, derived from the turn, so counting them (sensitivity's "with call_id") is fair;
@@ -63,7 +62,7 @@ def first_request(
 
 
 def turn_additions(
-    turns: list[list[dict[str, Any]]],
+    turns: list[list[Call]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> tuple[int, ...]:
@@ -82,7 +81,7 @@ def _question(prompt: Prompt) -> dict[str, Any]:
 def conversation(
     prompt: Prompt,
     tools: list[dict[str, Any]],
-    turns: list[list[dict[str, Any]]],
+    turns: list[list[Call]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> Conversation:
@@ -91,7 +90,7 @@ def conversation(
     functions = [profile.function(t) for t in tools]
     items = [_question(prompt)]
     requests = [first_request(prompt, tools, encoding_name, profile).total]
-    results = []
+    results: list[int] = []
     for index, turn in enumerate(turns, start=1):
         added = turn_items(turn, index, profile)
         items = items + added

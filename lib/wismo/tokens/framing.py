@@ -64,7 +64,7 @@ _BLOCK_FIELDS = {
 
 def _csharp_block(block: dict[str, Any]) -> dict[str, Any]:
     """One content block in the order the C# SDK's converter writes it."""
-    fields = _BLOCK_FIELDS.get(block.get("type"))
+    fields = _BLOCK_FIELDS.get(block.get("type", ""))
     if fields is None:
         return dict(block)
     ordered = {"type": block["type"]}
