@@ -60,6 +60,13 @@ def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
     import anyio
 
+    from wismo.servers import sdk_import
+
+    # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
+    # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server).
+    if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
+        sdk_import.skip_package_inits()
+
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
     from wismo.servers.app import build_server, serve_stdio
