@@ -2,8 +2,8 @@
 
 Python runs a package's __init__ before any of its submodules. The SDK's `mcp/__init__` imports its client (httpx
 with it) and `mcp/server/__init__` its high-level MCPServer, neither of which the low-level server, its serve loop
-or its stdio transport imports or needs: measured on 2026-12-02 (2 shared cores), skipping the three __init__s
-takes a stdio server's start from 2.80 to 2.32 times the protocol-types floor. The submodules themselves load as
+or its stdio transport imports or needs: measured on 2026-12-02 (2 shared, busy cores, 20 starts), skipping them
+took a stdio server's start from 3.05 to 2.60 times the protocol-types floor. The submodules themselves load as
 usual, so the SDK's own Server class and serve loop still do all the serving.
 """
 
