@@ -9,13 +9,13 @@ import importlib.util
 import threading
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import tiktoken
+import tiktoken_ext.openai_public as openai_public
+from tiktoken.model import encoding_name_for_model
 
 from wismo.core.errors import WismoError
 from wismo.core.kinds import TIKTOKEN
-
-if TYPE_CHECKING:
-    import tiktoken
 
 # bpe-openai ships these two as .tiktoken.gz; their contents are byte for byte what tiktoken would download.
 PACKAGE = "bpe-openai"
@@ -74,11 +74,6 @@ def _parse_ranks(data: bytes) -> dict[bytes, int]:
 @cache
 def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """The tiktoken Encoding `name`, built by tiktoken's own constructor from the packaged file, never downloaded."""
-    # tiktoken here, not at the top: `wismo tokens` imports it in the thread that loads the encodings, while the
-    # server it measures starts, instead of before spawning it.
-    import tiktoken
-    import tiktoken_ext.openai_public as openai_public
-
     data = _packaged_bytes(name)
 
     def from_package(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
@@ -104,6 +99,4 @@ def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
 
 def encoding_for_model(model: str) -> str:
     """The encoding name tiktoken maps a model to (for example gpt-4.1-mini -> o200k_base)."""
-    from tiktoken.model import encoding_name_for_model
-
     return encoding_name_for_model(model)
