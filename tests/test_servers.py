@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from mcp import Client
@@ -142,3 +144,24 @@ async def test_a_server_that_cannot_start_is_named(monkeypatch):
         "nonesuch server over stdio" in message
         and "unknown design 'nonesuch'; choose one of granular, focused" in message
     )
+
+
+def test_a_stdio_server_imports_neither_the_sdk_client_nor_httpx():
+    # `wismo serve` over stdio skips the SDK's package __init__s (wismo.servers.sdk_import) and answers as before.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": PINNED_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "wismo", "serve", "granular"],
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert json.loads(done.stdout)["result"]["protocolVersion"] == PINNED_REVISION
+    assert "mcp.server.lowlevel.server" in imported
+    assert not imported & {"mcp.client", "httpx", "httpx2", "mcp.server.mcpserver"}

@@ -9,7 +9,6 @@ from typing import Any
 # The targets of the performance issue (medians, 2-core machine). A benchmark reports them; tests do not time.
 TARGETS_MS = {
     "stdio round trip": 0.5,
-    "server start to handshake": 300.0,
     "comparison, all cases, both designs": 500.0,
     "make report": 60_000.0,
     "10,000-line order, focused result and comparison": 1000.0,
@@ -17,6 +16,9 @@ TARGETS_MS = {
 TARGETS_MB = {"10,000-line order, peak memory": 300.0}
 # Held as a ratio to a floor measured in the same run, so a slower or busier machine moves both sides.
 TARGETS_X_FLOOR = {
+    # Against an interpreter that imports only the SDK's protocol types (mcp_types) and answers one line: a server built
+    # on the SDK cannot start faster than that, and an absolute time moved with the machine's load (issue #32).
+    "server start to handshake, times the protocol-types floor": 2.0,
     "make report, times one empty notebook": 9.0,
     "wismo tokens, 100-tool server, times its own start": 2.0,
     # N clients' median call against N calls of one client alone, one after another: pure queuing. One HTTP server is

@@ -2,38 +2,48 @@
 
 Only the chosen subcommand declares its options, because each reads its registries (designs, encodings, client
 profiles, backends, benchmarks) and those pull in what that command alone needs: `wismo serve` starts without
-the token counters, the agent loop, papermill or the benchmarks. The others are listed by name and help line.
+the token counters, the agent loop, papermill or the benchmarks. The others are listed by name and help line, and
+only when a listing can be printed (no command, or one that names none): a chosen command imports its module alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from types import ModuleType
 
-from wismo.cli import bench, compare, contract, evaluate, fuzz, peers, report, serve, study, tokens, verify
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
 
-COMMANDS = {m.NAME: m for m in (serve, compare, report, study, tokens, contract, evaluate, verify, fuzz, bench, peers)}
+# Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
+COMMANDS = ("serve", "compare", "report", "study", "tokens", "contract", "evaluate", "verify", "fuzz", "bench", "peers")
+
+
+def command_module(name: str) -> ModuleType:
+    """The module declaring subcommand `name` (imported on first use)."""
+    return importlib.import_module(f"wismo.cli.{name}")
 
 
 def parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of `wismo`, with every subcommand's options if `command` is None, else only with the
-    options of `command` (a word that names no subcommand declares none)."""
+    options of `command` (a word that names no subcommand declares none); a subcommand's parser prints no listing
+    of the others, so when `command` names one the others are neither declared nor imported."""
     p = argparse.ArgumentParser(
         prog="wismo",
         description="Compare a granular and a focused MCP tool design.",
-        epilog=EXAMPLE_PREFIX + serve.EXAMPLE,
+        epilog=EXAMPLE_PREFIX + command_module("serve").EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = p.add_subparsers(
         dest="command", required=True, metavar="COMMAND", help="one of these; `wismo COMMAND --help` explains it"
     )
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if command is None or command == name:
+            module = command_module(name)
             module.add(sub).set_defaults(run=module.run)
-        else:
-            sub.add_parser(name, help=module.SUMMARY)
+        elif command not in COMMANDS:
+            sub.add_parser(name, help=command_module(name).SUMMARY)
     return p
 
 

@@ -60,11 +60,17 @@ def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
     import anyio
 
+    from wismo.servers import sdk_import
+
+    # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
+    # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server).
+    if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
+        sdk_import.skip_package_inits()
+
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
     from wismo.servers.app import build_server, serve_stdio
     from wismo.servers.designs import UnknownDesign
-    from wismo.servers.http import CannotListen
     from wismo.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
@@ -92,19 +98,7 @@ def run(args: argparse.Namespace) -> int:
         if not over_http:
             anyio.run(serve_stdio, server)
         else:
-            from wismo.servers.http import serve_http
-
-            def announce(url: str) -> None:
-                # stderr: with --http stdout is no protocol channel, but it stays clean for whoever pipes it.
-                print(f"{args.design} server: Streamable HTTP on {url} (Ctrl-C stops it)", file=sys.stderr, flush=True)
-
-            # The harness (--http-fd) knows where it listens; a person who typed --http does not.
-            anyio.run(
-                serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce, limits
-            )
-    except CannotListen as exc:
-        print(f"wismo serve: {exc}", file=sys.stderr)
-        return 2
+            return _serve_http(args, server, limits)
     except OSError as exc:
         if args.http_fd is None or exc.errno != errno.EBADF:
             raise
@@ -112,6 +106,28 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         pass
+    return 0
+
+
+def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:
+    """Serve Streamable HTTP until stopped; 2, in one sentence, when it cannot listen."""
+    import anyio
+
+    # Here, not in run(): serving stdio imports nothing of HTTP.
+    from wismo.servers.http import CannotListen, serve_http
+
+    def announce(url: str) -> None:
+        # stderr: with --http stdout is no protocol channel, but it stays clean for whoever pipes it.
+        print(f"{args.design} server: Streamable HTTP on {url} (Ctrl-C stops it)", file=sys.stderr, flush=True)
+
+    try:
+        # The harness (--http-fd) knows where it listens; a person who typed --http does not.
+        anyio.run(
+            serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce, limits
+        )
+    except CannotListen as exc:
+        print(f"wismo serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
