@@ -83,7 +83,7 @@ def published_figures(published: Published, which: Calibrated) -> dict[str, Any]
             ({"value": c.call_id, "kind": PUBLISHED} for c in (first, *published.conversations) if c.call_id), None
         ),
     }
-    if first.total is not None and first.calls in (None, len(first.requests)):  # every request is published
+    if first.output_known and first.total is not None:  # the second test narrows it for the type checker
         out["firstConversation"] = f["total"]
         out["firstOutput"] = {"value": first.total - sum(first.requests), "kind": DERIVED}
     if which.second is not None:

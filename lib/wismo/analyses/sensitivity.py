@@ -324,6 +324,7 @@ def build(
     ids = call_ids(pub.get("callId"), f_turns[: len(requests) - 1], encoding)
     id_tokens = ids["tokensEach"][0] if pub.get("callId") else None
     rows = table(f_turns, requests, encoding, id_tokens)
+    best = best_fit(rows)
     out = {
         "kind": f"{TIKTOKEN} against {DERIVED}",
         "case": case,
@@ -333,8 +334,8 @@ def build(
         "callIds": ids,
         "defaultEscapes": {"encoder": stjson.DEFAULT, "found": default_escapes(recorded)},
         "rows": rows,
-        "bestFit": {k: best_fit(rows)[k] for k in ("framing", "counting", "additions", "errorPercent")}
-        | {"profile": next(f.profile for f in FRAMINGS if f.name == best_fit(rows)["framing"])},
+        "bestFit": {k: best[k] for k in ("framing", "counting", "additions", "errorPercent")}
+        | {"profile": next(f.profile for f in FRAMINGS if f.name == best["framing"])},
         "spread": spread(rows),
     }
     if second is not None:

@@ -314,36 +314,23 @@ def savings_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The second design's saving, ours under each profile beside the study's own: on the published case, then as
     the median across the cases."""
     b = result["savingAgainstPublished"]
-    case, cases = b["case"], len({r[result["study"]["key"]] for r in result["ratios"]})
-    ours = {name: f"{name} profile (%, input, modelled)" for name in b["profiles"]}
-    rows = [
+    cases = len({r[result["study"]["key"]] for r in result["ratios"]})
+    theirs = b.get("publishedCaseSaving"), b.get("publishedMedian")
+    rows = (
+        (f"{b['case']}, the published case", b["caseSaving"], theirs[0], ".1f", "1 − {1:,} / {0:,}"),
+        (f"median across the {cases} cases", b["medianSaving"], theirs[1], "g", "its runs' median tokens"),
+    )
+    return [
         {
-            "saving of the " + b["second"] + " design": f"{case}, the published case",
-            **{ours[n]: f"{b['caseSaving'][n]:.1f}%" for n in b["profiles"]},
-            "the study's own (%)": (
-                f"{b['publishedCaseSaving']['value']:.1f}%" if "publishedCaseSaving" in b else "not published"
-            ),
-            "the study's figure is": (
-                f"{b['publishedCaseSaving']['kind']}: 1 − {b['publishedCaseSaving']['totals'][1]:,} / "
-                f"{b['publishedCaseSaving']['totals'][0]:,}, input and output"
-                if "publishedCaseSaving" in b
-                else "—"
-            ),
-        },
-        {
-            "saving of the " + b["second"] + " design": f"median across the {cases} cases",
-            **{ours[n]: f"{b['medianSaving'][n]:.1f}%" for n in b["profiles"]},
-            "the study's own (%)": (
-                f"{b['publishedMedian']['value']:g}%" if "publishedMedian" in b else "not published"
-            ),
-            "the study's figure is": (
-                f"{b['publishedMedian']['kind']}: its runs' median tokens, input and output"
-                if "publishedMedian" in b
-                else "—"
-            ),
-        },
+            f"saving of the {b['second']} design": what,
+            **{f"{n} profile (%, input, modelled)": f"{ours[n]:.1f}%" for n in b["profiles"]},
+            "the study's own (%)": f"{format(own['value'], spec)}%" if own else "not published",
+            "the study's figure is": f"{own['kind']}: {how.format(*own.get('totals', ()))}, input and output"
+            if own
+            else "—",
+        }
+        for what, ours, own, spec, how in rows
     ]
-    return rows
 
 
 def savings_statement(result: dict[str, Any]) -> str:

@@ -239,11 +239,12 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
         # Ours like for like with the study's own savings: python and the best-fitting profile, each on the published
         # case and as the median across the cases the way the headline takes it (median_savings).
         profiles = dict.fromkeys([framing.PYTHON.name, calibration.HEAVY])
-        medians = {
-            name: median_savings(ratios(our_servers(recorded, study.key, encoding, name), study.key, study.reference))[
-                which.second
-            ]
+        counted = {
+            name: rows if rows[0]["profile"] == name else our_servers(recorded, study.key, encoding, name)
             for name in profiles
+        }
+        medians = {
+            name: median_savings(ratios(counted[name], study.key, study.reference))[which.second] for name in profiles
         }
         out["savingAgainstPublished"] = calibration.savings_against_published(
             recorded, pub, medians, published.median_saving_percent, encoding

@@ -270,7 +270,11 @@ async def build(
             **{d: by.get((first.model, d, MODES["none"])) for d in priced_designs},
             **{f"{d}Cached": by.get((first.model, d, MODES["hit"])) for d in priced_designs},
             "policy": policy_of[first.model].name,
-            **({"fitted": fitted_prices(everything, order, p, key, answers, fitted, first_policy)} if fitted else {}),
+            **(
+                {"fitted": fitted_prices(everything, order, p, key, answers, fitted, (first, first_policy))}
+                if fitted
+                else {}
+            ),
             **({"publishedTokens": at} if (at := published_price(study, first, first_policy, n)) else {}),
         },
         "strategyHeadline": strategy_headline(convs, order, ref),
@@ -313,17 +317,16 @@ def fitted_prices(
     key: str,
     answers: Mapping[str, str],
     profile: str,
-    policy: caching.Policy,
+    model: tuple[prices.Price, caching.Policy],
 ) -> dict[str, Any]:
-    """The headline's price (first model, chosen call strategy, no caching) with results framed by another client
+    """The headline's price (the first model, chosen call strategy, no caching) with results framed by another client
     profile: per design, USD per the report's number of conversations."""
-    first = prices.resolve(p["models"][:1], p["prices"], p["price_date"])[0]
     convs = [
         c
         for c in conversations(recorded, order, p["encoding"], profile, key, answers)
         if c["strategy"] == p["strategy"]
     ]
-    rows = price_rows(convs, [(first, policy)], p["conversations"], ("none",), key)
+    rows = price_rows(convs, [model], p["conversations"], ("none",), key)
     return {"profile": profile, **{r["design"]: r["dollars"] for r in rows}}
 
 
@@ -333,11 +336,7 @@ def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: 
     headline's price is at the study's own tokens."""
     published = study.published
     conv = next(
-        (
-            c
-            for c in (published.conversations if published else ())
-            if len(c.requests) >= 2 and c.total is not None and c.calls in (None, len(c.requests))
-        ),
+        (c for c in (published.conversations if published else ()) if len(c.requests) >= 2 and c.output_known),
         None,
     )
     if conv is None:

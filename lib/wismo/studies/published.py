@@ -79,6 +79,11 @@ class Conversation:
     call_id: str | None = None
     refs: tuple[tuple[str, str], ...] = ()  # (figure, path) for each figure taken from the reference file
 
+    @property
+    def output_known(self) -> bool:
+        """Whether its output follows from its figures: every request's input and the total are published."""
+        return len(self.requests) >= 1 and self.total is not None and self.calls in (None, len(self.requests))
+
     def ref(self, figure: str) -> str | None:
         """The path into the reference file a figure was taken from (its key as declared), if it was."""
         return dict(self.refs).get(figure)

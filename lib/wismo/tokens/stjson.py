@@ -87,10 +87,10 @@ def escapes_found(texts: list[str], encoder: str = DEFAULT) -> list[dict[str, An
         for i, ch in enumerate(text):
             if ch in found:
                 found[ch]["occurrences"] += 1
-            elif escape(ch, encoder) != ch:
+            elif (escaped := escape(ch, encoder)) != ch:
                 found[ch] = {
                     "character": ch,
-                    "escaped": escape(ch, encoder),
+                    "escaped": escaped,
                     "occurrences": 1,
                     "firstSeenIn": text[max(0, i - 12) : i + 8],
                 }
