@@ -1,4 +1,6 @@
-"""Breaking points found by bisection on order size, checked against a scan and confirmed over MCP."""
+"""Breaking points found by a search on order size, checked against a scan and confirmed over MCP."""
+
+import math
 
 import pytest
 
@@ -27,6 +29,36 @@ async def test_bisection_finds_the_first_size_a_scan_finds():
     assert await breaking.first_size("focused", criterion, 1, 40, "o200k_base", None) == scanned
 
 
+FIGURES = {
+    # name: a figure that never falls as N grows
+    "linear": lambda n: 1_000 + 137 * n,
+    "convex": lambda n: 50 * n + n * n,
+    "a step": lambda n: 0 if n < 777 else 10**6,
+    "flat, then steep": lambda n: 5 if n < 900 else 5 + (n - 899) * 1_000,
+    "steps of 40": lambda n: 40 * (n // 40),
+}
+
+
+@pytest.mark.parametrize("share", [0.001, 0.3, 0.5, 0.97])
+@pytest.mark.parametrize("name", FIGURES)
+async def test_the_search_finds_the_first_size_a_scan_finds_within_three_probes_a_halving(name, share):
+    figure = FIGURES[name]
+    low, top = 1, 1_000
+    limit = figure(low) + int(share * (figure(top) - figure(low)))  # inside the bracket: low does not break, top does
+    scanned = next(n for n in range(low + 1, top + 1) if figure(n) > limit)
+    probes = []
+
+    async def figure_at(n):
+        probes.append(n)
+        return figure(n)
+
+    found = await breaking.first_over(figure_at, limit, (low, figure(low)), (top, figure(top)))
+    assert found == scanned, (name, limit, probes)
+    assert len(probes) <= 3 * math.ceil(math.log2(top - low)), probes
+    if name == "linear":  # the figures of the scale report are nearly linear: the search lands at once
+        assert len(probes) <= 2, probes
+
+
 async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp():
     try:
         rows, _ = await sweep.measure([1, 10, 100])
@@ -48,5 +80,8 @@ async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp
 
 async def test_a_boundary_mcp_does_not_confirm_is_an_error():
     criterion = breaking.criteria(window=10**9, budget=6000)[1]
-    check = await breaking.confirm("focused", 2, criterion, "o200k_base", None)  # far below the true boundary
-    assert check == {"design": "focused", "criterion": "first N over the budget", "N": 2, "confirmed over MCP": False}
+    true = await breaking.first_size("focused", criterion, 1, 40, "o200k_base", None)
+    # Both on one server: the size far below the boundary is not confirmed, the boundary itself is.
+    wrong, right = await breaking.confirm("focused", [(2, criterion), (true, criterion)], "o200k_base", None)
+    assert wrong == {"design": "focused", "criterion": "first N over the budget", "N": 2, "confirmed over MCP": False}
+    assert right == {**wrong, "N": true, "confirmed over MCP": True}

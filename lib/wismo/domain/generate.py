@@ -34,7 +34,7 @@ def generate(lines: int, seed: int = 0) -> dict[str, list[dict[str, Any]]]:
     unavailable, some linked records missing (about 1% of reservations and shipments).
 
     Each line is drawn from its own seeded stream, so the order of N+1 lines is the order of N lines plus one: its
-    results, and so its tokens, only grow with N, and a breaking size found by bisection is the first one."""
+    results, and so its tokens, only grow with N, and a breaking size found by searching is the first one."""
     oid = order_id(lines)
     number = oid.removeprefix("ORD-")
     items: list[dict[str, Any]] = []
