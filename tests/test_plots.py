@@ -1,7 +1,6 @@
 """Every chart: a title, axes that say what and in which unit, the kind of number, the designs' own colours, and a
 size that stays legible on a laptop-width page."""
 
-import contextlib
 import inspect
 
 import matplotlib
@@ -201,13 +200,30 @@ CHARTS = sorted(
 )
 
 
+_DRAWN: dict[str, Figure] = {}  # every check only reads a figure: each sample is made and drawn once per module
+
+
+def _sample(name: str) -> Figure:
+    """A layout sample made and drawn, the same figure for every check of this module."""
+    if name not in _DRAWN:
+        _DRAWN[name] = fig = LAYOUT_SAMPLES[name]()
+        fig.canvas.draw()
+    return _DRAWN[name]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_samples():
+    yield
+    for fig in _DRAWN.values():
+        plt.close(fig)
+    _DRAWN.clear()
+
+
 @pytest.fixture
 def chart(request):
     if request.param not in SAMPLES:
         pytest.skip(f"charts.{request.param} has no sample input in tests/test_plots.py yet")
-    fig = SAMPLES[request.param]()
-    yield request.param, fig
-    plt.close(fig)
+    return request.param, _sample(request.param)
 
 
 def _axes(fig):
@@ -331,50 +347,43 @@ def _legends(fig):
     return [lg for lg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)] if lg is not None]
 
 
-@contextlib.contextmanager
 def _drawn(name):
-    """A layout sample drawn, with its renderer; closed afterwards."""
-    fig = LAYOUT_SAMPLES[name]()
-    try:
-        fig.canvas.draw()
-        yield fig, fig.canvas.get_renderer()
-    finally:
-        plt.close(fig)
+    """A layout sample drawn, with its renderer."""
+    fig = _sample(name)
+    return fig, fig.canvas.get_renderer()
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
 def test_legends_cover_no_bar_label_or_point(name):
-    with _drawn(name) as (fig, renderer):
-        for legend in _legends(fig):
-            frame = legend.get_window_extent(renderer)
-            covered = [what for what, box in _data_boxes(fig, renderer) if _overlap(frame, box.expanded(1, 1))]
-            points = [
-                what for what, box in _data_boxes(fig, renderer) if box.width == 0 and frame.contains(box.x0, box.y0)
-            ]
-            assert not covered and not points, f"{name}: the legend covers {(covered + points)[:4]}"
+    fig, renderer = _drawn(name)
+    for legend in _legends(fig):
+        frame = legend.get_window_extent(renderer)
+        covered = [what for what, box in _data_boxes(fig, renderer) if _overlap(frame, box.expanded(1, 1))]
+        points = [what for what, box in _data_boxes(fig, renderer) if box.width == 0 and frame.contains(box.x0, box.y0)]
+        assert not covered and not points, f"{name}: the legend covers {(covered + points)[:4]}"
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUT_SAMPLES))
 def test_side_by_side_panels_keep_their_labels_apart(name):
-    with _drawn(name) as (fig, renderer):
-        panels = sorted((ax for ax in _axes(fig) if ax.get_visible()), key=lambda ax: ax.get_window_extent(renderer).x0)
-        for left, right in zip(panels, panels[1:]):
-            left_box, right_box = left.get_window_extent(renderer), right.get_window_extent(renderer)
-            if right_box.x0 < left_box.x1 or not _overlap_rows(left_box, right_box):
-                continue  # not side by side
-            # The left panel's axes and the texts on them (bar labels) against the right panel's y-label and tick
-            # labels; the titles, above both, against each other.
-            reach = max([left_box.x1, *(t.get_window_extent(renderer).x1 for t in left.texts if t.get_text())])
-            label = right.yaxis.label.get_window_extent(renderer)
-            ticks = [t.get_window_extent(renderer) for t in right.get_yticklabels() if t.get_text()]
-            start = min([label.x0, *(t.x0 for t in ticks)])
-            assert start - reach >= MIN_GAP_PX, (
-                f"{name}: the y-label {right.get_ylabel()!r} starts {start - reach:.0f} px from the panel to its left"
-            )
-            titles = left.title.get_window_extent(renderer), right.title.get_window_extent(renderer)
-            assert titles[1].x0 - titles[0].x1 >= MIN_GAP_PX, (
-                f"{name}: titles {left.get_title()!r} and {right.get_title()!r} run into each other"
-            )
+    fig, renderer = _drawn(name)
+    panels = sorted((ax for ax in _axes(fig) if ax.get_visible()), key=lambda ax: ax.get_window_extent(renderer).x0)
+    for left, right in zip(panels, panels[1:]):
+        left_box, right_box = left.get_window_extent(renderer), right.get_window_extent(renderer)
+        if right_box.x0 < left_box.x1 or not _overlap_rows(left_box, right_box):
+            continue  # not side by side
+        # The left panel's axes and the texts on them (bar labels) against the right panel's y-label and tick
+        # labels; the titles, above both, against each other.
+        reach = max([left_box.x1, *(t.get_window_extent(renderer).x1 for t in left.texts if t.get_text())])
+        label = right.yaxis.label.get_window_extent(renderer)
+        ticks = [t.get_window_extent(renderer) for t in right.get_yticklabels() if t.get_text()]
+        start = min([label.x0, *(t.x0 for t in ticks)])
+        assert start - reach >= MIN_GAP_PX, (
+            f"{name}: the y-label {right.get_ylabel()!r} starts {start - reach:.0f} px from the panel to its left"
+        )
+        titles = left.title.get_window_extent(renderer), right.title.get_window_extent(renderer)
+        assert titles[1].x0 - titles[0].x1 >= MIN_GAP_PX, (
+            f"{name}: titles {left.get_title()!r} and {right.get_title()!r} run into each other"
+        )
 
 
 def _overlap_rows(a, b) -> bool:
