@@ -13,7 +13,7 @@ from typing import Any
 from wismo.bench.child import timed
 from wismo.bench.floors import notebooks_command, warm_command, write_empty_notebook
 from wismo.bench.settings import Settings
-from wismo.bench.stats import check, check_ratio, figure, median, summary
+from wismo.bench.stats import check_ratio, figure, median, summary
 
 HEAVIEST_CELLS = 5
 
@@ -126,12 +126,14 @@ def bench_report(s: Settings) -> dict[str, Any]:
         "notebooks": list(per_notebook),
         "heaviestCells": cells,
         "targets": [
-            check("make report", total["median"] * 1000, lambda: _explain_total(per_notebook, total["median"])),
             check_ratio(
                 "make report, times one empty notebook",
                 total["median"] * 1000,
                 floor["median"] * 1000,
-                lambda: _explain_ratio(len(per_notebook), cells, total["median"], floor["median"]),
+                lambda: (
+                    f"{_explain_total(per_notebook, total['median'])}. "
+                    + _explain_ratio(len(per_notebook), cells, total["median"], floor["median"])
+                ),
             ),
         ],
     }

@@ -10,7 +10,6 @@ from typing import Any
 TARGETS_MS = {
     "stdio round trip": 0.5,
     "comparison, all cases, both designs": 500.0,
-    "make report": 60_000.0,
     "10,000-line order, focused result and comparison": 1000.0,
 }
 TARGETS_MB = {"10,000-line order, peak memory": 300.0}
@@ -19,7 +18,9 @@ TARGETS_X_FLOOR = {
     # Against an interpreter that imports only the SDK's protocol types (mcp_types) and answers one line: a server built
     # on the SDK cannot start faster than that, and an absolute time moved with the machine's load (issue #32).
     "server start to handshake, times the protocol-types floor": 2.0,
-    "make report, times one empty notebook": 9.0,
+    # Issue #32: from 12.68x; a notebook's kernel, imports and rendering are the floor, so 6x is about two notebooks'
+    # own work on top of the four notebooks' fixed cost.
+    "make report, times one empty notebook": 6.0,
     "wismo tokens, 100-tool server, times its own start": 2.0,
     # N clients' median call against N calls of one client alone, one after another: pure queuing. One HTTP server is
     # one process, busy for about 90% of a call's time alone, so its calls can at best queue (0.77-1.01 measured on
