@@ -1,4 +1,6 @@
-"""Both servers as separate processes over stdio: tools/list, good and bad calls, the pinned revision."""
+"""Both servers: what their tools list and answer to good and bad calls (the SDK's server object reached in process,
+tests/inmemory.py), and as separate processes over stdio what goes over the wire, from any directory, and the pinned
+revision."""
 
 import json
 import re
@@ -10,6 +12,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from inmemory import served
 from rawmcp import WISMO, RawServer
 from wismo import domain
 from wismo.client.connection import HarnessError, connect
@@ -32,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_granular_tools_list_is_the_articles():
-    async with connect("granular") as conn:
+    async with served("granular") as conn:
         tools = await conn.list_tools()
     assert [t["name"] for t in tools] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
     assert tools[0] == ARTICLE_GET_ORDER
@@ -46,7 +49,7 @@ async def test_granular_tools_list_is_the_articles():
 
 
 async def test_focused_tools_list():
-    async with connect("focused") as conn:
+    async with served("focused") as conn:
         tools = await conn.list_tools()
     assert [t["name"] for t in tools] == ["get_order_support_context"]
     assert tools[0]["inputSchema"] == ARTICLE_GET_ORDER["inputSchema"]
@@ -61,7 +64,7 @@ async def test_granular_tools_good_and_bad_input_and_the_server_keeps_serving():
         "get_reservation": ("reservationId", "RSV-1004-B", ds.get(domain.RESERVATION, "RSV-1004-B")),
         "get_tracking": ("trackingId", "TRK-1005-A", ds.get(domain.TRACKING, "TRK-1005-A")),
     }
-    async with connect("granular") as conn:
+    async with served("granular") as conn:
         for tool, (arg, ident, record) in good.items():
             result = await conn.call(tool, {arg: ident})
             assert not result.is_error and json.loads(result.text) == record
@@ -85,7 +88,7 @@ async def test_granular_tools_good_and_bad_input_and_the_server_keeps_serving():
 
 async def test_focused_tool_returns_the_context_and_rejects_bad_input():
     ds = domain.load()
-    async with connect("focused") as conn:
+    async with served("focused") as conn:
         for order_id in ds.ids(domain.ORDER):
             result = await conn.call("get_order_support_context", {"orderId": order_id})
             assert not result.is_error
