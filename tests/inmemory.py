@@ -21,6 +21,7 @@ from wismo.servers.settings import server_dataset
 class InMemory:
     """The calls a test makes of a connection (wismo.client.connection.Connection), in process."""
 
+    design: str
     client: Client
 
     @property
@@ -46,4 +47,4 @@ async def served(design: str) -> AsyncIterator[InMemory]:
     """The design's server, built as `wismo serve` builds it, with a client connected to it in process."""
     # legacy: the initialize handshake over the SDK's in-memory streams, the era wismo's servers are pinned to.
     async with Client(build_server(design, design_tools(design), server_dataset()), mode="legacy") as client:
-        yield InMemory(client)
+        yield InMemory(design, client)

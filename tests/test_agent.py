@@ -1,15 +1,16 @@
-"""The agent loop over real MCP servers: the scripted investigation, concurrency, budgets, refusals."""
+"""The agent loop over the servers (their SDK server objects in process): the scripted investigation, concurrency,
+budgets, refusals."""
 
 import json
 
 import pytest
 
 from article import converse
+from inmemory import served
 from wismo import tokens
 from wismo.agent.base import Reply, Usage, assistant_message
 from wismo.agent.loop import Budgets, LatencyModel
 from wismo.agent.scripted import ScriptedBackend
-from wismo.client.connection import connect
 from wismo.core import reference
 from wismo.runs import scoring, verify_trace
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def _run(design, order_id, backend=None, **kw):
-    async with connect(design) as conn:
+    async with served(design) as conn:  # the loop's behaviour, not the transport's: the server object in process
         tools = await conn.list_tools()
         return await converse(backend or ScriptedBackend(), conn, tools, order_id, **kw)
 
@@ -119,10 +120,9 @@ async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_no
 @pytest.mark.anyio
 async def test_the_scripted_backend_estimates_under_a_client_profile():
     from wismo.agent.scripted import ScriptedBackend
-    from wismo.client.connection import connect
 
     totals = {}
-    async with connect("granular") as conn:
+    async with served("granular") as conn:
         tools = await conn.list_tools()
         for profile in ("python", "csharp-raw-element"):
             backend = ScriptedBackend(profile=profile)

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from article import converse
+from inmemory import served
 from replay import ReplayServer
 from wismo import runs
 from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
 from wismo.agent.backends import make
 from wismo.agent.base import BackendError
 from wismo.agent.openai_backend import OpenAIBackend
-from wismo.client.connection import connect
 from wismo.runs import recording
 from wismo.studies.declaration import article as article_study
 
@@ -81,7 +81,7 @@ def openai_replies():
 async def test_openai_backend_in_the_loop():
     with ReplayServer({"/v1/responses": openai_replies()}) as server:
         backend = OpenAIBackend(api_key=SECRET, base_url=server.url + "/v1")
-        async with connect("focused") as conn:
+        async with served("focused") as conn:
             trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     first, second = (r["body"] for r in server.requests)
     assert first["model"] == "gpt-4.1-mini-2025-04-14" and first["parallel_tool_calls"] is True
@@ -141,7 +141,7 @@ async def test_anthropic_backend_in_the_loop():
     ]
     with ReplayServer({"/v1/messages": replies}) as server:
         backend = AnthropicBackend("claude-test", api_key=SECRET, base_url=server.url)
-        async with connect("granular") as conn:
+        async with served("granular") as conn:
             trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     first, second = (r["body"] for r in server.requests)
     assert first["system"].startswith("You are a support assistant")

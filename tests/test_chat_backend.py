@@ -7,6 +7,7 @@ import pytest
 
 from article import converse
 from chatserver import CHAT, MODEL, RESPONSES, ChatServer, Turn, order_in, tool_outputs
+from inmemory import served
 from replay import Answer
 from wismo import runs
 from wismo.agent import outcomes
@@ -15,7 +16,6 @@ from wismo.agent.base import BackendError
 from wismo.agent.checks import refused_call
 from wismo.agent.openai_backend import OpenAIBackend
 from wismo.agent.openai_chat_backend import OpenAIChatBackend, from_message, to_messages, to_tools
-from wismo.client.connection import connect
 from wismo.runs import recording, store, summaries
 from wismo.studies.declaration import article as article_study
 
@@ -132,7 +132,7 @@ def investigator(granular: bool):
 async def test_a_granular_conversation_with_parallel_calls_in_either_api_shape(shape):
     with ChatServer(investigator(granular=True)) as server:
         backend = BACKENDS[shape](ASKED, base_url=server.url + "/v1", max_retries=0)
-        async with connect("granular") as conn:
+        async with served("granular") as conn:
             trace = await converse(backend, conn, await conn.list_tools(), "ORD-1004")
     assert {r["path"] for r in server.requests} == {CHAT if shape == "openai-chat" else RESPONSES}
     first, second, third = (r["body"] for r in server.requests)  # the strict server accepted all three
@@ -404,16 +404,16 @@ async def test_a_server_run_appears_in_the_recorded_runs_report_beside_not_mixed
             runs_dir=runs_dir,
         )
     result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
-    scripted, served = result["groups"]
-    assert (scripted["backend"], served["backend"], served["model"]) == ("scripted", "openai-chat", ASKED)
-    assert served["kinds"]["tokens"] == "server-reported" and served["server"]["reportedModels"] == [MODEL]
+    scripted, from_server = result["groups"]
+    assert (scripted["backend"], from_server["backend"], from_server["model"]) == ("scripted", "openai-chat", ASKED)
+    assert from_server["kinds"]["tokens"] == "server-reported" and from_server["server"]["reportedModels"] == [MODEL]
     assert (
         scripted["kinds"]["runs"] == "scripted (no model)"
         and len(scripted["cases"]) == 36
-        and len(served["cases"]) == 2
+        and len(from_server["cases"]) == 2
     )
-    assert {o["outcome"] for o in served["outcomes"]} == {"answered"}
+    assert {o["outcome"] for o in from_server["outcomes"]} == {"answered"}
     assert (
-        "model replied" in served["transcripts"]["granular"][0]
+        "model replied" in from_server["transcripts"]["granular"][0]
         and "scripted reply" in scripted["transcripts"]["granular"][0]
     )
