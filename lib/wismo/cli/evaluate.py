@@ -122,8 +122,9 @@ def run(args: argparse.Namespace) -> int:
         for name, value in zip(LATENCY_PARTS, args.latency or (), strict=False):
             at_least(f"--latency {name}", value, 0)
         positive_seconds("--timeout", args.timeout)
-        backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
         writable_folder("--runs-dir", runs_dir)
+        # Last: the scripted backend loads its encoding, which no refusal above should wait for.
+        backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
     except (ValueError, BackendError) as exc:
         print(f"wismo evaluate: {exc}", file=sys.stderr)
         return 2
