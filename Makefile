@@ -22,9 +22,10 @@ report: $(STAMP)
 	$(BIN)/wismo report
 
 ## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
-## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py)
+## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py); it ends with
+## the 30 slowest tests, where the suite's time goes
 test: $(STAMP) browser lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --durations=30
 
 ## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP) lint
