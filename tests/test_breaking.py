@@ -1,6 +1,8 @@
 """Breaking points found by a search on order size, checked against a scan and confirmed over MCP."""
 
+import itertools
 import math
+import random
 
 import pytest
 
@@ -57,6 +59,26 @@ async def test_the_search_finds_the_first_size_a_scan_finds_within_three_probes_
     assert len(probes) <= 3 * math.ceil(math.log2(top - low)), probes
     if name == "linear":  # the figures of the scale report are nearly linear: the search lands at once
         assert len(probes) <= 2, probes
+
+
+async def test_the_search_holds_its_bound_on_random_figures_that_never_fall():
+    rng = random.Random(32)  # seeded: the same 300 figures every run
+    for _ in range(300):
+        top = rng.randint(3, 3_000)
+        steps = [rng.choice((0, 0, 1, rng.randint(1, 50), rng.randint(1, 10_000))) for _ in range(top + 1)]
+        values = list(itertools.accumulate(steps))
+        if values[1] == values[top]:
+            continue  # flat: no limit lies inside the bracket
+        limit = rng.randint(values[1], values[top] - 1)
+        probes = []
+
+        async def figure_at(n, values=values, probes=probes):
+            probes.append(n)
+            return values[n]
+
+        found = await breaking.first_over(figure_at, limit, (1, values[1]), (top, values[top]))
+        assert found == next(n for n in range(2, top + 1) if values[n] > limit), (top, limit, probes)
+        assert len(probes) <= 3 * math.ceil(math.log2(top - 1)), (top, limit, probes)
 
 
 async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp():

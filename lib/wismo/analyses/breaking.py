@@ -115,7 +115,7 @@ async def first_over(
         else:
             lo, lo_value = probe, value
         tries += 1
-        if hi - lo <= mark // 2:
+        if hi - lo <= (mark + 1) // 2:  # halved, rounding up as a midpoint does on an odd width
             mark, tries = hi - lo, 0
     return hi
 
