@@ -286,3 +286,13 @@ def test_runs_that_share_repetitions_and_latency_model_are_compared():
     assert summaries.differences([r.manifest for r in chosen]) == []
     rows = summaries.case_rows(chosen)
     assert all(m["focused vs granular %"] is not None for m in summaries.medians(rows, "granular") if m["granular"])
+
+
+def test_the_recorded_trace_type_has_the_trace_schemas_fields_and_requirements():
+    from wismo.runs import RecordedTrace, schema
+
+    declared = schema("trace")
+    fields = RecordedTrace.__annotations__  # strings: the module postpones annotations, so read them as written
+    assert set(fields) == set(declared["properties"])
+    written = {k: getattr(v, "__forward_arg__", v) for k, v in fields.items()}
+    assert {k for k, v in written.items() if not str(v).startswith("NotRequired[")} == set(declared["required"])

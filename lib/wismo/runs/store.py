@@ -12,12 +12,12 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import jsonschema
 
 from wismo.agent.checks import outcome_problems
-from wismo.agent.counters import totals
+from wismo.agent.counters import Totals, totals
 from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
@@ -181,13 +181,33 @@ def verify(folder: str | Path) -> list[str]:
     return problems
 
 
+class RecordedTrace(TypedDict):
+    """One conversation as a run folder holds it (schemas/trace.schema.json): the agent loop's trace
+    (agent.loop.Trace) with its schema, design and repetition; traces recorded before the loop wrote `reason` and
+    `unsentItems` lack them."""
+
+    schema: str
+    design: str
+    orderId: str
+    repetition: int
+    question: str
+    requests: list[dict[str, Any]]
+    toolCalls: list[dict[str, Any]]
+    outcome: str
+    reason: NotRequired[str | None]
+    unsentItems: NotRequired[list[dict[str, Any]]]
+    answerText: str | None
+    answer: dict[str, Any] | None
+    totals: Totals
+
+
 @dataclass(frozen=True)
 class Run:
     """A verified run: its manifest and traces."""
 
     folder: Path
     manifest: dict[str, Any]
-    traces: list[dict[str, Any]]
+    traces: list[RecordedTrace]
 
 
 def load(folder: str | Path) -> Run:
@@ -197,7 +217,10 @@ def load(folder: str | Path) -> Run:
     if problems:
         raise RunInvalid(f"{folder.name} does not verify ({len(problems)} problem(s)): " + "; ".join(problems[:10]))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    traces = [json.loads((folder / f["path"]).read_text(encoding="utf-8")) for f in manifest["files"]]
+    # Each trace has just been validated against the schema RecordedTrace follows.
+    traces = [
+        cast(RecordedTrace, json.loads((folder / f["path"]).read_text(encoding="utf-8"))) for f in manifest["files"]
+    ]
     return Run(folder, manifest, traces)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from wismo.agent.evidence import from_items
 from wismo.domain.prompts import instructions_sha256
-from wismo.runs import Run, scoring
+from wismo.runs import RecordedTrace, Run, scoring
 from wismo.servers import designs
 
 
@@ -20,7 +20,7 @@ def designs_in(rows: list[dict[str, Any]], order: list[str] | None = None) -> li
     return [d for d in ranked if d in present] + [d for d in present if d not in ranked]
 
 
-def transcript_items(trace: dict[str, Any]) -> list[dict[str, Any]]:
+def transcript_items(trace: RecordedTrace) -> list[dict[str, Any]]:
     """Every item of a conversation in order: what was sent, then what came back, request by request."""
     items: list[dict[str, Any]] = []
     for request in trace["requests"]:
