@@ -92,9 +92,10 @@ async def test_breaking_points_are_bracketed_by_the_sweep_and_confirmed_over_mcp
     for design, row in by.items():
         for name in ("first N over the window", "first N over the budget"):
             n = row[name]
-            low, top = breaking.bracket(
+            around = breaking.bracket(
                 rows, design, next(c for c in breaking.criteria(12_000, 20_000) if c.name == name)
-            ) or (None, None)
+            )
+            low, top = ((around[0] or {"lines": 0})["lines"], around[1]["lines"]) if around else (None, None)
             assert n is None or low < n <= top, (design, name, n, low, top)
     assert by["scoped"]["first N over the window"] is None or by["scoped"]["first N over the window"] > 10
     assert by["granular"]["first N over the budget"] is not None

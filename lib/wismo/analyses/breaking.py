@@ -16,14 +16,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from mcp_types import TextContent
 
 from wismo import tokens
-from wismo.analyses.sweep import account, investigated, server_env
+from wismo.analyses.sweep import account, each_design, investigated, server_env
 from wismo.client.connection import ToolResult, connect
 from wismo.core.environ import temporary_env
-from wismo.core.errors import ClaimFailed, first_leaf
+from wismo.core.errors import ClaimFailed
 from wismo.domain import load
 from wismo.servers import designs
 
@@ -139,20 +138,11 @@ async def first_size(
     return await first_over(figure_at, criterion.limit, (low, figures[0]), (top, figures[1]))
 
 
-def bracket(rows: list[dict[str, Any]], design: str, criterion: Criterion) -> tuple[int, int] | None:
-    """From the sweep measured over MCP: the largest size that does not break and the first size that does."""
-    rows_around = _bracket_rows(rows, design, criterion)
-    if rows_around is None:
-        return None
-    below, above = rows_around
-    return (below["lines"] if below else 0), above["lines"]
-
-
-def _bracket_rows(
+def bracket(
     rows: list[dict[str, Any]], design: str, criterion: Criterion
 ) -> tuple[dict[str, Any] | None, dict[str, Any]] | None:
-    """The sweep's rows either side of the boundary: the largest that does not break (None: no smaller size was
-    measured) and the first that does; None when none breaks."""
+    """From the sweep measured over MCP, the rows either side of the boundary: the largest size that does not break
+    (None: no smaller size was measured) and the first size that does; None when none breaks."""
     mine = sorted((r for r in rows if r["design"] == design), key=lambda r: r["lines"])
     for below, above in zip([None, *mine], mine):
         if criterion.broken(above):
@@ -188,22 +178,8 @@ async def _confirm_all(found: dict[tuple[str, str], tuple[int, Criterion]], enco
     by_design: dict[str, list[tuple[int, Criterion]]] = {}
     for (design, _), boundary in found.items():
         by_design.setdefault(design, []).append(boundary)
-    results: dict[tuple[str, str], dict[str, Any]] = {}
-    failure: BaseException | None = None
-
-    async def one(design: str) -> None:
-        for check in await confirm(design, by_design[design], encoding, cap):
-            results[(design, check["criterion"])] = check
-
-    try:
-        async with anyio.create_task_group() as group:
-            for design in by_design:
-                group.start_soon(one, design)
-    except BaseExceptionGroup as exc:
-        failure = first_leaf(exc)
-    if failure is not None:
-        raise failure
-    return results
+    checks = await each_design(lambda design: confirm(design, by_design[design], encoding, cap), by_design)
+    return {(design, c["criterion"]): c for design, done in checks.items() for c in done}
 
 
 async def breaking_points(
@@ -220,7 +196,7 @@ async def breaking_points(
     for design in dict.fromkeys(r["design"] for r in rows):
         row: dict[str, Any] = {"design": design, "how": HOW}
         for criterion in criteria(window, budget):
-            around = _bracket_rows(rows, design, criterion)
+            around = bracket(rows, design, criterion)
             n: int | None = None
             if around is not None:
                 below, above = around

@@ -4,7 +4,7 @@ tokens, and the cumulative-context model applied to the turns the scripted inves
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +76,9 @@ def server_env(sizes: list[int], cap: int | None = None) -> dict[str, str]:
     return env
 
 
-async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
-    """work(design) for every scale design at once (each drives its own server); the results by design. A failure
-    is raised as itself, not wrapped in a group, and stops the others."""
+async def each_design(work: Callable[[str], Awaitable[Any]], chosen: Iterable[str] | None = None) -> dict[str, Any]:
+    """work(design) for every chosen design (default: every scale design) at once, each driving its own server; the
+    results by design. A failure is raised as itself, not wrapped in a group, and stops the others."""
     results: dict[str, Any] = {}
     failure: BaseException | None = None
 
@@ -87,7 +87,7 @@ async def each_design(work: Callable[[str], Awaitable[Any]]) -> dict[str, Any]:
 
     try:
         async with anyio.create_task_group() as group:
-            for design in scale_designs():
+            for design in scale_designs() if chosen is None else chosen:
                 group.start_soon(one, design)
     except BaseExceptionGroup as exc:
         failure = first_leaf(exc)
