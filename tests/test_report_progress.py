@@ -6,48 +6,61 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-FAST_S, SLOW_S = 0.2, 6.0
+WAIT_S = 120  # how long the slow notebook waits to be released before it fails the build
 
 
-def _notebook(folder, name: str, seconds: float):
-    """A tiny notebook of the build's shape: a title, a parameters cell taking output_dir, and a sleep."""
+def _notebook(folder, name: str, release: Path | None = None):
+    """A tiny notebook of the build's shape: a title, a parameters cell taking output_dir, and, for the slow one, a
+    wait until the file `release` exists (the test creates it once the fast notebook's line has arrived)."""
     parameters = new_code_cell('output_dir = "outputs"')
     parameters.metadata["tags"] = ["parameters"]
-    nb = new_notebook(
-        cells=[
-            new_markdown_cell(f"# {name}\n\nSleeps {seconds} s."),
-            parameters,
-            new_code_cell(f"import time\n\ntime.sleep({seconds})"),
-        ]
+    wait = (
+        f"import time\nfrom pathlib import Path\n\ndeadline = time.monotonic() + {WAIT_S}\n"
+        f"while not Path({str(release)!r}).exists():\n"
+        f"    assert time.monotonic() < deadline, 'never released: the fast notebook was not reported while this ran'\n"
+        f"    time.sleep(0.05)"
+        if release
+        else "pass"
     )
+    nb = new_notebook(cells=[new_markdown_cell(f"# {name}"), parameters, new_code_cell(wait)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = folder / f"{name}.ipynb"
     nbformat.write(nb, path)
     return path
 
 
-def _arrivals(command: list[str], env: dict[str, str]) -> tuple[list[tuple[float, str]], int]:
-    """Run the command with stdout and stderr on one pipe (as `2>&1 | cat` would) and note when each chunk of its
-    output arrived, in seconds since the start."""
+def _arrivals(
+    command: list[str], env: dict[str, str], release: Path, awaited: list[str]
+) -> tuple[list[tuple[float, str]], int, float | None]:
+    """Run the command with stdout and stderr on one pipe (as `2>&1 | cat` would), note when each chunk of its
+    output arrived (seconds since the start), and create `release` as soon as every `awaited` text has arrived;
+    returns the chunks, the exit code and when `release` was created (None: never)."""
     start = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     chunks: list[tuple[float, str]] = []
+    released: list[float] = []
 
     def read() -> None:
         fd = proc.stdout.fileno()
+        seen = ""
         while chunk := os.read(fd, 4096):
             chunks.append((time.monotonic() - start, chunk.decode("utf-8", "replace")))
+            seen += chunks[-1][1]
+            if not released and all(text in seen for text in awaited):
+                release.touch()
+                released.append(time.monotonic() - start)
 
     reader = threading.Thread(target=read)
     reader.start()
     code = proc.wait(timeout=300)
     reader.join(timeout=10)
-    return chunks, code
+    return chunks, code, released[0] if released else None
 
 
 def _arrived(chunks: list[tuple[float, str]], text: str) -> float:
@@ -62,24 +75,23 @@ def _arrived(chunks: list[tuple[float, str]], text: str) -> float:
 
 @pytest.mark.slow
 def test_each_notebook_is_reported_as_it_finishes_through_a_pipe(tmp_path):
+    # The slow notebook runs until the fast one's line and the bar's step have come through the pipe: a build that
+    # waited for both notebooks, or a block-buffered stdout, never releases it, and the build fails.
     notebooks = tmp_path / "notebooks-in"
     notebooks.mkdir()
-    fast = _notebook(notebooks, "91-fast", FAST_S)
-    slow = _notebook(notebooks, "92-slow", SLOW_S)
+    release = tmp_path / "release"
+    fast = _notebook(notebooks, "91-fast")
+    slow = _notebook(notebooks, "92-slow", release)
     out = tmp_path / "out"
     script = (
         "import sys\nfrom pathlib import Path\nfrom wismo.render.build import build\n"
         f"build([Path({str(slow)!r}), Path({str(fast)!r})], {str(out)!r}, jobs=2)\n"
     )
-    chunks, code = _arrivals([sys.executable, "-c", script], {**os.environ, "PYTHONUNBUFFERED": ""})
+    awaited = ["91-fast.ipynb: executed in", "1/2"]
+    env = {**os.environ, "PYTHONUNBUFFERED": ""}
+    chunks, code, released = _arrivals([sys.executable, "-c", script], env, release, awaited)
     text = "".join(c for _, c in chunks)
-    assert code == 0, text
-    fast_line = _arrived(chunks, "91-fast.ipynb: executed in")
-    one_done = _arrived(chunks, "1/2")
-    slow_line = _arrived(chunks, "92-slow.ipynb: executed in")
-    # Both kernels start together; the slow one sleeps SLOW_S longer than the fast one, so its line comes that much
-    # later. Half of that margin leaves room for a loaded machine; waiting for both (the old FIRST_EXCEPTION) or a
-    # block-buffered stdout gives a gap of about nothing.
-    assert slow_line - fast_line > SLOW_S / 2, (fast_line, slow_line, text)
-    assert slow_line - one_done > SLOW_S / 2, (one_done, slow_line, text)
-    assert fast_line < slow_line and text.index("91-fast.ipynb") < text.index("92-slow.ipynb: executed in")
+    assert code == 0 and released is not None, text
+    assert all(_arrived(chunks, t) <= released for t in awaited)
+    assert _arrived(chunks, "92-slow.ipynb: executed in") >= released, text
+    assert text.index("91-fast.ipynb") < text.index("92-slow.ipynb: executed in")
