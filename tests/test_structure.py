@@ -102,6 +102,7 @@ LAYERS = (
     "cost",
     "agent",
     "runs",
+    "traces",
     "analyses",
     "audit",
     "qa",

@@ -1,0 +1,207 @@
+"""The chains a model rebuilds: each conversation's tool calls from its first call to its answer as steps (one tool,
+called one or more times in a row), the recurring chains across conversations with the model turns and the
+provider-reported tokens each turn added, and the links: an argument whose value appeared in an earlier result of
+the same conversation, with the path where it appeared."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from wismo.traces.conversations import Conversation
+
+Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
+
+
+def steps(conversation: Conversation) -> Steps:
+    """The conversation's tool calls in order, repeated calls of one tool in a row as one step with its count."""
+    out: list[list[Any]] = []
+    for call in conversation.tool_calls:
+        if out and out[-1][0] == call.tool:
+            out[-1][1] += 1
+        else:
+            out.append([call.tool, 1])
+    return tuple((tool, count) for tool, count in out)
+
+
+def additions(conversation: Conversation) -> list[int]:
+    """What each turn added to the next request, as the provider reported it: the difference between consecutive
+    model calls' input tokens."""
+    inputs = [m.input_tokens for m in conversation.model_calls]
+    return [b - a for a, b in zip(inputs, inputs[1:])]
+
+
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every scalar in a JSON value with its path (`a.b`, `a[]` for any element of a list)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _leaves(inner, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _leaves(inner, f"{path}[]")
+    elif isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
+        yield path, value
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # a text result: a value found in it is found at the path "" (the text itself)
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    """An argument of `tool` (at `argument`) whose value was at `path` in an earlier result of `source`."""
+
+    source: str
+    path: str
+    tool: str
+    argument: str
+
+
+def links(conversation: Conversation) -> set[Link]:
+    """The links one conversation shows (where arguments and results were captured)."""
+    found: set[Link] = set()
+    earlier: list[tuple[str, Any]] = []  # (tool, decoded result) in call order
+    for call in conversation.tool_calls:
+        arguments = _json(call.arguments)
+        if isinstance(arguments, dict):
+            for argument, value in _leaves(arguments):
+                for source, result in earlier:
+                    if isinstance(result, str):
+                        if isinstance(value, str) and len(value) > 2 and value in result:
+                            found.add(Link(source, "", call.tool, argument))
+                        continue
+                    for path, seen in _leaves(result):
+                        if seen == value:
+                            found.add(Link(source, path, call.tool, argument))
+        if call.result is not None and not call.is_error:
+            earlier.append((call.tool, _json(call.result)))
+    return found
+
+
+def _median(histogram: Counter[int]) -> float:
+    """The median of the values a histogram counts (the mean of the middle two when their number is even)."""
+    n = sum(histogram.values())
+    ranked = sorted(histogram)
+
+    def at(rank: int) -> int:
+        seen = 0
+        for value in ranked:
+            seen += histogram[value]
+            if seen > rank:
+                return value
+        raise IndexError(rank)
+
+    return (at((n - 1) // 2) + at(n // 2)) / 2
+
+
+def _spread(histogram: Counter[int]) -> dict[str, float]:
+    return {"median": _median(histogram), "min": min(histogram), "max": max(histogram)}
+
+
+def replaced_turns(conversation: Conversation) -> tuple[int, int]:
+    """The model calls (0-based, first and last) that requested the conversation's tool calls: with the chain
+    replaced by one call, the first requests it and the ones after it up to the last are no longer made."""
+    if not conversation.tool_calls:
+        return 0, 0
+    return conversation.requested_by[0], max(conversation.requested_by)
+
+
+def resends_saved(conversation: Conversation) -> int:
+    """Input tokens the conversation would not send with its chain replaced by one call returning the same records
+    (modelled from the provider-reported inputs: the records' tokens are kept, as every later request still carries
+    them; what goes is each extra turn's request, which resends the whole history)."""
+    first, last = replaced_turns(conversation)
+    return sum(m.input_tokens for m in conversation.model_calls[first + 1 : last + 1])
+
+
+EXAMPLES = 3  # conversation keys kept per chain, to name where to look
+
+
+@dataclass
+class Chain:
+    """One recurring chain: its tools in order, and histograms of what its conversations cost (memory grows with
+    the distinct values, not with the conversations)."""
+
+    tools: tuple[str, ...]
+    conversations: int = 0
+    examples: list[str] = field(default_factory=list)
+    fewest: list[int] = field(default_factory=list)  # calls per step, least and most seen
+    most: list[int] = field(default_factory=list)
+    turns: Counter[int] = field(default_factory=Counter)  # model calls per conversation
+    added: list[Counter[int]] = field(default_factory=list)  # tokens each turn added, by turn
+    input_tokens: Counter[int] = field(default_factory=Counter)  # provider-reported input per conversation
+    saved: Counter[int] = field(default_factory=Counter)  # modelled input tokens saved per conversation
+    links: Counter[Link] = field(default_factory=Counter)  # conversations showing each link
+    captured: int = 0  # conversations whose arguments and results were all captured
+    models: Counter[str] = field(default_factory=Counter)
+
+    def add(self, conversation: Conversation, counts: tuple[int, ...]) -> None:
+        """Counts one conversation showing this chain."""
+        self.conversations += 1
+        if len(self.examples) < EXAMPLES:
+            self.examples.append(conversation.key)
+        self.fewest = [min(a, b) for a, b in zip(self.fewest, counts)] if self.fewest else list(counts)
+        self.most = [max(a, b) for a, b in zip(self.most, counts)] if self.most else list(counts)
+        self.turns[len(conversation.model_calls)] += 1
+        for i, tokens in enumerate(additions(conversation)):
+            if i == len(self.added):
+                self.added.append(Counter())
+            self.added[i][tokens] += 1
+        self.input_tokens[sum(m.input_tokens for m in conversation.model_calls)] += 1
+        self.saved[resends_saved(conversation)] += 1
+        self.models.update({m.model for m in conversation.model_calls})
+        if conversation.tool_calls and all(
+            c.arguments is not None and c.result is not None for c in conversation.tool_calls
+        ):
+            self.captured += 1
+            self.links.update(links(conversation))
+
+    def summary(self, total: int) -> dict[str, Any]:
+        """The chain as the report shows it; `total` is the number of conversations read."""
+        return {
+            "tools": list(self.tools),
+            "conversations": self.conversations,
+            "share": round(self.conversations / total, 4) if total else 0.0,
+            "examples": self.examples,
+            "callsPerStep": [{"min": a, "max": b} for a, b in zip(self.fewest, self.most)],
+            "modelTurns": _spread(self.turns),
+            "tokensAddedPerTurn": [_median(h) for h in self.added],
+            "inputTokensPerConversation": _spread(self.input_tokens),
+            "inputTokensSavedPerConversation": _spread(self.saved),
+            "inputTokensSavedMean": round(sum(v * c for v, c in self.saved.items()) / self.conversations, 2),
+            "inputTokensMean": round(sum(v * c for v, c in self.input_tokens.items()) / self.conversations, 2),
+            "models": sorted(self.models),
+            "linksCaptured": self.captured,
+            "links": [
+                {
+                    "from": link.source,
+                    "path": link.path,
+                    "tool": link.tool,
+                    "argument": link.argument,
+                    "conversations": c,
+                }
+                for link, c in sorted(self.links.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+        }
+
+
+def chains(conversations: Iterable[Conversation]) -> tuple[list[Chain], int]:
+    """The recurring chains, most conversations first (then by tools), and the number of conversations read."""
+    by_tools: dict[tuple[str, ...], Chain] = {}
+    total = 0
+    for conversation in conversations:
+        total += 1
+        s = steps(conversation)
+        tools = tuple(tool for tool, _ in s)
+        chain = by_tools.setdefault(tools, Chain(tools))
+        chain.add(conversation, tuple(count for _, count in s))
+    ranked = sorted(by_tools.values(), key=lambda c: (-c.conversations, c.tools))
+    return ranked, total

@@ -1,0 +1,224 @@
+"""Agents' OpenTelemetry traces: OTLP JSON read in either id encoding and either enum form, spans recognised under
+the GenAI, MCP and OpenLLMetry conventions, conversations grouped and closed as they go idle, one call seen by
+several spans counted once, the chains and links, and bad input named by file, line and problem."""
+
+import base64
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from wismo.traces import chains, conventions, conversations, otlp
+
+HERE = Path(__file__).parent / "traces"
+CONVENTIONS = HERE / "conventions-example.json"  # written from the GenAI and MCP conventions' documents
+OPENLLMETRY = HERE / "openllmetry-mcp1.json"  # OpenLLMetry's names, protobuf's JSON (base64 ids, enum names)
+
+
+def _read(*paths: Path) -> tuple[list[conversations.Conversation], conversations.Tally]:
+    tally = conversations.Tally()
+    spans = (s for p in paths for s in otlp.read(p))
+    return list(conversations.conversations(spans, tally)), tally
+
+
+def _document() -> dict:
+    return json.loads(CONVENTIONS.read_text(encoding="utf-8"))
+
+
+def _spans_of(document: dict) -> list[dict]:
+    return document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+
+
+def _write_lines(path: Path, *documents: dict) -> Path:
+    path.write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in documents), encoding="utf-8")
+    return path
+
+
+KIND_NAMES = {1: "SPAN_KIND_INTERNAL", 3: "SPAN_KIND_CLIENT"}
+
+
+def test_hex_or_base64_ids_and_integer_or_named_enums_read_alike(tmp_path):
+    hexed = _write_lines(tmp_path / "hex.json", _document())
+    encoded = _document()
+    for span in _spans_of(encoded):
+        for field in ("traceId", "spanId", "parentSpanId"):
+            if span.get(field):
+                span[field] = base64.b64encode(bytes.fromhex(span[field])).decode()
+        span["kind"] = KIND_NAMES[span["kind"]]
+    b64 = _write_lines(tmp_path / "b64.json", encoded)
+    a, b = list(otlp.read(hexed)), list(otlp.read(b64))
+    assert len(a) == 9 and [(s.trace_id, s.span_id, s.parent_id, s.kind) for s in a] == [
+        (s.trace_id, s.span_id, s.parent_id, s.kind) for s in b
+    ]
+    assert a[0].trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and a[1].parent_id == "00f067aa0ba902b7"
+    assert a[1].attributes["gen_ai.usage.input_tokens"] == 412 and a[0].service == "order-assistant"
+
+
+def test_an_indented_document_reads_as_its_lines_do(tmp_path):
+    lines = _write_lines(tmp_path / "lines.json", _document(), _document())
+    assert [s.span_id for s in otlp.read(CONVENTIONS)] == [s.span_id for s in otlp.read(lines)][:9]
+    assert [s.line for s in otlp.read(lines)] == [1] * 9 + [2] * 9
+
+
+def _unreadable(path: Path) -> otlp.TraceUnreadable:
+    with pytest.raises(otlp.TraceUnreadable) as caught:
+        list(conversations.conversations(otlp.read(path), conversations.Tally()))
+    return caught.value
+
+
+def test_bad_input_is_named_by_file_line_and_problem(tmp_path):
+    good = json.dumps(_document(), separators=(",", ":"))
+    cases = {
+        "not-json.json": (good + "\nhello\n", 2, "not JSON"),
+        "truncated.json": (good + "\n" + good[: len(good) // 2], 2, "truncated"),
+        "not-otlp.json": ('{"spans": []}\n', 1, "not OTLP JSON (no resourceSpans"),
+        "binary.json": (None, 1, "not UTF-8"),
+    }
+    for name, (text, line, problem) in cases.items():
+        path = tmp_path / name
+        if text is None:
+            path.write_bytes(b"\xff\xfe{\n")
+        else:
+            path.write_text(text, encoding="utf-8")
+        error = _unreadable(path)
+        assert (error.path, error.line) == (str(path), line) and problem in error.problem, (name, str(error))
+        assert str(error).startswith(f"{path}, line {line}: ")
+    bad_id = _document()
+    _spans_of(bad_id)[2]["spanId"] = "not an id"
+    error = _unreadable(_write_lines(tmp_path / "bad-id.json", bad_id))
+    assert error.line == 1 and "spanId 'not an id' is neither 16 hex digits nor base64 of 8 bytes" in error.problem
+    missing = _document()
+    chat = _spans_of(missing)[1]
+    chat["attributes"] = [a for a in chat["attributes"] if a["key"] != "gen_ai.usage.input_tokens"]
+    error = _unreadable(_write_lines(tmp_path / "no-usage.json", _document(), missing))
+    assert (
+        error.line == 2 and "lacks gen_ai.usage.input_tokens" in error.problem and "1111111111111111" in error.problem
+    )
+    unnamed = _document()
+    tool = _spans_of(unnamed)[2]
+    tool["attributes"] = [a for a in tool["attributes"] if a["key"] != "gen_ai.tool.name"]
+    assert "lacks gen_ai.tool.name" in _unreadable(_write_lines(tmp_path / "no-tool.json", unnamed)).problem
+    assert "cannot be read" in _unreadable(tmp_path / "absent.json").problem
+
+
+def test_the_conventions_example_is_one_conversation_with_each_call_once():
+    found, tally = _read(CONVENTIONS)
+    assert len(found) == 1
+    (c,) = found
+    assert c.key == "conv_5j66UpCpwteGg4YSxUnt7lPY" and c.sources == (str(CONVENTIONS),)
+    assert [m.input_tokens for m in c.model_calls] == [412, 497, 603]
+    assert {m.model for m in c.model_calls} == {"gpt-4.1-mini-2025-04-14"}
+    # The agent's execute_tool span and the MCP client span inside it are one call, named once.
+    assert [(t.tool, t.convention) for t in c.tool_calls] == [("get_order", "gen_ai"), ("get_tracking", "gen_ai")]
+    assert c.requested_by == (0, 1)  # the first by gen_ai.output.messages' call id, the second by order
+    assert (tally.spans, tally.model_call_spans, tally.tool_call_spans, tally.same_call_spans) == (9, 3, 4, 2)
+    assert tally.ignored_spans == 2  # invoke_agent and the HTTP client span
+    summary = chains.chains(found)[0][0].summary(1)
+    assert summary["tools"] == ["get_order", "get_tracking"] and summary["tokensAddedPerTurn"] == [85, 106]
+    assert summary["links"] == [
+        {
+            "from": "get_order",
+            "path": "trackingIds[]",
+            "tool": "get_tracking",
+            "argument": "trackingId",
+            "conversations": 1,
+        }
+    ]
+    assert summary["inputTokensSavedPerConversation"]["median"] == 497  # the second request, no longer made
+
+
+def test_openllmetrys_form_is_read_with_its_names():
+    (c,), tally = _read(OPENLLMETRY)
+    assert c.key == "trace a1b2c3d4e5f60718293a4b5c6d7e8f90"  # no conversation id: the trace is the conversation
+    assert [(m.input_tokens, m.output_tokens) for m in c.model_calls] == [(380, 15), (451, 17), (502, 58)]
+    assert [(t.tool, t.convention, t.arguments) for t in c.tool_calls] == [
+        ("get_order", "openllmetry", '{"orderId":"ORD-2002"}'),
+        ("get_payment", "openllmetry", '{"paymentId":"PAY-2002"}'),
+    ]
+    assert json.loads(c.tool_calls[0].result)["paymentId"] == "PAY-2002"
+    assert tally.ignored_spans == 1  # the workflow span
+    assert chains.links(c) == {chains.Link("get_order", "paymentId", "get_payment", "paymentId")}
+
+
+def _span(trace: str, span: str, end_s: int, attributes: dict, parent: str = "") -> otlp.Span:
+    return otlp.Span(trace, span, parent, "s", 1, (end_s - 1) * 10**9, end_s * 10**9, attributes, False, "", "f", 1)
+
+
+def _chat(trace: str, span: str, end_s: int, conversation: str = "", tokens: int = 100) -> otlp.Span:
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": tokens, "gen_ai.usage.output_tokens": 5}
+    if conversation:
+        attributes["gen_ai.conversation.id"] = conversation
+    return _span(trace, span, end_s, attributes)
+
+
+def _tool(trace: str, span: str, end_s: int, tool: str, parent: str = "", mcp: bool = False) -> otlp.Span:
+    attributes = {"gen_ai.tool.name": tool}
+    attributes.update({"mcp.method.name": "tools/call"} if mcp else {"gen_ai.operation.name": "execute_tool"})
+    return _span(trace, span, end_s, attributes, parent)
+
+
+def test_traces_naming_one_conversation_join_and_a_trace_naming_none_is_its_own():
+    spans = [
+        _tool("t1", "a", 2, "get_order"),  # arrives before the span that names its conversation
+        _chat("t1", "b", 1, "c-1"),
+        _chat("t2", "c", 3, "c-1", tokens=150),
+        _tool("t2", "d", 4, "get_order"),
+        _tool("t2", "e", 4, "get_order", parent="d", mcp=True),  # the MCP span inside the agent's: one call
+        _chat("t3", "f", 5),
+    ]
+    tally = conversations.Tally()
+    found = {c.key: c for c in conversations.conversations(spans, tally)}
+    assert sorted(found) == ["c-1", "trace t3"]
+    assert [t.span.span_id for t in found["c-1"].tool_calls] == ["a", "d"] and tally.same_call_spans == 1
+    assert chains.steps(found["c-1"]) == (("get_order", 2),)
+    assert found["c-1"].requested_by == (0, 1)
+
+
+def test_a_conversation_idle_for_the_window_is_given_before_the_spans_after_it_are_read(monkeypatch):
+    monkeypatch.setattr(conversations, "SWEEP_EVERY", 1)
+    read = []
+
+    def spans():
+        for i in range(6):
+            span = _chat(f"t{i}", f"s{i}", 10 * i)
+            read.append(span.span_id)
+            yield span
+
+    given = []
+    for c in conversations.conversations(spans(), conversations.Tally(), idle_ns=15 * 10**9):
+        given.append((c.key, len(read)))
+    # t0 ends at 0 s: idle past 15 s once t2 (20 s) is read; at most three conversations are ever open at once.
+    assert given[0] == ("trace t0", 3) and [k for k, _ in given] == [f"trace t{i}" for i in range(6)]
+    assert all(at - int(key[-1]) <= 3 for key, at in given[:4])
+
+
+def test_a_trace_without_a_model_call_is_counted_not_made_a_conversation():
+    tally = conversations.Tally()
+    assert list(conversations.conversations([_tool("t9", "x", 1, "get_order")], tally)) == []
+    assert (tally.without_model_call, tally.spans_without_model_call, tally.conversations) == (1, 1, 0)
+
+
+def test_repeated_calls_of_one_tool_are_one_step_and_links_need_an_earlier_result():
+    call = conventions.ToolCall
+    span = _span("t", "s", 1, {})
+
+    def made(tool: str, arguments: dict, result: dict | None) -> conventions.ToolCall:
+        return call(
+            span, tool, "", json.dumps(arguments), None if result is None else json.dumps(result), False, "", ""
+        )
+
+    tools = (
+        made("get_order", {"orderId": "O-1"}, {"orderId": "O-1", "reservationIds": ["R-1", "R-2"]}),
+        made("get_reservation", {"reservationId": "R-1"}, {"sku": "X"}),
+        made("get_reservation", {"reservationId": "R-2"}, {"sku": "Y"}),
+    )
+    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    c = conversations.Conversation("k", (model,), tools, (0, 0, 0), ("f",))
+    assert chains.steps(c) == (("get_order", 1), ("get_reservation", 2))
+    assert chains.links(c) == {chains.Link("get_order", "reservationIds[]", "get_reservation", "reservationId")}
+    # The first call's own argument appears in its result, not in an earlier one: no link.
+    assert all(link.tool != "get_order" for link in chains.links(c))
+    assert chains.resends_saved(c) == 0  # every call asked for in one turn: no extra turn to save
+    later = dataclasses.replace(c, model_calls=(model, model), requested_by=(0, 1, 1))
+    assert chains.resends_saved(later) == 10
