@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
 
-.PHONY: setup report test quick lint browser lab runs fuzz bench peers clean
+.PHONY: setup report test quick lint browser lab runs traces fuzz bench peers clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself
 setup: $(STAMP)
@@ -58,6 +58,11 @@ lab: $(STAMP)
 # The latency model's parameters are illustrative, not fitted: a modelled time, labelled so and kept apart.
 runs: $(STAMP)
 	$(BIN)/wismo evaluate both 3 --latency 400 0.05 12
+
+## traces: record the shipped OpenTelemetry traces of wismo's own agent loop (scripted model, both designs, the
+## article's six cases) into data/traces/ (data/traces/README.md says how they are made)
+traces: $(STAMP)
+	$(BIN)/wismo traces --record data/traces
 
 ## fuzz: hostile input against real servers into outputs/fuzz.json: 2,000 argument objects per tool, 200 frames per kind
 ## over stdio, 200 HTTP requests per kind, 3,000 abandoned sessions

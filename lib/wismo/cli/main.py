@@ -17,7 +17,9 @@ from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
-COMMANDS = ("serve", "compare", "report", "study", "tokens", "contract", "evaluate", "verify", "fuzz", "bench", "peers")
+COMMANDS = (
+    "serve", "compare", "report", "study", "tokens", "traces", "contract", "evaluate", "verify", "fuzz", "bench", "peers"
+)  # fmt: skip
 
 
 def command_module(name: str) -> ModuleType:

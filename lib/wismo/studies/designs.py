@@ -22,6 +22,7 @@ ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern")
 LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern")
 CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
+PLACEHOLDER = re.compile(r"<[^<>]+>")  # a value left for the team to fill in, such as "<your focused tool>"
 PYTHON = "{python}"  # in a command: the interpreter wismo runs on (its virtual environment's)
 FOLDER = "{folder}"  # in a command or an env value: the study file's folder, as an absolute path
 # Colour-blind-safe (Okabe-Ito) colours for designs that declare none: the registry's blue and orange first, never
@@ -62,6 +63,10 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
         return None
     before = len(r.problems)
     r.keys(where, spec, DESIGN_KEYS)
+    left = _placeholders(spec)
+    if left:
+        r.say(where, f"is a placeholder left to fill in: {'; '.join(left)}")
+        return None
     ways = [k for k in ("serve", "command", "url") if k in spec]
     if len(ways) != 1:
         r.say(
@@ -113,6 +118,21 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
         env={k: _placed(v, folder) for k, v in env.items()},
         folder=folder,
     )
+
+
+def _placeholders(spec: dict[str, Any]) -> list[str]:
+    """Each placeholder a design's command, url or entry tool still holds ("key: <what to give>")."""
+    found = []
+    for key in ("command", "url"):
+        values = spec.get(key)
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and PLACEHOLDER.fullmatch(value):
+                found.append(f"{key} {value}")
+    entry = spec.get("entry")
+    tool = entry.get("tool") if isinstance(entry, dict) else None
+    if isinstance(tool, str) and PLACEHOLDER.fullmatch(tool):
+        found.append(f"entry.tool {tool}")
+    return found
 
 
 def _placed(value: str, folder: Path) -> str:

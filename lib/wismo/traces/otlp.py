@@ -25,7 +25,7 @@ class TraceUnreadable(WismoError, ValueError):
 
     def __init__(self, path: str | Path, line: int, problem: str) -> None:
         where = f"{path}, line {line}" if line else str(path)
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{where}: {problem}.")
         self.path = str(path)
         self.line = line
         self.problem = problem

@@ -125,7 +125,7 @@ def write(path: Path, lines: list[str]) -> None:
 
 async def record(study: Any, designs: Sequence[str], folder: Path) -> list[Path]:
     """One conversation per case of `study` for each design, through the scripted backend and each design's server
-    as the study declares it, traced; writes `wismo-{design}.json` into `folder` and returns the files."""
+    as the study declares it, traced; writes `{design}.json` into `folder` and returns the files."""
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -167,7 +167,7 @@ async def record(study: Any, designs: Sequence[str], folder: Path) -> list[Path]
                     )
                 lines += otlp_lines(exporter.get_finished_spans())
                 exporter.clear()
-        path = folder / f"wismo-{design}.json"
+        path = folder / f"{design}.json"
         write(path, lines)
         written.append(path)
     return written

@@ -1,0 +1,115 @@
+"""`wismo traces FILE... [--out DIR]`: an agent's OpenTelemetry traces read into the chains its model rebuilds, what
+a focused tool would save, and the study that checks it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from wismo.cli.parsing import positive_seconds, subparser, writable_folder
+from wismo.core.paths import OUTPUTS
+
+NAME = "traces"
+SUMMARY = "the tool chains in an agent's OpenTelemetry traces and what a focused tool would save: wismo traces FILE..."
+EXAMPLE = "wismo traces data/traces/*.json --out outputs/traces"
+DESCRIPTION = (
+    "Read OTLP JSON trace files (the OpenTelemetry Collector's file exporter output, or one document), group the "
+    "spans into conversations, find the chains of tool calls the model rebuilds and their links, model what one "
+    "focused call would save, and write traces.json and study.toml into DIR. With --record, trace wismo's own "
+    "agent loop on the article's study instead (the shipped traces)."
+)
+ANALYSIS, STUDY = "traces.json", "study.toml"
+
+
+def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Declare `wismo traces` and its options."""
+    from wismo.traces.conversations import IDLE_NS
+
+    p = subparser(subparsers, NAME, SUMMARY, EXAMPLE, DESCRIPTION)
+    p.add_argument("files", nargs="*", metavar="FILE", help="an OTLP JSON trace file")
+    p.add_argument("--out", default=str(OUTPUTS / "traces"), metavar="DIR", help="where to write (default %(default)s)")
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=IDLE_NS / 1e9,
+        metavar="SECONDS",
+        help="a conversation with no span ending for this long (span time) is complete (default %(default)g)",
+    )
+    p.add_argument("--price-model", metavar="MODEL", help="the model to price at when the traced one has no price")
+    p.add_argument("--record", metavar="DIR", help="record traces of wismo's own loop into DIR instead of reading")
+    return p
+
+
+def _replace(out: Path, files: dict[str, str]) -> None:
+    """Write the files into a folder beside `out`, then put it in `out`'s place (the previous one removed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8")
+        previous = out.parent / f".{out.name}.previous-{os.getpid()}"
+        if out.exists():
+            out.rename(previous)
+        staging.rename(out)
+        shutil.rmtree(previous, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _record(folder: Path) -> int:
+    import anyio
+
+    from wismo.core.paths import REPO_ROOT
+    from wismo.studies import declaration
+    from wismo.traces import recording
+
+    study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in anyio.run(recording.record, study, list(study.designs), folder):
+        print(f"recorded {path}")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyse the files into --out; a file that is not usable OTLP JSON is one sentence and exit 2, nothing
+    written."""
+    from wismo.core.jsonfmt import stable
+    from wismo.servers import designs
+    from wismo.traces import analysis, study_file
+
+    try:
+        if args.record and args.files:
+            raise ValueError("give trace files to read, or --record DIR, not both")
+        if not args.record and not args.files:
+            raise ValueError("give at least one OTLP JSON trace file to read (or --record DIR)")
+        positive_seconds("--idle", args.idle)
+        writable_folder("--out" if not args.record else "--record", args.record or args.out)
+        if Path(args.out).is_file():
+            raise ValueError(f"--out {args.out} is a file, not a folder")
+    except ValueError as exc:
+        print(f"wismo traces: {exc}", file=sys.stderr)
+        return 2
+    if args.record:
+        return _record(Path(args.record))
+    result, found = analysis.analyse(args.files, args.idle, args.price_model)
+    files = {ANALYSIS: stable(result)}
+    top = result["topLinkedChain"]
+    if top is not None:
+        chain = result["chains"][top]
+        served = designs.for_tools(set(chain["tools"]))
+        command = ["{python}", "-m", "wismo", "serve", served.name] if served else None
+        if served and served.investigation.tools() != set(chain["tools"]):
+            command = None  # the chain calls tools the design does not declare: not that design's server
+        files[STUDY] = study_file.text(chain, found, command, result["files"])
+    _replace(Path(args.out), files)
+    read = result["read"]
+    print(
+        f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "
+        f"({read['ignoredSpans']:,} spans neither a model nor a tool call) -> {args.out}"
+    )
+    return 0

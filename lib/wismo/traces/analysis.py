@@ -1,0 +1,92 @@
+"""Trace files analysed: what was read, the recurring chains, and per chain what a focused tool would save, each
+figure labelled (provider-reported: the traced model calls' own usage; modelled: the cumulative-context model applied
+to it), priced at the traced model's price where the price library has one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from wismo.core.kinds import MODELLED, PROVIDER
+from wismo.traces import chains, conversations, otlp
+
+PER_CONVERSATIONS = 1000  # savings are stated per this many conversations
+LABEL = f"{PROVIDER} (imported traces)"
+
+
+def spans(paths: Sequence[str | Path]) -> Iterator[otlp.Span]:
+    """Every span of the files, file after file."""
+    for path in paths:
+        yield from otlp.read(path)
+
+
+def _price(models: Iterable[str], price_model: str | None) -> dict[str, Any]:
+    """The input price the saving is charged at: the traced model's (the first the library prices), else the one
+    asked for with --price-model, else none, saying why."""
+    from wismo.cost import prices
+
+    tried = sorted(set(models))
+    for model in tried:
+        try:
+            return {"priced": True, "as": model, "traced": True, **prices.lookup(model).as_dict()}
+        except prices.UnknownModel:
+            continue
+    if price_model:
+        return {"priced": True, "as": price_model, "traced": False, **prices.lookup(price_model).as_dict()}
+    return {"priced": False, "why": f"{prices.LIBRARY} {prices.version()} has no price for {', '.join(tried)}"}
+
+
+def _saving(summary: dict[str, Any], price: dict[str, Any]) -> dict[str, Any]:
+    """A chain's saving per conversation and per 1,000 conversations, in tokens and, when priced, in USD."""
+    mean = summary["inputTokensSavedMean"]
+    out: dict[str, Any] = {
+        "inputTokensPerConversationToday": summary["inputTokensMean"],
+        "inputTokensPerConversationReplaced": round(summary["inputTokensMean"] - mean, 2),
+        "inputTokensSavedPerConversation": mean,
+        f"inputTokensSavedPer{PER_CONVERSATIONS}": round(mean * PER_CONVERSATIONS, 2),
+        "label": {"today": LABEL, "replaced": MODELLED, "saved": MODELLED},
+    }
+    if price["priced"]:
+        out[f"usdSavedPer{PER_CONVERSATIONS}"] = round(mean * PER_CONVERSATIONS * price["inputPerMTok"] / 1e6, 6)
+    return out
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
+def analyse(
+    paths: Sequence[str | Path], idle_s: float = conversations.IDLE_NS / 1e9, price_model: str | None = None
+) -> tuple[dict[str, Any], list[conversations.Conversation]]:
+    """The analysis of the trace files (JSON-ready) and their conversations, in the order they completed;
+    TraceUnreadable names the first bad line."""
+    tally = conversations.Tally()
+    found = list(conversations.conversations(spans(paths), tally, int(idle_s * 1e9)))
+    ranked, total = chains.chains(found)
+    summaries = []
+    for chain in ranked:
+        summary = chain.summary(total)
+        summary["price"] = _price(summary["models"], price_model)
+        summary["saving"] = _saving(summary, summary["price"])
+        summaries.append(summary)
+    linked = [s for s in summaries if s["links"]]
+    return {
+        "schema": "wismo.traces/1",
+        "files": [str(p) for p in paths],
+        "read": {_camel(k): v for k, v in asdict(tally).items()},
+        "conversations": total,
+        "chains": summaries,
+        "topLinkedChain": summaries.index(linked[0]) if linked else None,
+        "labels": {
+            "tokens": LABEL,
+            "saving": MODELLED,
+            "model": (
+                "the cumulative-context model on the traced requests: with a chain replaced by one call returning the "
+                "same records, the records' tokens are kept (every later request still carries them) and each extra "
+                "turn's request, which resends the whole history, is no longer made"
+            ),
+        },
+    }, found

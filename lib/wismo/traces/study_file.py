@@ -1,0 +1,101 @@
+"""The study that checks the fix, written from the top chain with inferred links: the traced design as entry and links
+(from the paths where the arguments' values appeared), a focused design left as a placeholder for the team's new
+tool, and cases from the traced inputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from wismo.traces.conversations import Conversation
+
+PLACEHOLDER_COMMAND = "<the command that starts the server with your focused tool>"
+PLACEHOLDER_TOOL = "<your focused tool>"
+TRACED_COMMAND = "<the command that starts the traced server>"
+MAX_CASES = 12  # cases taken from the traced inputs, first seen first
+
+
+def _value(value: Any) -> str:
+    """A TOML value (strings as basic strings, which JSON's escapes are; lists and tables inline)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"no TOML for {type(value).__name__}")
+
+
+def _key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _cases(conversations: list[Conversation], entry: str) -> list[dict[str, Any]]:
+    """The traced inputs of the entry tool, each distinct set once."""
+    seen: list[dict[str, Any]] = []
+    for conversation in conversations:
+        call = next((c for c in conversation.tool_calls if c.tool == entry), None)
+        if call is None or call.arguments is None:
+            continue
+        try:
+            arguments = json.loads(call.arguments)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(arguments, dict) and arguments and arguments not in seen:
+            seen.append(arguments)
+        if len(seen) == MAX_CASES:
+            break
+    return seen
+
+
+def text(chain: dict[str, Any], conversations: list[Conversation], command: list[str] | None, files: list[str]) -> str:
+    """The study file (TOML) for a chain summary with links; `command` starts the traced server when it is known
+    (a design wismo serves), else the traced design's command is a placeholder too."""
+    entry = chain["tools"][0]
+    in_chain = [c for c in conversations if tuple(t.tool for t in c.tool_calls) and c.tool_calls[0].tool == entry]
+    cases = _cases(in_chain, entry)
+    key = next(iter(cases[0])) if cases else "id"
+    arguments = {name: "{" + name + "}" for name in (cases[0] if cases else {key: None})}
+    followed = [link for link in chain["links"] if link["from"] == entry and link["path"]]
+    unfollowed = [link for link in chain["links"] if link not in followed]
+    lines = [
+        "# Written by `wismo traces` from the chain most conversations showed with inferred links:",
+        f"#   {' -> '.join(chain['tools'])} ({chain['conversations']} of the conversations read)",
+        f"# from {', '.join(files)}.",
+        "# Point the focused design at your new tool, then: wismo study check FILE, and wismo study run FILE",
+        "# shows whether it returns the same evidence as the traced design, case by case.",
+        "",
+        f"title = {_value('The traced chain ' + ' -> '.join(chain['tools']) + ' against one focused call')}",
+        f"question = {_value('What do we know about {' + key + '}?')}",
+        'reference = "traced"',
+        'match = "equal"',
+        f"key = {_value(key)}",
+        "",
+        "[designs.traced]",
+        f"command = {_value(command or [TRACED_COMMAND])}",
+        f"entry = {_value({'tool': entry, 'arguments': arguments})}",
+    ]
+    if followed:
+        lines.append("links = [")
+        for link in followed:
+            lines.append(f"  {_value({'from': link['path'], 'tool': link['tool'], 'argument': link['argument']})},")
+        lines.append("]")
+    for link in unfollowed:
+        lines.append(
+            f"# not declarable as a link of the entry: {link['tool']}.{link['argument']} from "
+            f"{link['from']}'s result at {link['path'] or 'its text'}"
+        )
+    lines += [
+        "",
+        "[designs.focused]",
+        f"command = {_value([PLACEHOLDER_COMMAND])}",
+        f"entry = {_value({'tool': PLACEHOLDER_TOOL, 'arguments': arguments})}",
+    ]
+    for case in cases:
+        label = "as traced: " + ", ".join(f"{k} {v}" for k, v in case.items())
+        lines += ["", "[[cases]]", f"label = {_value(label)}"] + [f"{_key(k)} = {_value(v)}" for k, v in case.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,130 @@
+"""`wismo traces` on the shipped traces of wismo's own loop (data/traces/): the granular chain with its links, the
+modelled saving with its labels, the study file `wismo study check` reads naming only the placeholder; bad input is
+one sentence and exit 2 with nothing written; and a new recording gives the shipped traces' chains and tokens."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commands import one_sentence
+from wismo.core.paths import REPO_ROOT
+from wismo.studies import declaration
+from wismo.traces import analysis
+
+SHIPPED = sorted((REPO_ROOT / "data" / "traces").glob("*.json"))
+GRANULAR = ["get_order", "get_payment", "get_reservation", "get_tracking"]
+
+
+def _wismo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "wismo", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("traces") / "out"
+    done = _wismo("traces", *map(str, SHIPPED), "--out", str(folder), "--price-model", "gpt-4.1-mini-2025-04-14")
+    assert done.returncode == 0, done.stderr
+    assert "12 conversations" in done.stdout
+    return folder
+
+
+def test_the_shipped_traces_are_both_designs_and_every_case():
+    assert [p.name for p in SHIPPED] == ["focused.json", "granular.json"]
+
+
+def test_the_granular_chain_is_found_with_its_links(out):
+    result = json.loads((out / "traces.json").read_text(encoding="utf-8"))
+    assert result["conversations"] == 12 and result["read"]["sameCallSpans"] == 30  # each MCP span inside its call
+    top = result["chains"][result["topLinkedChain"]]
+    assert top["tools"] == GRANULAR and top["conversations"] == 5  # ORD-1003's payment is not captured: no tracking
+    links = {(link["from"], link["path"], link["tool"], link["argument"]) for link in top["links"]}
+    assert links == {
+        ("get_order", "paymentId", "get_payment", "paymentId"),
+        ("get_order", "reservationIds[]", "get_reservation", "reservationId"),
+        ("get_order", "trackingIds[]", "get_tracking", "trackingId"),
+    }
+    assert top["modelTurns"] == {"median": 3, "min": 3, "max": 3}
+    focused = next(c for c in result["chains"] if c["tools"] == ["get_order_support_context"])
+    assert focused["conversations"] == 6 and focused["saving"]["inputTokensSavedPerConversation"] == 0
+
+
+def test_the_saving_is_modelled_from_the_reported_tokens_and_labelled(out):
+    result = json.loads((out / "traces.json").read_text(encoding="utf-8"))
+    top = result["chains"][result["topLinkedChain"]]
+    saving = top["saving"]
+    assert saving["label"] == {
+        "today": "provider-reported (imported traces)",
+        "replaced": "modelled",
+        "saved": "modelled",
+    }
+    assert saving["inputTokensSavedPerConversation"] > 0
+    # The turn no longer made is the second request: what the chain's conversations sent then, on average.
+    assert saving["inputTokensPerConversationToday"] - saving["inputTokensPerConversationReplaced"] == pytest.approx(
+        saving["inputTokensSavedPerConversation"]
+    )
+    price = top["price"]
+    assert price["priced"] and not price["traced"] and price["as"] == "gpt-4.1-mini-2025-04-14"  # scripted-v1: none
+    assert saving["usdSavedPer1000"] == pytest.approx(
+        saving["inputTokensSavedPerConversation"] * 1000 * price["inputPerMTok"] / 1e6
+    )
+
+
+def test_the_study_file_names_only_the_placeholder_and_runs_once_it_is_filled_in(out, tmp_path):
+    study = out / "study.toml"
+    done = _wismo("study", "check", str(study))
+    assert done.returncode == 2
+    problems = [line for line in done.stderr.splitlines() if line.startswith("  - ")]
+    assert len(problems) == 1 and 'design "focused": is a placeholder left to fill in' in problems[0], done.stderr
+    text = study.read_text(encoding="utf-8")
+    assert 'command = ["{python}", "-m", "wismo", "serve", "granular"]' in text and 'from = "reservationIds[]"' in text
+    filled = tmp_path / "study.toml"
+    filled.write_text(
+        text.replace(
+            '["<the command that starts the server with your focused tool>"]',
+            '["{python}", "-m", "wismo", "serve", "focused"]',
+        ).replace('"<your focused tool>"', '"get_order_support_context"'),
+        encoding="utf-8",
+    )
+    parsed = declaration.load(filled)
+    assert [c.fields["orderId"] for c in parsed.cases] == [f"ORD-100{i}" for i in range(1, 7)]
+    done = _wismo("study", "check", str(filled))
+    assert done.returncode == 0, done.stderr
+
+
+def test_bad_trace_input_is_one_sentence_and_exit_2_with_nothing_written(tmp_path):
+    bad = tmp_path / "bad.json"
+    good = SHIPPED[0].read_text(encoding="utf-8").splitlines()[0]
+    bad.write_text(good + "\n" + good[:100] + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "kept.txt").write_text("a previous run", encoding="utf-8")
+    done = _wismo("traces", str(bad), "--out", str(out))
+    assert done.returncode == 2 and done.stdout == ""
+    line = done.stderr.strip()
+    assert line.startswith(f"wismo traces: {bad}, line 2: truncated") and one_sentence(line)
+    assert [p.name for p in out.iterdir()] == ["kept.txt"] and not list(tmp_path.glob(".out.*"))
+
+
+def test_a_new_recording_gives_the_shipped_chains_and_tokens(tmp_path):
+    study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
+    code = (
+        "import anyio, sys\nfrom pathlib import Path\nfrom wismo.studies import declaration\n"
+        "from wismo.traces import recording\n"
+        f"study = declaration.load(Path({str(study.path)!r}))\n"
+        f"anyio.run(recording.record, study, ['granular', 'focused'], Path({str(tmp_path)!r}))\n"
+    )
+    # Its own process: the recording sets the process's tracer provider, which OpenTelemetry allows once.
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    fresh, _ = analysis.analyse(sorted(tmp_path.glob("*.json")))
+    shipped, _ = analysis.analyse(SHIPPED)
+    strip = ("files", "examples")
+    assert [{k: v for k, v in c.items() if k not in strip} for c in fresh["chains"]] == [
+        {k: v for k, v in c.items() if k not in strip} for c in shipped["chains"]
+    ]
+    assert fresh["read"] == shipped["read"]
