@@ -60,9 +60,12 @@ runs: $(STAMP)
 	$(BIN)/wismo evaluate both 3 --latency 400 0.05 12
 
 ## traces: record the shipped OpenTelemetry traces of wismo's own agent loop (scripted model, both designs, the
-## article's six cases) into data/traces/ (data/traces/README.md says how they are made)
+## article's six cases) into data/traces/ (data/traces/README.md says how they are made), then import them as runs of
+## the article's study into data/runs/ (notebook 03 shows them as imported traces)
 traces: $(STAMP)
 	$(BIN)/wismo traces --record data/traces
+	$(BIN)/wismo traces data/traces/granular.json data/traces/focused.json --study data/studies/where-is-my-order.toml \
+	  --runs-dir data/runs --out outputs/traces
 
 ## fuzz: hostile input against real servers into outputs/fuzz.json: 2,000 argument objects per tool, 200 frames per kind
 ## over stdio, 200 HTTP requests per kind, 3,000 abandoned sessions

@@ -132,7 +132,10 @@ def test_notebook_03_executed_for_a_three_design_study_speaks_no_order_words(thr
 
 def test_the_articles_runs_stand_beside_its_published_ord_1004_conversations(tmp_path):
     result = recorded_runs.build({"output_dir": str(tmp_path)})
-    (group,) = result["groups"]
+    group, traced = result["groups"]  # the scripted runs first, then the runs imported from the shipped traces
+    assert (group["backend"], traced["label"]) == ("scripted", "imported traces, model scripted-v1")
+    assert traced["kinds"]["tokens"] == "provider-reported (imported traces; provider wismo.scripted)"
+    assert traced["kinds"]["runs"] == "imported traces"
     rows = {r["figure"]: r for r in group["againstPublished"]}
     article = reference.load("where-is-my-order")
     pub, sections = article["ORD-1004"], article["source"]["figureSections"]

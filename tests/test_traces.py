@@ -222,3 +222,26 @@ def test_repeated_calls_of_one_tool_are_one_step_and_links_need_an_earlier_resul
     assert chains.resends_saved(c) == 0  # every call asked for in one turn: no extra turn to save
     later = dataclasses.replace(c, model_calls=(model, model), requested_by=(0, 1, 1))
     assert chains.resends_saved(later) == 10
+
+
+def test_a_conversation_without_a_traced_answer_or_content_imports_and_verifies(tmp_path):
+    from wismo import runs
+    from wismo.traces import imported
+
+    document = _document()
+    spans = _spans_of(document)
+    spans[:] = [s for s in spans if s["spanId"] != "7777777777777777"]  # the last model call, the answer
+    for span in spans:  # content capture off: no arguments, no results
+        span["attributes"] = [a for a in span["attributes"] if not a["key"].startswith("gen_ai.tool.call.")]
+    (c,), _ = _read(_write_lines(tmp_path / "agent.json", document))
+    (folder,) = imported.write_runs([c], tmp_path / "runs")
+    assert runs.verify(folder) == []
+    run = runs.load(folder)
+    (t,) = run.traces
+    assert t["outcome"] == "no answer in the trace" and t["reason"] and t["answerText"] is None
+    assert [(c["name"], c["captured"], c["resultBytes"], c["request"]) for c in t["toolCalls"]] == [
+        ("get_order", False, 0, 1),
+        ("get_tracking", False, 0, 2),
+    ]
+    assert t["totals"]["inputTokens"] == 412 + 497 and run.manifest["design"] == "agent"
+    assert run.manifest["study"]["designs"] == ["agent"] and t["orderId"] == c.key

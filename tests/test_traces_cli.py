@@ -128,3 +128,43 @@ def test_a_new_recording_gives_the_shipped_chains_and_tokens(tmp_path):
         {k: v for k, v in c.items() if k not in strip} for c in shipped["chains"]
     ]
     assert fresh["read"] == shipped["read"]
+
+
+def test_each_trace_file_becomes_a_run_that_verifies(out):
+    folders = sorted((out / "runs").iterdir())
+    assert [f.name.rsplit("-", 1)[0] for f in folders] == ["imported-focused", "imported-granular"]
+    done = _wismo("verify", *map(str, folders))
+    assert done.returncode == 0 and done.stdout.count(": verified") == 2, done.stdout + done.stderr
+    manifest = json.loads((folders[1] / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["figures"]["tokens"] == "provider-reported" and manifest["backend"] == "imported"
+    assert manifest["source"] == {
+        "format": "OTLP JSON (OpenTelemetry traces)",
+        "file": "granular.json",
+        "providers": ["wismo.scripted"],
+    }
+    assert manifest["totals"]["cases"] == 6 and manifest["model"] == "scripted-v1"
+    trace = json.loads((folders[1] / manifest["files"][0]["path"]).read_text(encoding="utf-8"))
+    assert trace["outcome"] == "answered" and trace["question"].startswith("What is happening with my order")
+    assert [c["name"] for c in trace["toolCalls"]][:2] == ["get_order", "get_payment"]
+
+
+def test_the_runs_of_a_study_are_named_by_its_cases_and_a_file_of_no_design_is_refused(tmp_path):
+    study = str(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
+    runs_dir = tmp_path / "runs"
+    done = _wismo(
+        "traces", *map(str, SHIPPED), "--study", study, "--runs-dir", str(runs_dir), "--out", str(tmp_path / "o")
+    )
+    assert done.returncode == 0, done.stderr
+    (granular,) = runs_dir.glob("imported-granular-*")
+    manifest = json.loads((granular / "manifest.json").read_text(encoding="utf-8"))
+    assert (
+        manifest["orders"] == [f"ORD-100{i}" for i in range(1, 7)]
+        and manifest["study"]["file"] == "where-is-my-order.toml"
+    )
+    other = tmp_path / "someone-else.json"
+    other.write_text(SHIPPED[1].read_text(encoding="utf-8"), encoding="utf-8")
+    done = _wismo(
+        "traces", str(other), "--study", study, "--runs-dir", str(tmp_path / "r2"), "--out", str(tmp_path / "o2")
+    )
+    assert done.returncode == 2 and "someone_else, none of the study's (granular, focused)" in done.stderr
+    assert not (tmp_path / "r2").exists() and not (tmp_path / "o2").exists()

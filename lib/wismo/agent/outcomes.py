@@ -17,11 +17,13 @@ UNEXPECTED_ANSWER = "answer not the expected JSON"
 TIMEOUT = "request timed out"
 CONNECTION_FAILED = "server unreachable"
 SERVER_ERROR = "server error"
+# A conversation imported from traces whose last traced model call asked for tools: no answer was traced after them.
+NO_TRACED_ANSWER = "no answer in the trace"
 
 BUDGETS = (TURN_BUDGET, CALL_BUDGET, TOKEN_BUDGET)
 REFUSED_CALLS = (BAD_ARGUMENTS, UNKNOWN_TOOL, BAD_CALL_ID)  # the last reply's calls were not run
 FAILED_REQUESTS = (NO_USAGE, TIMEOUT, CONNECTION_FAILED, SERVER_ERROR)  # the last request got no usable answer
-ALL = (ANSWERED, *BUDGETS, *REFUSED_CALLS, UNEXPECTED_ANSWER, *FAILED_REQUESTS)
+ALL = (ANSWERED, *BUDGETS, *REFUSED_CALLS, UNEXPECTED_ANSWER, *FAILED_REQUESTS, NO_TRACED_ANSWER)
 
 
 class ConversationEnded(WismoError):

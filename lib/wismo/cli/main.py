@@ -18,7 +18,8 @@ from wismo.core.errors import WismoError, single
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
 COMMANDS = (
-    "serve", "compare", "report", "study", "tokens", "traces", "contract", "evaluate", "verify", "fuzz", "bench", "peers"
+    "serve", "compare", "report", "study", "tokens", "traces",
+    "contract", "evaluate", "verify", "fuzz", "bench", "peers",
 )  # fmt: skip
 
 

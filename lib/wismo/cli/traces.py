@@ -7,6 +7,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from wismo.cli.parsing import positive_seconds, subparser, writable_folder
@@ -39,12 +40,24 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="a conversation with no span ending for this long (span time) is complete (default %(default)g)",
     )
     p.add_argument("--price-model", metavar="MODEL", help="the model to price at when the traced one has no price")
+    p.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="where the imported runs go, one per trace file (default: runs/ in the --out folder)",
+    )
+    p.add_argument(
+        "--study",
+        metavar="FILE",
+        help="the study the traces are of: each file's run is the design the file is named after, each conversation "
+        "the case its first call names (so notebook 03 shows them beside the study's other runs)",
+    )
     p.add_argument("--record", metavar="DIR", help="record traces of wismo's own loop into DIR instead of reading")
     return p
 
 
-def _replace(out: Path, files: dict[str, str]) -> None:
-    """Write the files into a folder beside `out`, then put it in `out`'s place (the previous one removed)."""
+def _replace(out: Path, files: dict[str, str], runs: Callable[[Path], object] | None = None) -> None:
+    """Write the files (and, with `runs`, the imported runs into runs/) into a folder beside `out`, then put it in
+    `out`'s place (the previous one removed)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -52,6 +65,9 @@ def _replace(out: Path, files: dict[str, str]) -> None:
     try:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
+        if runs is not None:
+            (staging / "runs").mkdir()
+            runs(staging / "runs")
         previous = out.parent / f".{out.name}.previous-{os.getpid()}"
         if out.exists():
             out.rename(previous)
@@ -80,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     written."""
     from wismo.core.jsonfmt import stable
     from wismo.servers import designs
-    from wismo.traces import analysis, study_file
+    from wismo.traces import analysis, imported, study_file
 
     try:
         if args.record and args.files:
@@ -106,7 +122,15 @@ def run(args: argparse.Namespace) -> int:
         if served and served.investigation.tools() != set(chain["tools"]):
             command = None  # the chain calls tools the design does not declare: not that design's server
         files[STUDY] = study_file.text(chain, found, command, result["files"])
-    _replace(Path(args.out), files)
+    block = None
+    if args.study:
+        from wismo.runs.recording import about
+        from wismo.studies.declaration import load
+
+        block = about(load(Path(args.study)))
+    if args.runs_dir:
+        imported.write_runs(found, Path(args.runs_dir), block)
+    _replace(Path(args.out), files, None if args.runs_dir else lambda d: imported.write_runs(found, d, block))
     read = result["read"]
     print(
         f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "

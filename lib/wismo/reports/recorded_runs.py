@@ -75,9 +75,16 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     counted = f" ({', '.join(profiles)} profile{where})" if profiles else ""
     tokens_are = ", ".join(sorted({m["figures"]["tokens"] for m in manifests})) + counted
     scripted = backends == ["scripted"]
+    if backends == [runs.IMPORTED]:
+        providers = sorted({p for m in manifests for p in m["source"]["providers"]})
+        tokens_are = tokens_are + " (imported traces" + (f"; provider {', '.join(providers)})" if providers else ")")
     latency = [bool(m["latencyModel"]) for m in manifests]
     return {
-        "runs": SCRIPTED if scripted else f"model runs ({', '.join(backends)})",
+        "runs": SCRIPTED
+        if scripted
+        else "imported traces"
+        if backends == [runs.IMPORTED]
+        else f"model runs ({', '.join(backends)})",
         "turns": f"{SCRIPTED}: fixed by the script's rules" if scripted else "measured",
         "tokens": f"{SCRIPTED}, {tokens_are}" if scripted else tokens_are,
         "elapsed": "modelled (a stated latency model)"
@@ -199,7 +206,9 @@ def _group(
     group = {
         "backend": first["backend"],
         "model": first["model"],
-        "label": f"{first['backend']} backend, model {first['model']}",
+        "label": f"imported traces, model {first['model']}"
+        if first["backend"] == runs.IMPORTED
+        else f"{first['backend']} backend, model {first['model']}",
         "server": first.get("server"),
         "study": study_block(study),
         "designs": [study.reference, *(d for d in present if d != study.reference)],

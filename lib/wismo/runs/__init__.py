@@ -4,6 +4,7 @@ The run format's names (runs.store) are the package's API; recording, scoring an
 """
 
 from wismo.runs.store import (
+    IMPORTED,
     RUNS,
     SCHEMAS,
     STAGING_PREFIX,
@@ -21,6 +22,7 @@ from wismo.runs.store import (
 )
 
 __all__ = [
+    "IMPORTED",
     "RUNS",
     "SCHEMAS",
     "STAGING_PREFIX",

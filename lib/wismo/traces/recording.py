@@ -39,6 +39,21 @@ class _Requested:
         return waiting.pop(0) if waiting else ""
 
 
+def _messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's input items as the GenAI conventions' input messages (role and parts)."""
+    out = []
+    for item in items:
+        if item.get("type") == "message":
+            out.append({"role": item["role"], "parts": [{"type": "text", "content": item["content"]}]})
+        elif item.get("type") == "function_call":
+            call = {"type": "tool_call", "id": item["call_id"], "name": item["name"]}
+            out.append({"role": "assistant", "parts": [{**call, "arguments": json.loads(item["arguments"] or "{}")}]})
+        elif item.get("type") == "function_call_output":
+            response = {"type": "tool_call_response", "id": item["call_id"], "response": item["output"]}
+            out.append({"role": "tool", "parts": [response]})
+    return out
+
+
 class TracedBackend:
     """A backend whose every request is a GenAI inference span of the conversation."""
 
@@ -68,7 +83,9 @@ class TracedBackend:
                 {"type": "tool_call", "id": c["call_id"], "name": c["name"], "arguments": json.loads(c["arguments"])}
                 for c in calls
             ]
-            s.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": parts}]))
+            texts = [{"type": "text", "content": o["content"]} for o in reply.output if o.get("type") == "message"]
+            s.set_attribute("gen_ai.input.messages", json.dumps(_messages(items)))
+            s.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": parts + texts}]))
             return reply
 
 
