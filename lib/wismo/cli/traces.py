@@ -19,7 +19,8 @@ EXAMPLE = "wismo traces data/traces/*.json --out outputs/traces"
 DESCRIPTION = (
     "Read OTLP JSON trace files (the OpenTelemetry Collector's file exporter output, or one document), group the "
     "spans into conversations, find the chains of tool calls the model rebuilds and their links, model what one "
-    "focused call would save, and write traces.json and study.toml into DIR. With --record, trace wismo's own "
+    "focused call would save, and write into DIR: report 05 (traces.json, the notebook and its HTML), study.toml "
+    "and the imported runs. With --record, trace wismo's own "
     "agent loop on the article's study instead (the shipped traces)."
 )
 ANALYSIS, STUDY = "traces.json", "study.toml"
@@ -51,23 +52,22 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="the study the traces are of: each file's run is the design the file is named after, each conversation "
         "the case its first call names (so notebook 03 shows them beside the study's other runs)",
     )
+    p.add_argument(
+        "--no-report", action="store_true", help="write traces.json only, without executing report 05 (large files)"
+    )
     p.add_argument("--record", metavar="DIR", help="record traces of wismo's own loop into DIR instead of reading")
     return p
 
 
-def _replace(out: Path, files: dict[str, str], runs: Callable[[Path], object] | None = None) -> None:
-    """Write the files (and, with `runs`, the imported runs into runs/) into a folder beside `out`, then put it in
-    `out`'s place (the previous one removed)."""
+def _replace(out: Path, fill: Callable[[Path], object]) -> None:
+    """Fill a folder beside `out`, then put it in `out`'s place (the previous one removed); a failure leaves `out`
+    as it was."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8")
-        if runs is not None:
-            (staging / "runs").mkdir()
-            runs(staging / "runs")
+        fill(staging)
         previous = out.parent / f".{out.name}.previous-{os.getpid()}"
         if out.exists():
             out.rename(previous)
@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         return _record(Path(args.record))
     result, found = analysis.analyse(args.files, args.idle, args.price_model)
-    files = {ANALYSIS: stable(result)}
+    result["files"] = [Path(f).name for f in args.files]  # as the report writes them
+    study_text = None
     top = result["topLinkedChain"]
     if top is not None:
         chain = result["chains"][top]
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         command = ["{python}", "-m", "wismo", "serve", served.name] if served else None
         if served and served.investigation.tools() != set(chain["tools"]):
             command = None  # the chain calls tools the design does not declare: not that design's server
-        files[STUDY] = study_file.text(chain, found, command, result["files"])
+        study_text = study_file.text(chain, found, command, list(args.files))
     block = None
     if args.study:
         from wismo.runs.recording import about
@@ -130,7 +131,23 @@ def run(args: argparse.Namespace) -> int:
         block = about(load(Path(args.study)))
     if args.runs_dir:
         imported.write_runs(found, Path(args.runs_dir), block)
-    _replace(Path(args.out), files, None if args.runs_dir else lambda d: imported.write_runs(found, d, block))
+
+    def fill(folder: Path) -> None:
+        if study_text is not None:
+            (folder / STUDY).write_text(study_text, encoding="utf-8")
+        if not args.runs_dir:
+            (folder / "runs").mkdir()
+            imported.write_runs(found, folder / "runs", block)
+        if args.no_report:
+            (folder / ANALYSIS).write_text(stable(result), encoding="utf-8")
+            return
+        from wismo.core.paths import NOTEBOOKS
+        from wismo.render import build
+
+        params = {"trace_files": [str(Path(f).resolve()) for f in args.files], "price_model": args.price_model}
+        build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
+
+    _replace(Path(args.out), fill)
     read = result["read"]
     print(
         f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "

@@ -16,6 +16,7 @@ from wismo.studies.declaration import Study
 NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports
 RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo evaluate)
 SCALE = "04-scale"  # added when wismo serves every design: its generated cases drive them
+TRACES = "05-traces"  # added when the study declares OpenTelemetry trace files (its `traces` key)
 # Errors a notebook meets when a server answers otherwise than the study file says: said as the file's problem.
 DECLARATION_ERRORS = ("NoStructuredContent",)
 
@@ -97,7 +98,7 @@ def _short(value: Any, limit: int = 120) -> str:
 def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[Path], dict[str, Any], list[str]]:
     """The study's notebooks, the parameters every one is given (the study's file first, which each kernel reads
     once) and, for each report left out, why: every study gets 01 and 02, 03 when it has recorded runs, 04 when
-    wismo serves every design."""
+    wismo serves every design, 05 when it declares trace files."""
     from wismo import runs
     from wismo.studies.declaration import NEEDS
 
@@ -112,6 +113,10 @@ def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[P
         stems.append(SCALE)
     else:
         left_out.append(f"{SCALE}: {NEEDS['served']}")
+    if study.traces:
+        stems.append(TRACES)
+    else:
+        left_out.append(f"{TRACES}: the study declares no OpenTelemetry traces (its `traces` key)")
     return [NOTEBOOKS / f"{stem}.ipynb" for stem in stems], params, left_out
 
 

@@ -15,6 +15,7 @@ REPORTS = {
     "02-context-cost": ("wismo.reports.context_cost", "context-cost.json"),
     "03-recorded-runs": ("wismo.reports.recorded_runs", "recorded-runs.json"),
     "04-scale": ("wismo.reports.scale", "scale.json"),
+    "05-traces": ("wismo.reports.trace_chains", "traces.json"),
 }
 
 

@@ -34,6 +34,7 @@ TOP = {
     "key": "the case field that names each case in tables (default: the first case's first field)",
     "setup": "how to install the servers, said when one cannot be started",
     "runs": "where its recorded runs are kept, relative to the file (default: data/runs/studies/<file stem>/)",
+    "traces": "OpenTelemetry trace files of an agent using the designs, relative to the file (report 05 reads them)",
     "focus": "the case drawn call by call and shown as transcripts, by its key (default: the first case)",
     "reproduce": 'source documents whose worked numbers the reports reproduce, e.g. ["context-budget-case-study"]',
     "published": "provider-reported usage of real conversations with the designs, [published]",
@@ -89,6 +90,7 @@ class Study:
     description: str = ""
     setup: str = ""
     runs: Path | None = None  # where its recorded runs are kept (None: data/runs/studies/<file stem>/)
+    traces: tuple[Path, ...] = ()  # OTLP JSON trace files of an agent using the designs (report 05 reads them)
     focus: Any = None  # the key of the case drawn call by call (None: the first case's)
     reproduce: tuple[str, ...] = ()  # source documents whose worked numbers the reports reproduce
     published: Published | None = None  # provider-reported usage of real conversations, if declared
@@ -257,6 +259,13 @@ def _read(path: Path) -> Study:
     if runs is not None and not (isinstance(runs, str) and runs.strip()):
         r.say("top level", f"runs must be a folder's path relative to the study file, not {runs!r}")
         runs = None
+    traces = raw.get("traces", [])
+    if not isinstance(traces, list) or not all(isinstance(t, str) and t.strip() for t in traces):
+        r.say("top level", f"traces must list trace files' paths relative to the study file, not {traces!r}")
+        traces = []
+    missing = [t for t in traces if not (path.parent / t).is_file()]
+    if missing:
+        r.say("top level", f"traces names {', '.join(missing)}, which is no file beside the study (paths are relative)")
     keys = [v if isinstance(v := c.fields.get(key), str) else c.label for c in cases]
     focus = raw.get("focus")
     if focus is not None and focus not in keys:
@@ -290,6 +299,7 @@ def _read(path: Path) -> Study:
         description=raw.get("description", "") if isinstance(raw.get("description"), str) else "",
         setup=raw.get("setup", "") if isinstance(raw.get("setup"), str) else "",
         runs=(path.parent / runs).resolve() if runs else None,
+        traces=tuple((path.parent / t).resolve() for t in traces),
         focus=focus,
         reproduce=tuple(reproduce),
         published=published,

@@ -78,6 +78,8 @@ def analyse(
         "files": [str(p) for p in paths],
         "read": {_camel(k): v for k, v in asdict(tally).items()},
         "conversations": total,
+        "models": sorted({m.model for c in found for m in c.model_calls}),
+        "providers": sorted({m.provider for c in found for m in c.model_calls if m.provider}),
         "chains": summaries,
         "topLinkedChain": summaries.index(linked[0]) if linked else None,
         "labels": {

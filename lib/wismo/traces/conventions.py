@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from wismo.core.errors import WismoError
 from wismo.traces.otlp import Span
 
 # GenAI semantic conventions: the operations that are a call to a model.
@@ -17,7 +18,7 @@ CACHED_TOKENS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_rea
 MCP_TOOLS_CALL = "tools/call"
 
 
-class SpanIncomplete(Exception):
+class SpanIncomplete(WismoError):
     """A model or tool call span lacking an attribute a conversation needs: `missing` names it."""
 
     def __init__(self, missing: str) -> None:

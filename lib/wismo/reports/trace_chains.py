@@ -1,0 +1,124 @@
+"""Report 05: the chains of tool calls in an agent's OpenTelemetry traces, their links, and what a focused tool would
+save (modelled from the provider-reported tokens), with its checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import report_dir
+from wismo.reports import check
+from wismo.reports.params import Param, ParameterError, defaults
+from wismo.reports.params import checked as check_parameters
+from wismo.studies.declaration import chosen
+
+OUTPUT = "traces.json"
+PARAMETERS = {
+    "trace_files": Param(None, "texts", optional=True),  # OTLP JSON files; None: the study's `traces`
+    "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
+    "price_model": Param(
+        None, "text", optional=True
+    ),  # when the traced model has no price; None: the study's published
+    "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
+}
+DEFAULTS = defaults(PARAMETERS)
+REPORT = "the traces report"
+
+
+def files(p: Mapping[str, Any]) -> list[str]:
+    """The trace files the report reads: those given, else the study's."""
+    if p["trace_files"]:
+        return list(p["trace_files"])
+    study = chosen(p["study"])
+    if not study.traces:
+        raise ParameterError(
+            REPORT, "trace_files", None, f"give trace files: the study {study.path.name} declares none"
+        )
+    return [str(t) for t in study.traces]
+
+
+def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read the trace files, find the chains, links and savings, write the JSON."""
+    from wismo.traces import analysis
+
+    p = check_parameters(params, PARAMETERS, REPORT)
+    given = files(p)
+    study = chosen(p["study"])
+    # A traced model the price library lacks (the shipped traces' scripted one) is priced as the study's published
+    # conversations' model, when it has one and no price model is given.
+    price = p["price_model"] or (study.published.model if study.published and not p["trace_files"] else None)
+    result, _ = analysis.analyse(given, price_model=price)
+    result["files"] = [Path(f).name for f in given]  # names, not paths: the same traces give the same JSON anywhere
+    if result["topLinkedChain"] is not None:
+        linked = result["chains"][result["topLinkedChain"]]
+        result["headline"] = {
+            "chain": " → ".join(linked["tools"]),
+            "savedPerConversation": linked["saving"]["inputTokensSavedPerConversation"],
+            "usdPer1000": linked["saving"].get("usdSavedPer1000"),
+        }
+    write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
+    return result
+
+
+def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per chain, as the table shows it, each column saying what its figure is."""
+    out = []
+    for chain in result["chains"]:
+        saving = chain["saving"]
+        out.append(
+            {
+                "chain (tools in order)": " → ".join(chain["tools"]) or "(no tool call)",
+                "conversations": chain["conversations"],
+                "share %": round(100 * chain["share"], 1),
+                "model turns (median)": chain["modelTurns"]["median"],
+                "input tokens per conversation (provider-reported)": saving["inputTokensPerConversationToday"],
+                "with one focused call (modelled)": saving["inputTokensPerConversationReplaced"],
+                "saved per conversation (modelled)": saving["inputTokensSavedPerConversation"],
+                "USD saved per 1,000 (modelled)": saving.get("usdSavedPer1000"),
+            }
+        )
+    return out
+
+
+def link_rows(chain: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The links of one chain: which argument took a value an earlier result held, and where."""
+    return [
+        {
+            "argument": f"{link['tool']}.{link['argument']}",
+            "value found in": f"{link['from']} result at {link['path'] or '(its text)'}",
+            "conversations": link["conversations"],
+        }
+        for link in chain["links"]
+    ]
+
+
+def check_shares(result: Mapping[str, Any]) -> str:
+    """Every conversation read is in exactly one chain."""
+    counted = sum(c["conversations"] for c in result["chains"])
+    return check(
+        counted == result["conversations"],
+        "every conversation read belongs to exactly one chain",
+        f"{counted:,} in chains, {result['conversations']:,} read",
+    )
+
+
+def check_saving(result: Mapping[str, Any]) -> str:
+    """Each chain's modelled saving is what its extra turns sent, and none is negative."""
+    bad = [
+        " → ".join(c["tools"])
+        for c in result["chains"]
+        if c["saving"]["inputTokensSavedPerConversation"] < 0
+        or abs(
+            c["saving"]["inputTokensPerConversationToday"]
+            - c["saving"]["inputTokensPerConversationReplaced"]
+            - c["saving"]["inputTokensSavedPerConversation"]
+        )
+        > 0.01
+    ]
+    return check(
+        not bad,
+        "each chain's saving is the input its extra turns sent (today minus replaced), never negative",
+        f"{len(result['chains'])} chains" + (f"; not so for {', '.join(bad)}" if bad else ""),
+    )
