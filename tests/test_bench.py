@@ -160,10 +160,13 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
             assert set(figure["stats"]) == {"unit", "n", "median", "p95", "min", "max"}, (name, figure["name"])
             assert figure["stats"]["n"] >= 1 and figure["stats"]["median"] > 0
     targets = {t["target"] for t in smoke["targets"]}
-    kinds = (stats.TARGETS_MS, stats.TARGETS_MB, stats.TARGETS_X_FLOOR, stats.TARGETS_COUNT)
+    kinds = (stats.TARGETS_MS, stats.TARGETS_MB, stats.TARGETS_X_FLOOR, stats.TARGETS_COUNT, stats.TARGETS_MEMORY_X)
     assert targets == {name for kind in kinds for name in kind}
     for t in smoke["targets"]:
         assert t["met"] or (t["missedByPercent"] > 0 and t["why"])
+    traces = smoke["benchmarks"]["traces"]
+    assert traces["conversations"]["large"] > traces["conversations"]["small"] > 0 and traces["megabytesPerSecond"] > 0
+    assert traces["bytes"]["large"] >= 4 * traces["bytes"]["small"] * 0.9
     large = smoke["benchmarks"]["largeOrder"]
     assert large["differences"] == 0 and large["resultBytes"] > 1_000_000 and large["peakRssMb"] > 0
 
@@ -399,3 +402,19 @@ def test_both_stdio_transports_keep_the_pin(transport):
             "tools/call", {"name": "get_order_support_context", "arguments": {"orderId": "ORD-1004"}}
         )
         assert json.loads(answer["result"]["content"][0]["text"])["order"]["orderId"] == "ORD-1004"
+
+
+def test_a_memory_ratio_target_gives_its_verdict_and_both_peaks():
+    name = next(iter(stats.TARGETS_MEMORY_X))
+    within = stats.check_memory_ratio(name, 110.0, 100.0, lambda: "unused")
+    assert within == {
+        "target": name,
+        "targetX": stats.TARGETS_MEMORY_X[name],
+        "xSmaller": 1.1,
+        "met": True,
+        "peakMb": 110.0,
+        "smallerPeakMb": 100.0,
+    }
+    over = stats.check_memory_ratio(name, 400.0, 100.0, lambda: "grows with the file")
+    assert over["met"] is False and over["missedByX"] == 2.75 and over["why"] == "grows with the file"
+    assert "4.00x  target" in table({"benchmarks": {}, "loadAverage": {"atStart": 0, "atEnd": 0}, "targets": [over]})

@@ -53,7 +53,8 @@ def test_report_executes_renders_and_indexes(built_reports):
         714,
     ]
     recorded = json.loads((tmp_path / "recorded-runs.json").read_text())
-    (scripted,) = recorded["groups"]
+    scripted, traced = recorded["groups"]  # the scripted runs, then those imported from the shipped traces
+    assert traced["label"] == "imported traces, model scripted-v1" and len(traced["cases"]) == 12
     assert scripted["kinds"]["runs"] == "scripted (no model)" and scripted["backend"] == "scripted"
     medians = {m["measure"]: m for m in scripted["medians"]}
     assert (medians["turns"]["granular"], medians["turns"]["focused"]) == (3, 2)
@@ -61,7 +62,14 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert all(p["pass^k"] for p in scripted["passK"]) and len(scripted["cases"]) == 36
     runs_page = (tmp_path / "html" / "03-recorded-runs.html").read_text()
     assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
-    assert "scripted reply" in runs_page and "model replied" not in runs_page
+    assert "scripted reply" in runs_page and "provider-reported (imported traces; provider wismo.scripted)" in runs_page
+    traces = json.loads((tmp_path / "traces.json").read_text())
+    top = traces["chains"][traces["topLinkedChain"]]
+    assert top["tools"] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
+    assert traces["headline"]["savedPerConversation"] > 0 and top["price"]["as"] == "gpt-4.1-mini-2025-04-14"
+    traces_page = (tmp_path / "html" / "05-traces.html").read_text()
+    assert "Checked: every conversation read belongs to exactly one chain" in traces_page
+    assert traces_page.count("data:image/png;base64") >= 1
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
     assert (
         "420,000" in cost_page and "tiktoken-estimated" in cost_page and cost_page.count("data:image/png;base64") >= 4

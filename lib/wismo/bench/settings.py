@@ -32,6 +32,8 @@ class Settings:
     parallel_warmup: int = 20  # calls per client before timing, answers checked too
     parallel_rounds: int = 3  # one client alone then N at once, interleaved, per design and transport
     parallel_designs: tuple[str, ...] = designs.article()  # which of PROBES go under load
+    trace_mb: int = 32  # the generated trace file (and four times it) for the traces benchmark
+    trace_runs: int = 2  # fresh processes per way of reading it
 
     @classmethod
     def quick(cls) -> Settings:
@@ -51,6 +53,8 @@ class Settings:
             parallel_calls=3,
             parallel_warmup=1,
             parallel_rounds=1,
+            trace_mb=1,
+            trace_runs=1,
             parallel_designs=(
                 designs.ONE_CALL,
             ),  # each design under load starts 2 + N servers: seconds of a smoke test

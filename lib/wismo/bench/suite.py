@@ -18,6 +18,7 @@ from wismo.bench.report_build import bench_report
 from wismo.bench.roundtrip import bench_http_round_trip, bench_stdio_round_trip
 from wismo.bench.settings import Settings
 from wismo.bench.start import bench_server_start
+from wismo.bench.traces import bench_traces
 
 # Each benchmark returns {"title", "figures": [stats.figure(...), ...], "targets": [stats.check...(...), ...]} plus
 # whatever details explain it; exactly the figures marked floor are floors. To add one, list it here.
@@ -30,6 +31,7 @@ BENCHMARKS: dict[str, Callable[[Settings], dict[str, Any]]] = {
     "largeOrder": bench_large_order,
     "tokens": bench_tokens,
     "parallelLoad": bench_parallel_load,
+    "traces": bench_traces,
 }
 
 

@@ -43,6 +43,9 @@ def _target(t: dict[str, Any]) -> str:
         measured, target, missed = f"{t['count']} of {t['of']}", str(t["targetCount"]), str(t.get("missedByCount"))
     elif "targetMb" in t:
         measured, target, missed = f"{t['peakMb']} MB", f"{t['targetMb']} MB", f"{t.get('missedByMb')} MB"
+    elif "targetX" in t:
+        measured, target, missed = f"{t['xSmaller']:.2f}x", f"{t['targetX']:.2f}x", f"{t.get('missedByX')}x"
+        detail = f" ({t['peakMb']} MB against {t['smallerPeakMb']} MB)"
     elif "targetXFloor" in t:
         measured, target, missed = f"{t['xFloor']:.2f}x", f"{t['targetXFloor']:.2f}x", f"{t.get('missedByXFloor')}x"
         seconds = max(t["medianMs"], t["floorMs"]) >= 1000

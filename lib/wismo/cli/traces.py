@@ -9,6 +9,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from wismo.cli.parsing import positive_seconds, subparser, writable_folder
 from wismo.core.paths import OUTPUTS
@@ -91,12 +92,50 @@ def _record(folder: Path) -> int:
     return 0
 
 
+def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]]) -> None:
+    """The study file, the runs and report 05 (or traces.json alone) into --out, in one replace; runs bound for
+    --runs-dir are moved there only once --out is in place."""
+    from wismo.core.jsonfmt import stable
+    from wismo.servers import designs
+    from wismo.traces import study_file
+
+    result["files"] = [Path(f).name for f in args.files]  # as the report writes them
+    study_text = None
+    top = result["topLinkedChain"]
+    if top is not None:
+        chain = result["chains"][top]
+        served = designs.for_tools(set(chain["tools"]))
+        command = ["{python}", "-m", "wismo", "serve", served.name] if served else None
+        if served and served.investigation.tools() != set(chain["tools"]):
+            command = None  # the chain calls tools the design does not declare: not that design's server
+        study_text = study_file.text(chain, command, list(args.files))
+
+    def fill(folder: Path) -> None:
+        if study_text is not None:
+            (folder / STUDY).write_text(study_text, encoding="utf-8")
+        if not args.runs_dir:
+            (folder / "runs").mkdir()
+            for staging, run in finished:
+                staging.rename(folder / "runs" / run.name)
+        if args.no_report:
+            (folder / ANALYSIS).write_text(stable(result), encoding="utf-8")
+            return
+        from wismo.core.paths import NOTEBOOKS
+        from wismo.render import build
+
+        params = {"trace_files": [str(Path(f).resolve()) for f in args.files], "price_model": args.price_model}
+        build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
+
+    _replace(Path(args.out), fill)
+    if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
+        for staging, run in finished:
+            staging.rename(run)
+
+
 def run(args: argparse.Namespace) -> int:
     """Analyse the files into --out; a file that is not usable OTLP JSON is one sentence and exit 2, nothing
     written."""
-    from wismo.core.jsonfmt import stable
-    from wismo.servers import designs
-    from wismo.traces import analysis, imported, study_file
+    from wismo.traces import analysis, imported
 
     try:
         if args.record and args.files:
@@ -112,42 +151,24 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:
         return _record(Path(args.record))
-    result, found = analysis.analyse(args.files, args.idle, args.price_model)
-    result["files"] = [Path(f).name for f in args.files]  # as the report writes them
-    study_text = None
-    top = result["topLinkedChain"]
-    if top is not None:
-        chain = result["chains"][top]
-        served = designs.for_tools(set(chain["tools"]))
-        command = ["{python}", "-m", "wismo", "serve", served.name] if served else None
-        if served and served.investigation.tools() != set(chain["tools"]):
-            command = None  # the chain calls tools the design does not declare: not that design's server
-        study_text = study_file.text(chain, found, command, list(args.files))
     block = None
     if args.study:
         from wismo.runs.recording import about
         from wismo.studies.declaration import load
 
         block = about(load(Path(args.study)))
-    if args.runs_dir:
-        imported.write_runs(found, Path(args.runs_dir), block)
-
-    def fill(folder: Path) -> None:
-        if study_text is not None:
-            (folder / STUDY).write_text(study_text, encoding="utf-8")
+    runs_dir = (
+        Path(args.runs_dir) if args.runs_dir else Path(args.out).parent / f".{Path(args.out).name}.runs-{os.getpid()}"
+    )
+    importer = imported.Importer(list(args.files), runs_dir, block)
+    try:
+        # One pass: the runs are written as each conversation completes, into hidden folders moved only at the end.
+        result = analysis.analyse(args.files, args.idle, args.price_model, each=importer.add)
+        _write(args, result, importer.finish())
+    finally:
+        importer.abort()
         if not args.runs_dir:
-            (folder / "runs").mkdir()
-            imported.write_runs(found, folder / "runs", block)
-        if args.no_report:
-            (folder / ANALYSIS).write_text(stable(result), encoding="utf-8")
-            return
-        from wismo.core.paths import NOTEBOOKS
-        from wismo.render import build
-
-        params = {"trace_files": [str(Path(f).resolve()) for f in args.files], "price_model": args.price_model}
-        build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
-
-    _replace(Path(args.out), fill)
+            shutil.rmtree(runs_dir, ignore_errors=True)
     read = result["read"]
     print(
         f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "

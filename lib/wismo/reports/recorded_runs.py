@@ -308,6 +308,26 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
     return f"{claim} {requests_statement(focus, ref, growth)}"
 
 
+def same_requests(group: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The earlier group whose conversation of the focus case sent the very requests this group's did, design by
+    design, token for token (the imported traces of the scripted loop do), else None."""
+    inputs = {g["design"]: g["inputs"] for g in group["growth"]}
+    return next((e for e in earlier if inputs and {g["design"]: g["inputs"] for g in e["growth"]} == inputs), None)
+
+
+def resent_history(result: dict[str, Any], group: dict[str, Any], earlier: list[dict[str, Any]]) -> str:
+    """check_resent_history for one group; where an earlier group sent the same requests, said in one sentence
+    naming both instead of again."""
+    claim = check_resent_history(result, group)
+    same = same_requests(group, earlier)
+    if same is None:
+        return claim
+    return (
+        f"The {group['label']} sent for {result['focus']} the very requests the {same['label']} did, token for token "
+        f"({group['kinds']['tokens']} against {same['kinds']['tokens']}), so the same holds."
+    )
+
+
 def requests_statement(focus: str, ref: str, growth: dict[str, dict[str, Any]]) -> str:
     """How many requests each design's conversation of the focus case took, each against the reference's."""
     n = {d: len(g["inputs"]) for d, g in growth.items()}

@@ -44,6 +44,8 @@ def run_costs(
         m = run.manifest
         scripted = m["backend"] == "scripted"
         model = reference_model if scripted else m["model"]
+        stand_in = m["backend"] == runs.IMPORTED and not _priced(m["model"], price_date)
+        model = reference_model if stand_in else model
         tokens_are = f"{SCRIPTED}, {m['figures']['tokens']}" if scripted else m["figures"]["tokens"]
         row: dict[str, Any] = {
             "run": m["runId"],
@@ -73,7 +75,13 @@ def run_costs(
             "price": price.as_dict(),
             "priceSource": price.source,
             "label": f"priced from {tokens_are} tokens as {model}"
-            + (" (a reference model: scripted runs have no model)" if scripted else " (the run's model)"),
+            + (
+                " (a reference model: scripted runs have no model)"
+                if scripted
+                else f" (a reference model: the traced model {m['model']} has no price)"
+                if stand_in
+                else " (the run's model)"
+            ),
             "cacheWrites": "none: the scripted backend has no cache" if scripted else CACHE_WRITES,
             "inputTokens": sum(u.input for c in usages for u in c),
             "cachedInputTokens": sum(u.read for c in usages for u in c),
@@ -87,6 +95,15 @@ def run_costs(
             row |= _refitted(run, usages, price, fitted)
         out.append(row)
     return out
+
+
+def _priced(model: str, on: str | None) -> bool:
+    """Whether the price library prices a model."""
+    try:
+        prices.lookup(model, on=on)
+    except prices.UnknownModel:
+        return False
+    return True
 
 
 def _refitted(run: runs.Run, usages: list[list[prices.CallUsage]], price: prices.Price, fitted: Fitted) -> dict:

@@ -49,7 +49,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     # A traced model the price library lacks (the shipped traces' scripted one) is priced as the study's published
     # conversations' model, when it has one and no price model is given.
     price = p["price_model"] or (study.published.model if study.published and not p["trace_files"] else None)
-    result, _ = analysis.analyse(given, price_model=price)
+    result = analysis.analyse(given, price_model=price)
     result["files"] = [Path(f).name for f in given]  # names, not paths: the same traces give the same JSON anywhere
     if result["topLinkedChain"] is not None:
         linked = result["chains"][result["topLinkedChain"]]

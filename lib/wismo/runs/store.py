@@ -146,7 +146,7 @@ def verify(folder: str | Path) -> list[str]:
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
     for path in sorted(present - listed.keys()):
         problems.append(f"{path}: in the folder but not covered by the manifest")
-    traces = []
+    counters = []  # each trace's totals only: a run of many conversations is verified without holding them all
     for path, entry in listed.items():
         file = folder / path
         if not file.exists():
@@ -176,9 +176,9 @@ def verify(folder: str | Path) -> list[str]:
             study is None or manifest["instructionsSha256"] == instructions_sha256()
         )
         problems += verify_trace(trace, path, [t["name"] for t in manifest["tools"]], contract)
-        traces.append(trace)
-    if traces and not problems:
-        summed = sum_totals(traces)
+        counters.append({"totals": trace["totals"]})
+    if counters and not problems:
+        summed = sum_totals(counters)
         for key, value in summed.items():
             if manifest["totals"].get(key) != value:
                 problems.append(

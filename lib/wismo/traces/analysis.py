@@ -4,7 +4,7 @@ to it), priced at the traced model's price where the price library has one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -59,13 +59,24 @@ def _camel(name: str) -> str:
 
 
 def analyse(
-    paths: Sequence[str | Path], idle_s: float = conversations.IDLE_NS / 1e9, price_model: str | None = None
-) -> tuple[dict[str, Any], list[conversations.Conversation]]:
-    """The analysis of the trace files (JSON-ready) and their conversations, in the order they completed;
-    TraceUnreadable names the first bad line."""
+    paths: Sequence[str | Path],
+    idle_s: float = conversations.IDLE_NS / 1e9,
+    price_model: str | None = None,
+    each: Callable[[conversations.Conversation], object] | None = None,
+) -> dict[str, Any]:
+    """The analysis of the trace files (JSON-ready), read in one pass that holds only the conversations open at
+    once; `each` is given every conversation as it completes. TraceUnreadable names the first bad line."""
     tally = conversations.Tally()
-    found = list(conversations.conversations(spans(paths), tally, int(idle_s * 1e9)))
-    ranked, total = chains.chains(found)
+    counted = chains.Chains()
+    models: set[str] = set()
+    providers: set[str] = set()
+    for conversation in conversations.conversations(spans(paths), tally, int(idle_s * 1e9)):
+        counted.add(conversation)
+        models.update(m.model for m in conversation.model_calls)
+        providers.update(m.provider for m in conversation.model_calls if m.provider)
+        if each is not None:
+            each(conversation)
+    ranked, total = counted.ranked(), counted.total
     summaries = []
     for chain in ranked:
         summary = chain.summary(total)
@@ -78,8 +89,8 @@ def analyse(
         "files": [str(p) for p in paths],
         "read": {_camel(k): v for k, v in asdict(tally).items()},
         "conversations": total,
-        "models": sorted({m.model for c in found for m in c.model_calls}),
-        "providers": sorted({m.provider for c in found for m in c.model_calls if m.provider}),
+        "models": sorted(models),
+        "providers": sorted(providers),
         "chains": summaries,
         "topLinkedChain": summaries.index(linked[0]) if linked else None,
         "labels": {
@@ -91,4 +102,4 @@ def analyse(
                 "turn's request, which resends the whole history, is no longer made"
             ),
         },
-    }, found
+    }

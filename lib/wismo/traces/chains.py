@@ -123,6 +123,15 @@ def resends_saved(conversation: Conversation) -> int:
 
 
 EXAMPLES = 3  # conversation keys kept per chain, to name where to look
+CASES = 12  # distinct first-call arguments kept per chain: the cases of the study that checks it
+
+
+def first_arguments(conversation: Conversation) -> dict[str, Any] | None:
+    """The arguments of the conversation's first tool call, where captured as a JSON object."""
+    if not conversation.tool_calls:
+        return None
+    decoded = _json(conversation.tool_calls[0].arguments)
+    return decoded if isinstance(decoded, dict) and decoded else None
 
 
 @dataclass
@@ -142,6 +151,7 @@ class Chain:
     links: Counter[Link] = field(default_factory=Counter)  # conversations showing each link
     captured: int = 0  # conversations whose arguments and results were all captured
     models: Counter[str] = field(default_factory=Counter)
+    cases: list[dict[str, Any]] = field(default_factory=list)  # the first CASES distinct first-call arguments
 
     def add(self, conversation: Conversation, counts: tuple[int, ...]) -> None:
         """Counts one conversation showing this chain."""
@@ -158,6 +168,9 @@ class Chain:
         self.input_tokens[sum(m.input_tokens for m in conversation.model_calls)] += 1
         self.saved[resends_saved(conversation)] += 1
         self.models.update({m.model for m in conversation.model_calls})
+        arguments = first_arguments(conversation)
+        if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
+            self.cases.append(arguments)
         if conversation.tool_calls and all(
             c.arguments is not None and c.result is not None for c in conversation.tool_calls
         ):
@@ -180,6 +193,7 @@ class Chain:
             "inputTokensMean": round(sum(v * c for v, c in self.input_tokens.items()) / self.conversations, 2),
             "models": sorted(self.models),
             "linksCaptured": self.captured,
+            "cases": self.cases,
             "links": [
                 {
                     "from": link.source,
@@ -193,15 +207,28 @@ class Chain:
         }
 
 
-def chains(conversations: Iterable[Conversation]) -> tuple[list[Chain], int]:
-    """The recurring chains, most conversations first (then by tools), and the number of conversations read."""
-    by_tools: dict[tuple[str, ...], Chain] = {}
-    total = 0
-    for conversation in conversations:
-        total += 1
+class Chains:
+    """The recurring chains, counted one conversation at a time (memory grows with the distinct chains)."""
+
+    def __init__(self) -> None:
+        self.by_tools: dict[tuple[str, ...], Chain] = {}
+        self.total = 0
+
+    def add(self, conversation: Conversation) -> None:
+        """Counts one conversation in its chain."""
+        self.total += 1
         s = steps(conversation)
         tools = tuple(tool for tool, _ in s)
-        chain = by_tools.setdefault(tools, Chain(tools))
-        chain.add(conversation, tuple(count for _, count in s))
-    ranked = sorted(by_tools.values(), key=lambda c: (-c.conversations, c.tools))
-    return ranked, total
+        self.by_tools.setdefault(tools, Chain(tools)).add(conversation, tuple(count for _, count in s))
+
+    def ranked(self) -> list[Chain]:
+        """Most conversations first, then by tools."""
+        return sorted(self.by_tools.values(), key=lambda c: (-c.conversations, c.tools))
+
+
+def chains(conversations: Iterable[Conversation]) -> tuple[list[Chain], int]:
+    """The recurring chains, most conversations first (then by tools), and the number of conversations read."""
+    counted = Chains()
+    for conversation in conversations:
+        counted.add(conversation)
+    return counted.ranked(), counted.total

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -148,109 +148,133 @@ def case_of(conversation: Conversation, key: str | None) -> str:
     return conversation.key
 
 
-def _stamp(conversations: list[Conversation]) -> datetime:
-    """When the run's conversations ended (span time), so the same traces give the same run id."""
-    end = max(m.span.end_ns for c in conversations for m in c.model_calls)
-    return datetime.fromtimestamp(end // 10**9, UTC)
+class _Run:
+    """One trace file's run while it is written: its hidden folder, its files, its conversations' counters."""
+
+    def __init__(self, source: str, design: str, staging: Path) -> None:
+        self.source, self.design, self.staging = source, design, staging
+        self.files: list[dict[str, Any]] = []
+        self.counters: list[dict[str, Any]] = []  # each trace's totals only, for the run's (sum_totals)
+        self.seen: Counter[str] = Counter()
+        self.models: Counter[str] = Counter()
+        self.providers: set[str] = set()
+        self.tools: set[str] = set()
+        self.end_ns = 0
 
 
-def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[str, Any] | None = None) -> list[Path]:
-    """One verified run per trace file under `runs_dir` (each moved into place only once it verifies); `study` is
-    the manifest's study block (its designs and key) when the traces are of a study, else one is made."""
-    by_file: dict[str, list[Conversation]] = defaultdict(list)
-    for conversation in conversations:
-        by_file[conversation.sources[0]].append(conversation)
-    designs = {path: design_of(path) for path in by_file}
-    if len(set(designs.values())) < len(designs):
-        raise NotImportable("two trace files give one design name; rename one (a run is named after its file)")
-    block = study or {
-        "title": "Imported traces",
-        "file": Path(next(iter(by_file))).name,
-        "key": KEY,
-        "question": "",
-        "designs": sorted(designs.values()),
-        "expectations": {},
-    }
-    unknown = sorted(set(designs.values()) - set(block["designs"]))
-    if unknown:
-        raise NotImportable(
-            f"the trace files name designs {', '.join(unknown)}, none of the study's ({', '.join(block['designs'])})"
-        )
-    written = []
-    staged = []
-    try:
-        for path, group in sorted(by_file.items()):
-            design = designs[path]
-            stamp = _stamp(group)
-            folder = runs_dir / f"{BACKEND}-{design}-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
+class Importer:
+    """Runs written one conversation at a time, one per trace file, into hidden folders under `runs_dir`, each moved
+    into place only once every run verifies (`close`); `abort` removes them. `study` is the manifest's study block
+    (its designs and key) when the traces are of a study, else one is made naming the files as designs."""
+
+    def __init__(self, files: list[str | Path], runs_dir: Path, study: dict[str, Any] | None = None) -> None:
+        self.designs = {str(p): design_of(p) for p in files}
+        if len(set(self.designs.values())) < len(self.designs):
+            raise NotImportable("two trace files give one design name; rename one (a run is named after its file)")
+        self.block = study or {
+            "title": "Imported traces",
+            "file": Path(files[0]).name,
+            "key": KEY,
+            "question": "",
+            "designs": sorted(set(self.designs.values())),
+            "expectations": {},
+        }
+        self.key = self.block["key"] if study else None
+        unknown = sorted(set(self.designs.values()) - set(self.block["designs"]))
+        if unknown:
+            raise NotImportable(
+                f"the trace files name designs {', '.join(unknown)}, none of the study's "
+                f"({', '.join(self.block['designs'])})"
+            )
+        self.runs_dir = runs_dir
+        self.runs: dict[str, _Run] = {}
+
+    def add(self, conversation: Conversation) -> None:
+        """Write one conversation as a trace of its first file's run."""
+        source = conversation.sources[0]
+        run = self.runs.get(source)
+        if run is None:
+            staging = self.runs_dir / f"{STAGING_PREFIX}{BACKEND}-{self.designs[source]}-{len(self.runs)}"
+            shutil.rmtree(staging, ignore_errors=True)
+            (staging / "traces").mkdir(parents=True)
+            run = self.runs[source] = _Run(source, self.designs[source], staging)
+        case = case_of(conversation, self.key)
+        run.seen[case] += 1
+        t = trace(conversation, run.design, case, run.seen[case])
+        relative = f"traces/{re.sub(r'[^A-Za-z0-9._-]+', '_', case)[:60]}-r{run.seen[case]}"
+        relative += f"-{len(run.files)}.json" if any(f["path"] == relative + ".json" for f in run.files) else ".json"
+        data = stable(t).encode("utf-8")
+        (run.staging / relative).write_bytes(data)
+        run.files.append({"path": relative, "sha256": sha256(data), "orderId": case, "repetition": run.seen[case]})
+        run.counters.append({"totals": t["totals"]})
+        run.models.update(m.model for m in conversation.model_calls)
+        run.providers.update(m.provider for m in conversation.model_calls if m.provider)
+        run.tools.update(c.tool for c in conversation.tool_calls)
+        run.end_ns = max([run.end_ns, *(m.span.end_ns for m in conversation.model_calls)])
+
+    def finish(self) -> list[tuple[Path, Path]]:
+        """Write each run's manifest and verify every run; each run's hidden folder and the folder it belongs in."""
+        final = []
+        for run in self.runs.values():
+            stamp = datetime.fromtimestamp(run.end_ns // 10**9, UTC)  # span time: the same traces, the same id
+            folder = self.runs_dir / f"{BACKEND}-{run.design}-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
             if folder.exists():
                 raise NotImportable(
                     f"{folder} exists: these traces were imported before, and runs are never overwritten"
                 )
-            staging = runs_dir / f"{STAGING_PREFIX}{folder.name}"
-            shutil.rmtree(staging, ignore_errors=True)
-            (staging / "traces").mkdir(parents=True)
-            staged.append((staging, folder))
-            traces, files, seen = [], [], Counter[str]()
-            for conversation in group:
-                case = case_of(conversation, block["key"] if study else None)
-                seen[case] += 1
-                t = trace(conversation, design, case, seen[case])
-                relative = f"traces/{re.sub(r'[^A-Za-z0-9._-]+', '_', case)[:60]}-r{seen[case]}.json"
-                data = stable(t).encode("utf-8")
-                (staging / relative).write_bytes(data)
-                files.append({"path": relative, "sha256": sha256(data), "orderId": case, "repetition": seen[case]})
-                traces.append(t)
-            manifest = _manifest(group, design, folder.name, stamp, block, files, traces, path)
-            (staging / "manifest.json").write_text(stable(manifest), encoding="utf-8")
-            problems = verify(staging)
+            manifest = _manifest(run, folder.name, stamp, self.block)
+            (run.staging / "manifest.json").write_text(stable(manifest), encoding="utf-8")
+            problems = verify(run.staging)
             if problems:
-                raise RunInvalid(f"the run imported from {path} does not verify: " + "; ".join(problems[:5]))
-        for staging, folder in staged:
+                raise RunInvalid(f"the run imported from {run.source} does not verify: " + "; ".join(problems[:5]))
+            final.append((run.staging, folder))
+        return final
+
+    def close(self) -> list[Path]:
+        """Finish, then move every run into place; the run folders."""
+        finished = self.finish()
+        for staging, folder in finished:
             staging.rename(folder)
-            written.append(folder)
+        return [folder for _, folder in finished]
+
+    def abort(self) -> None:
+        """Remove every hidden folder not moved into place."""
+        for run in self.runs.values():
+            shutil.rmtree(run.staging, ignore_errors=True)
+
+
+def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[str, Any] | None = None) -> list[Path]:
+    """One verified run per trace file the conversations came from (see Importer)."""
+    importer = Importer(list(dict.fromkeys(c.sources[0] for c in conversations)), runs_dir, study)
+    try:
+        for conversation in conversations:
+            importer.add(conversation)
+        return importer.close()
     finally:
-        for staging, _ in staged:
-            shutil.rmtree(staging, ignore_errors=True)
-    return written
+        importer.abort()
 
 
-def _manifest(
-    group: list[Conversation],
-    design: str,
-    run_id: str,
-    stamp: datetime,
-    study: dict[str, Any],
-    files: list[dict[str, Any]],
-    traces: list[dict[str, Any]],
-    source: str,
-) -> dict[str, Any]:
-    models = Counter(m.model for c in group for m in c.model_calls)
-    tools = sorted({t.tool for c in group for t in c.tool_calls})
+def _manifest(run: _Run, run_id: str, stamp: datetime, study: dict[str, Any]) -> dict[str, Any]:
     return {
         "study": study,
         "schema": "wismo.run/1",
         "runId": run_id,
-        "design": design,
+        "design": run.design,
         "backend": BACKEND,
-        "model": models.most_common(1)[0][0] or "not traced",
+        "model": run.models.most_common(1)[0][0] or "not traced",
         "server": None,
         "protocolRevision": "not traced",
-        "repetitions": max(f["repetition"] for f in files),
-        "orders": list(dict.fromkeys(f["orderId"] for f in files)),
+        "repetitions": max(f["repetition"] for f in run.files),
+        "orders": list(dict.fromkeys(f["orderId"] for f in run.files)),
         "createdAt": stamp.isoformat(timespec="seconds"),
         "instructionsSha256": None,
         "toolListSha256": None,
-        "tools": [{"name": t, "inputSchema": None} for t in tools],  # the tools called; their schemas are not traced
+        "tools": [{"name": t, "inputSchema": None} for t in sorted(run.tools)],  # the tools called; schemas untraced
         "budgets": None,
         "latencyModel": None,
         "figures": {"tokens": "provider-reported", "elapsedMs": "measured", "modelledElapsedMs": None},
-        "source": {
-            "format": FORMAT,
-            "file": Path(source).name,
-            "providers": sorted({m.provider for c in group for m in c.model_calls if m.provider}),
-        },
+        "source": {"format": FORMAT, "file": Path(run.source).name, "providers": sorted(run.providers)},
         "designOrder": [],
-        "files": files,
-        "totals": sum_totals(traces),
+        "files": run.files,
+        "totals": sum_totals(run.counters),
     }

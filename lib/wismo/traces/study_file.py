@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wismo.traces.conversations import Conversation
-
 PLACEHOLDER_COMMAND = "<the command that starts the server with your focused tool>"
 PLACEHOLDER_TOOL = "<your focused tool>"
 TRACED_COMMAND = "<the command that starts the traced server>"
-MAX_CASES = 12  # cases taken from the traced inputs, first seen first
 
 
 def _value(value: Any) -> str:
@@ -34,30 +31,11 @@ def _key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
 
 
-def _cases(conversations: list[Conversation], entry: str) -> list[dict[str, Any]]:
-    """The traced inputs of the entry tool, each distinct set once."""
-    seen: list[dict[str, Any]] = []
-    for conversation in conversations:
-        call = next((c for c in conversation.tool_calls if c.tool == entry), None)
-        if call is None or call.arguments is None:
-            continue
-        try:
-            arguments = json.loads(call.arguments)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(arguments, dict) and arguments and arguments not in seen:
-            seen.append(arguments)
-        if len(seen) == MAX_CASES:
-            break
-    return seen
-
-
-def text(chain: dict[str, Any], conversations: list[Conversation], command: list[str] | None, files: list[str]) -> str:
+def text(chain: dict[str, Any], command: list[str] | None, files: list[str]) -> str:
     """The study file (TOML) for a chain summary with links; `command` starts the traced server when it is known
     (a design wismo serves), else the traced design's command is a placeholder too."""
     entry = chain["tools"][0]
-    in_chain = [c for c in conversations if tuple(t.tool for t in c.tool_calls) and c.tool_calls[0].tool == entry]
-    cases = _cases(in_chain, entry)
+    cases = chain["cases"]
     key = next(iter(cases[0])) if cases else "id"
     arguments = {name: "{" + name + "}" for name in (cases[0] if cases else {key: None})}
     followed = [link for link in chain["links"] if link["from"] == entry and link["path"]]

@@ -1,0 +1,47 @@
+"""`python -m wismo.bench.traces_probe FILE MODE`: in a fresh process, FILE read line by line (MODE lines), each line
+JSON-decoded (json), or analysed as `wismo traces` reads it (analysis: protobuf's reader, conversations, chains);
+prints its time and peak memory as one JSON line."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+
+def _rss_mb() -> float:
+    """The peak resident set size of this process so far, in MB (Linux reports KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main(path: str, mode: str) -> dict[str, Any]:
+    """Time one way of reading the file, after the imports it needs."""
+    if mode == "analysis":
+        from google.protobuf import json_format  # noqa: F401 - imported before timing, as the others import json
+
+        from wismo.traces import analysis
+    base = _rss_mb()
+    started = time.perf_counter()
+    conversations = None
+    if mode == "lines":
+        with open(path, encoding="utf-8") as handle:
+            for _ in handle:
+                pass
+    elif mode == "json":
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                json.loads(line)
+    else:
+        conversations = analysis.analyse([path])["conversations"]
+    return {
+        "ms": (time.perf_counter() - started) * 1000,
+        "peakRssMb": _rss_mb(),
+        "baseRssMb": base,
+        "conversations": conversations,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], sys.argv[2])))
