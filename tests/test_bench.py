@@ -418,3 +418,11 @@ def test_a_memory_ratio_target_gives_its_verdict_and_both_peaks():
     over = stats.check_memory_ratio(name, 400.0, 100.0, lambda: "grows with the file")
     assert over["met"] is False and over["missedByX"] == 2.75 and over["why"] == "grows with the file"
     assert "4.00x  target" in table({"benchmarks": {}, "loadAverage": {"atStart": 0, "atEnd": 0}, "targets": [over]})
+
+
+def test_a_probes_peak_memory_is_its_own_not_its_parents():
+    # getrusage's ru_maxrss keeps the forking process's peak across exec; /proc's VmHWM starts afresh.
+    code = "from wismo.bench.procfs import peak_rss_mb; print(peak_rss_mb())"
+    ballast = bytearray(200_000_000)  # this process's peak is above 200 MB
+    child = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 5 < child < 100 and len(ballast)

@@ -5,20 +5,15 @@ tool returns it), then the focused JSON text parsed once (the floor); prints tim
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from typing import Any
 
 from wismo.analyses import comparison
+from wismo.bench.procfs import peak_rss_mb
 from wismo.core.jsonfmt import compact
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
 from wismo.servers import designs
-
-
-def _rss_mb() -> float:
-    """The peak resident set size of this process so far, in MB (Linux reports KB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _as_returned(record: Any) -> Any:
@@ -28,7 +23,7 @@ def _as_returned(record: Any) -> Any:
 
 def main(lines: int) -> dict[str, Any]:
     """Time the focused result, the comparison and the floor on one generated order of `lines` lines."""
-    base_rss = _rss_mb()
+    base_rss = peak_rss_mb()
     dataset = load(large=[lines])
     order_id = f"ORD-9{lines:05d}"
     t0 = time.perf_counter()
@@ -51,7 +46,7 @@ def main(lines: int) -> dict[str, Any]:
         "floorMs": (t3 - t2) * 1000,
         "bytes": len(focused_text.encode()),
         "differences": len(differences),
-        "peakRssMb": _rss_mb(),
+        "peakRssMb": peak_rss_mb(),
         "baseRssMb": base_rss,
     }
 

@@ -1,4 +1,5 @@
-"""CPU accounting from /proc (Linux), to split a round trip into the client's, the server's and the rest."""
+"""CPU and memory accounting from /proc (Linux): a round trip split into the client's, the server's and the rest,
+and a probe's own peak memory."""
 
 from __future__ import annotations
 
@@ -42,3 +43,11 @@ def child_pid(marker: str) -> int | None:
         if int(fields[1]) == os.getpid() and all(word in cmdline for word in marker.split()):
             found.append((int(fields[19]), int(entry)))  # start time, pid
     return max(found)[1] if found else None
+
+
+def peak_rss_mb() -> float:
+    """The peak resident set size of this process image so far, in MB: /proc's VmHWM, which starts afresh at exec
+    (getrusage's ru_maxrss keeps the peak of the process that forked this one: a probe would report the benchmark's)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024

@@ -5,24 +5,21 @@ prints its time and peak memory as one JSON line."""
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from typing import Any
 
-
-def _rss_mb() -> float:
-    """The peak resident set size of this process so far, in MB (Linux reports KB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from wismo.bench.procfs import peak_rss_mb
 
 
 def main(path: str, mode: str) -> dict[str, Any]:
     """Time one way of reading the file, after the imports it needs."""
     if mode == "analysis":
-        from google.protobuf import json_format  # noqa: F401 - imported before timing, as the others import json
-
+        from wismo.cost import prices
         from wismo.traces import analysis
-    base = _rss_mb()
+
+        prices.lookup("gpt-4.1-mini")  # the price library's data loaded before timing, so base memory includes it
+    base = peak_rss_mb()
     started = time.perf_counter()
     conversations = None
     if mode == "lines":
@@ -37,7 +34,7 @@ def main(path: str, mode: str) -> dict[str, Any]:
         conversations = analysis.analyse([path])["conversations"]
     return {
         "ms": (time.perf_counter() - started) * 1000,
-        "peakRssMb": _rss_mb(),
+        "peakRssMb": peak_rss_mb(),
         "baseRssMb": base,
         "conversations": conversations,
     }
