@@ -30,6 +30,11 @@ def out(tmp_path_factory) -> Path:
     done = _wismo("traces", *map(str, SHIPPED), "--out", str(folder), "--price-model", "gpt-4.1-mini-2025-04-14")
     assert done.returncode == 0, done.stderr
     assert "12 conversations" in done.stdout
+    assert (
+        "top chain with links: get_order -> get_payment -> get_reservation -> get_tracking, 5 conversations; links: "
+        "get_payment.paymentId from get_order at paymentId;" in done.stdout
+    )
+    assert "input tokens per conversation (modelled) of 2,155.0 (provider-reported), USD" in done.stdout
     return folder
 
 

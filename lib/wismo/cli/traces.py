@@ -174,4 +174,24 @@ def run(args: argparse.Namespace) -> int:
         f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "
         f"({read['ignoredSpans']:,} spans neither a model nor a tool call) -> {args.out}"
     )
+    if result["topLinkedChain"] is not None:
+        print(_top_chain(result["chains"][result["topLinkedChain"]]))
     return 0
+
+
+def _top_chain(chain: dict[str, Any]) -> str:
+    """The top chain with links in one paragraph: its tools, links and modelled saving, each figure labelled."""
+    saving, price = chain["saving"], chain["price"]
+    links = "; ".join(
+        f"{k['tool']}.{k['argument']} from {k['from']} at {k['path'] or '(text)'}" for k in chain["links"]
+    )
+    priced = (
+        f", USD {saving['usdSavedPer1000']:,.4f} per 1,000 conversations at {price['as']}'s input price (modelled)"
+        if price["priced"]
+        else f" ({price['why']})"
+    )
+    return (
+        f"top chain with links: {' -> '.join(chain['tools'])}, {chain['conversations']:,} conversations; links: "
+        f"{links}; one focused call would save {saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
+        f"conversation (modelled) of {saving['inputTokensPerConversationToday']:,.1f} (provider-reported){priced}."
+    )
