@@ -68,7 +68,7 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert top["tools"] == ["get_order", "get_payment", "get_reservation", "get_tracking"]
     assert traces["headline"]["savedPerConversation"] > 0 and top["price"]["as"] == "gpt-4.1-mini-2025-04-14"
     traces_page = (tmp_path / "html" / "05-traces.html").read_text()
-    assert "Checked: every conversation read belongs to exactly one chain" in traces_page
+    assert "Checked: every model call read is counted in exactly one chain" in traces_page
     assert traces_page.count("data:image/png;base64") >= 1
     cost_page = (tmp_path / "html" / "02-context-cost.html").read_text()
     assert (

@@ -245,3 +245,63 @@ def test_a_conversation_without_a_traced_answer_or_content_imports_and_verifies(
     ]
     assert t["totals"]["inputTokens"] == 412 + 497 and run.manifest["design"] == "agent"
     assert run.manifest["study"]["designs"] == ["agent"] and t["orderId"] == c.key
+
+
+def test_a_session_of_several_questions_is_one_conversation_per_question_and_reused_ids_stay_in_their_turn():
+    def chat(span: str, end_s: int, tokens: int, asked: tuple[str, ...] = ()) -> otlp.Span:
+        s = _chat("t", span, end_s, "session", tokens)
+        parts = [{"type": "tool_call", "id": i, "name": "get_order"} for i in asked]
+        s.attributes["gen_ai.output.messages"] = json.dumps([{"role": "assistant", "parts": parts}])
+        return s
+
+    def tool(span: str, end_s: int) -> otlp.Span:
+        s = _tool("t", span, end_s, "get_order")
+        s.attributes["gen_ai.tool.call.id"] = "0"  # the same id in both questions
+        return s
+
+    spans = [chat("a", 1, 100, ("0",)), tool("b", 2), chat("c", 3, 200), chat("d", 4, 300, ("0",)), tool("e", 5)]
+    spans.append(chat("f", 6, 400))
+    found = list(conversations.conversations(spans, conversations.Tally()))
+    assert [c.key for c in found] == ["session", "session #2"]
+    assert [[m.input_tokens for m in c.model_calls] for c in found] == [[100, 200], [300, 400]]
+    assert [c.requested_by for c in found] == [(0,), (0,)]
+    assert [chains.resends_saved(c) for c in found] == [0, 0]
+
+
+def test_a_model_span_inside_another_is_one_request():
+    outer = _chat("t", "a", 2, tokens=100)
+    inner = dataclasses.replace(_chat("t", "b", 2, tokens=100), parent_id="a")
+    tally = conversations.Tally()
+    (c,) = conversations.conversations([outer, inner], tally)
+    assert [m.span.span_id for m in c.model_calls] == ["a"] and tally.same_model_call_spans == 1
+
+
+def test_input_real_agents_write_reads(tmp_path):
+    document = _document()
+    spans = _spans_of(document)
+    spans[2]["newField"] = 1  # a field a newer SDK writes: ignored, as OTLP/JSON asks
+    arguments = next(a for a in spans[2]["attributes"] if a["key"] == "gen_ai.tool.call.arguments")
+    arguments["value"]["stringValue"] = json.dumps({"orderId": "ORD-2001", "cursor": None})  # strict mode's null
+    path = tmp_path / "agent.json"
+    path.write_text("\n" + json.dumps(document, indent=2) + "\n", encoding="utf-8")  # indented after a blank line
+    (c,), _ = _read(path)
+    (chain,), _ = chains.chains([c])
+    assert chain.cases == [{"orderId": "ORD-2001"}]
+    for bad in ('{"resourceSpans": "x"}\n', '{"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]}\n'):
+        path.write_text(bad, encoding="utf-8")
+        assert "not OTLP JSON" in _unreadable(path).problem
+
+
+def test_links_need_a_value_no_chance_could_give():
+    span = _span("t", "s", 1, {})
+
+    def made(tool: str, arguments: dict, result: dict) -> conventions.ToolCall:
+        return conventions.ToolCall(span, tool, "", json.dumps(arguments), json.dumps(result), False, "", "")
+
+    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    tools = (
+        made("list", {"page": 1}, {"count": 1, "status": "ok", "next-id": "N-123"}),
+        made("get", {"page": 1, "status": "ok", "id": "N-123"}, {}),
+    )
+    c = conversations.Conversation("k", (model,), tools, (0, 0), ("f",))
+    assert chains.links(c) == {chains.Link("list", '"next-id"', "get", "id")}  # a JMESPath identifier, quoted

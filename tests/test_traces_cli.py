@@ -68,10 +68,15 @@ def test_the_saving_is_modelled_from_the_reported_tokens_and_labelled(out):
         "saved": "modelled",
     }
     assert saving["inputTokensSavedPerConversation"] > 0
-    # The turn no longer made is the second request: what the chain's conversations sent then, on average.
-    assert saving["inputTokensPerConversationToday"] - saving["inputTokensPerConversationReplaced"] == pytest.approx(
-        saving["inputTokensSavedPerConversation"]
-    )
+    # The turn no longer made is the second request: what the chain's conversations sent then, on average, as the
+    # imported runs (written by another path from the same spans) hold it.
+    (run,) = (out / "runs").glob("imported-granular-*")
+    seconds = []
+    for path in sorted((run / "traces").glob("*.json")):
+        trace = json.loads(path.read_text(encoding="utf-8"))
+        if [c["name"] for c in trace["toolCalls"]][-1] == "get_tracking":
+            seconds.append(trace["requests"][1]["usage"]["inputTokens"])
+    assert len(seconds) == 5 and saving["inputTokensSavedPerConversation"] == pytest.approx(sum(seconds) / 5)
     price = top["price"]
     assert price["priced"] and not price["traced"] and price["as"] == "gpt-4.1-mini-2025-04-14"  # scripted-v1: none
     assert saving["usdSavedPer1000"] == pytest.approx(
@@ -174,3 +179,14 @@ def test_the_runs_of_a_study_are_named_by_its_cases_and_a_file_of_no_design_is_r
     )
     assert done.returncode == 2 and "someone_else, none of the study's (granular, focused)" in done.stderr
     assert not (tmp_path / "r2").exists() and not (tmp_path / "o2").exists()
+
+
+def test_a_path_as_typed_and_a_runs_dir_inside_out(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "wismo", "traces", "./tests/traces/conventions-example.json", "--no-report", "--out",
+         str(tmp_path / "o")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = _wismo("traces", str(SHIPPED[0]), "--out", str(tmp_path / "o"), "--runs-dir", str(tmp_path / "o" / "runs"))
+    assert done.returncode == 2 and "is inside --out" in done.stderr

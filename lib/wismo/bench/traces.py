@@ -77,6 +77,12 @@ def bench_traces(s: Settings) -> dict[str, Any]:
             f"analysisAt{GROWTH}x": round(peak_large, 1),
             "afterImports": round(base, 1),  # the interpreter, protobuf, OTLP's classes and the price data
         },
+        # The issue's ratios: the analysis against reading the same file's lines, in time and in peak memory.
+        "againstReadingLines": {
+            "time": round(time_ms["median"] / floor["median"], 1),
+            "peakMemory": round(peak_small / peak_lines, 2),
+            f"peakMemoryAt{GROWTH}x": round(peak_large / peak_lines, 2),
+        },
         # No time target: the issue names none, and the reader it requires sets the pace (`why` says how).
         "timeWhy": time_why(),
         "memoryNote": memory_note(),

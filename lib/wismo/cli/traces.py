@@ -36,8 +36,8 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(OUTPUTS / "traces"), metavar="DIR", help="where to write (default %(default)s)")
     p.add_argument(
         "--idle",
-        type=float,
-        default=IDLE_NS / 1e9,
+        type=int,
+        default=IDLE_NS // 10**9,
         metavar="SECONDS",
         help="a conversation with no span ending for this long (span time) is complete (default %(default)g)",
     )
@@ -123,7 +123,11 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         from wismo.core.paths import NOTEBOOKS
         from wismo.render import build
 
-        params = {"trace_files": [str(Path(f).resolve()) for f in args.files], "price_model": args.price_model}
+        params = {
+            "trace_files": [str(Path(f).resolve()) for f in args.files],
+            "price_model": args.price_model,
+            "idle_s": args.idle,
+        }
         build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
 
     _replace(Path(args.out), fill)
@@ -146,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
         writable_folder("--out" if not args.record else "--record", args.record or args.out)
         if Path(args.out).is_file():
             raise ValueError(f"--out {args.out} is a file, not a folder")
+        out, runs = Path(args.out).resolve(), Path(args.runs_dir).resolve() if args.runs_dir else None
+        if runs is not None and (runs == out or out in runs.parents):
+            raise ValueError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
     except ValueError as exc:
         print(f"wismo traces: {exc}", file=sys.stderr)
         return 2

@@ -13,14 +13,14 @@ from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.studies.declaration import chosen
+from wismo.traces.conversations import IDLE_NS
 
 OUTPUT = "traces.json"
 PARAMETERS = {
     "trace_files": Param(None, "texts", optional=True),  # OTLP JSON files; None: the study's `traces`
     "study": Param(None, "text", optional=True),  # a study file; None: data/studies/where-is-my-order.toml
-    "price_model": Param(
-        None, "text", optional=True
-    ),  # when the traced model has no price; None: the study's published
+    "price_model": Param(None, "text", optional=True),  # the traced model has none: None, the study's published
+    "idle_s": Param(IDLE_NS // 10**9, "count"),  # a conversation idle this long (span time) is complete
     "output_dir": Param(None, "text", optional=True),  # None: the build's folder, or a scratch one by hand
 }
 DEFAULTS = defaults(PARAMETERS)
@@ -49,7 +49,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     # A traced model the price library lacks (the shipped traces' scripted one) is priced as the study's published
     # conversations' model, when it has one and no price model is given.
     price = p["price_model"] or (study.published.model if study.published and not p["trace_files"] else None)
-    result = analysis.analyse(given, price_model=price)
+    result = analysis.analyse(given, p["idle_s"], price_model=price)
     result["files"] = [Path(f).name for f in given]  # names, not paths: the same traces give the same JSON anywhere
     if result["topLinkedChain"] is not None:
         linked = result["chains"][result["topLinkedChain"]]
@@ -94,31 +94,16 @@ def link_rows(chain: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def check_shares(result: Mapping[str, Any]) -> str:
-    """Every conversation read is in exactly one chain."""
-    counted = sum(c["conversations"] for c in result["chains"])
+def check_accounted(result: Mapping[str, Any]) -> str:
+    """Every model call span read is in one chain's conversations, once: the chains' model calls (counted per
+    conversation) against the reader's count of spans, less the spans nested in another of the same request and
+    those of traces without a model call."""
+    read = result["read"]
+    in_chains = sum(c["modelCalls"] for c in result["chains"])
+    expected = read["modelCallSpans"] - read["sameModelCallSpans"]
     return check(
-        counted == result["conversations"],
-        "every conversation read belongs to exactly one chain",
-        f"{counted:,} in chains, {result['conversations']:,} read",
-    )
-
-
-def check_saving(result: Mapping[str, Any]) -> str:
-    """Each chain's modelled saving is what its extra turns sent, and none is negative."""
-    bad = [
-        " → ".join(c["tools"])
-        for c in result["chains"]
-        if c["saving"]["inputTokensSavedPerConversation"] < 0
-        or abs(
-            c["saving"]["inputTokensPerConversationToday"]
-            - c["saving"]["inputTokensPerConversationReplaced"]
-            - c["saving"]["inputTokensSavedPerConversation"]
-        )
-        > 0.01
-    ]
-    return check(
-        not bad,
-        "each chain's saving is the input its extra turns sent (today minus replaced), never negative",
-        f"{len(result['chains'])} chains" + (f"; not so for {', '.join(bad)}" if bad else ""),
+        in_chains == expected,
+        "every model call read is counted in exactly one chain",
+        f"{in_chains:,} model calls in the chains' conversations, {expected:,} read "
+        f"({read['modelCallSpans']:,} spans, {read['sameModelCallSpans']:,} of them another span of a call counted)",
     )

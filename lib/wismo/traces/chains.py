@@ -6,6 +6,7 @@ the same conversation, with the path where it appeared."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,15 +35,31 @@ def additions(conversation: Conversation) -> list[int]:
     return [b - a for a, b in zip(inputs, inputs[1:])]
 
 
+def _identifier(key: str) -> str:
+    """A key as a JMESPath identifier (a study's links are JMESPath): quoted unless it is a bare name."""
+    return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else json.dumps(key)
+
+
+def _distinctive(value: Any) -> bool:
+    """Whether a value is one an argument could only have taken from a result: not a flag, not a tiny number or a
+    word of two letters (page 1 against count 1, "ok"), which would be linked by chance."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return abs(value) >= 10
+    return isinstance(value, str) and len(value) >= 3
+
+
 def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """Every scalar in a JSON value with its path (`a.b`, `a[]` for any element of a list)."""
+    """Every distinctive scalar in a JSON value with its JMESPath path (`a.b`, `a[]` for any element of a list)."""
     if isinstance(value, dict):
         for key, inner in value.items():
-            yield from _leaves(inner, f"{path}.{key}" if path else str(key))
+            name = _identifier(str(key))
+            yield from _leaves(inner, f"{path}.{name}" if path else name)
     elif isinstance(value, list):
         for inner in value:
             yield from _leaves(inner, f"{path}[]")
-    elif isinstance(value, str | int | float) and not isinstance(value, bool) and value != "":
+    elif _distinctive(value):
         yield path, value
 
 
@@ -75,7 +92,7 @@ def links(conversation: Conversation) -> set[Link]:
             for argument, value in _leaves(arguments):
                 for source, result in earlier:
                     if isinstance(result, str):
-                        if isinstance(value, str) and len(value) > 2 and value in result:
+                        if isinstance(value, str) and value in result:
                             found.add(Link(source, "", call.tool, argument))
                         continue
                     for path, seen in _leaves(result):
@@ -131,7 +148,10 @@ def first_arguments(conversation: Conversation) -> dict[str, Any] | None:
     if not conversation.tool_calls:
         return None
     decoded = _json(conversation.tool_calls[0].arguments)
-    return decoded if isinstance(decoded, dict) and decoded else None
+    if not isinstance(decoded, dict):
+        return None
+    given = {k: v for k, v in decoded.items() if v is not None}  # a strict-mode null is an argument not given
+    return given or None
 
 
 @dataclass
@@ -186,6 +206,7 @@ class Chain:
             "examples": self.examples,
             "callsPerStep": [{"min": a, "max": b} for a, b in zip(self.fewest, self.most)],
             "modelTurns": _spread(self.turns),
+            "modelCalls": sum(turns * n for turns, n in self.turns.items()),
             "tokensAddedPerTurn": [_median(h) for h in self.added],
             "inputTokensPerConversation": _spread(self.input_tokens),
             "inputTokensSavedPerConversation": _spread(self.saved),

@@ -64,10 +64,11 @@ def _tokens(attributes: dict[str, Any], names: tuple[str, ...], required: bool) 
         if required:
             raise SpanIncomplete(names[0])
         return 0
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise SpanIncomplete(f"{names[0]} as a whole number (it is {value!r})") from None
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    whole = whole or (isinstance(value, float) and value.is_integer()) or (isinstance(value, str) and value.isdigit())
+    if not whole:
+        raise SpanIncomplete(f"{names[0]} as a whole number (it is {value!r})")
+    number = int(value)
     if number < 0:
         raise SpanIncomplete(f"{names[0]} at least 0 (it is {number})")
     return number

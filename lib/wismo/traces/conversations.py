@@ -29,14 +29,15 @@ class Conversation:
 
 @dataclass
 class Tally:
-    """What reading saw: spans, the model and tool call spans among them, the tool call spans that were another
-    span of a call already counted, the spans that are neither (ignored), and the conversations left out because
+    """What reading saw: spans, the model and tool call spans among them, the tool (and model) call spans that were
+    another span of a call already counted, the spans that are neither (ignored), and the conversations left out because
     no model call of theirs was traced (with their spans)."""
 
     spans: int = 0
     model_call_spans: int = 0
     tool_call_spans: int = 0
     same_call_spans: int = 0
+    same_model_call_spans: int = 0  # model call spans nested in another of the same request
     ignored_spans: int = 0
     conversations: int = 0
     without_model_call: int = 0
@@ -107,31 +108,65 @@ def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
 
 
 def _requester(models: list[ModelCall], tool: ToolCall) -> int:
-    """The model call that requested a tool call: the one whose output named its call id, else the last model
-    call started before it (the first, when none was)."""
-    if tool.call_id:
-        for i, m in enumerate(models):
-            if tool.call_id in m.requested:
-                return i
+    """The model call that requested a tool call: the latest started before it whose output named its call id, else
+    the last model call started before it (the first, when none was)."""
     started = [i for i, m in enumerate(models) if m.span.start_ns <= tool.span.start_ns]
+    if tool.call_id:  # the latest that named it: some agents reuse ids ("0") turn after turn
+        named = [i for i in started if tool.call_id in models[i].requested]
+        if named:
+            return named[-1]
     return started[-1] if started else 0
 
 
-def _closed(bucket: _Open, tally: Tally) -> Conversation | None:
+def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
+    """The bucket's model calls without those nested in another model call (a framework's chat span around the
+    provider SDK's: one request, its usage reported twice)."""
+    ids = {m.span.span_id for m in bucket.models}
+    kept = []
+    for m in bucket.models:
+        seen, parent = {m.span.span_id}, bucket.parents.get(m.span.span_id, "")
+        while parent and parent not in seen and parent not in ids:
+            seen.add(parent)
+            parent = bucket.parents.get(parent, "")
+        if parent in ids and parent not in {m.span.span_id}:
+            tally.same_model_call_spans += 1
+        else:
+            kept.append(m)
+    return sorted(kept, key=lambda m: (m.span.start_ns, m.span.span_id))
+
+
+def _questions(
+    key: str, models: list[ModelCall], tools: list[ToolCall], by: list[int], sources: tuple[str, ...]
+) -> Iterator[Conversation]:
+    """The conversation cut after each model call that asked for no tool (an answer): a session that holds several
+    questions is one conversation per question, the first keeping the key, the next "KEY #2" and so on."""
+    start, n = 0, 1
+    for i in range(len(models)):
+        if i in by and i < len(models) - 1:
+            continue  # it asked for tools: the question goes on
+        if i < len(models) - 1 or start <= i:
+            picked = [j for j, b in enumerate(by) if start <= b <= i]
+            yield Conversation(
+                key=key if n == 1 else f"{key} #{n}",
+                model_calls=tuple(models[start : i + 1]),
+                tool_calls=tuple(tools[j] for j in picked),
+                requested_by=tuple(by[j] - start for j in picked),
+                sources=sources,
+            )
+            start, n = i + 1, n + 1
+
+
+def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
     if not bucket.models:
         tally.without_model_call += 1
         tally.spans_without_model_call += bucket.spans
-        return None
-    tally.conversations += 1
-    models = sorted(bucket.models, key=lambda m: (m.span.start_ns, m.span.span_id))
+        return []
+    models = _outermost_models(bucket, tally)
     tools = _distinct(bucket, tally)
-    return Conversation(
-        key=bucket.key,
-        model_calls=tuple(models),
-        tool_calls=tuple(tools),
-        requested_by=tuple(_requester(models, t) for t in tools),
-        sources=tuple(sorted(bucket.sources)),
-    )
+    by = [_requester(models, t) for t in tools]
+    found = list(_questions(bucket.key, models, tools, by, tuple(sorted(bucket.sources))))
+    tally.conversations += len(found)
+    return found
 
 
 def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -> Iterator[Conversation]:
@@ -179,6 +214,4 @@ def _close(bucket: _Open, of_trace: dict[str, str], tally: Tally) -> Iterator[Co
     for trace in bucket.traces:
         if of_trace.get(trace) == bucket.key:
             del of_trace[trace]
-    conversation = _closed(bucket, tally)
-    if conversation is not None:
-        yield conversation
+    yield from _closed(bucket, tally)

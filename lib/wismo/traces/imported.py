@@ -168,7 +168,7 @@ class Importer:
     (its designs and key) when the traces are of a study, else one is made naming the files as designs."""
 
     def __init__(self, files: list[str | Path], runs_dir: Path, study: dict[str, Any] | None = None) -> None:
-        self.designs = {str(p): design_of(p) for p in files}
+        self.designs = {str(Path(p)): design_of(p) for p in files}  # as spans name their file (otlp.Span.path)
         if len(set(self.designs.values())) < len(self.designs):
             raise NotImportable("two trace files give one design name; rename one (a run is named after its file)")
         self.block = study or {

@@ -107,9 +107,10 @@ def _request(document: Any, path: Path, line: int) -> Any:
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
     try:
         _ids_as_base64(document)
-        return json_format.ParseDict(document, ExportTraceServiceRequest())
-    except (ValueError, json_format.ParseError) as exc:
-        raise TraceUnreadable(path, line, f"not OTLP JSON ({exc})") from None
+        # OTLP/JSON receivers must ignore fields they do not know (a newer Collector's, say).
+        return json_format.ParseDict(document, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+    except (ValueError, json_format.ParseError, AttributeError, TypeError, OverflowError, RecursionError) as exc:
+        raise TraceUnreadable(path, line, f"not OTLP JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def _spans(request: Any, path: Path, line: int) -> Iterator[Span]:
@@ -145,20 +146,24 @@ def read(path: str | Path) -> Iterator[Span]:
         raise TraceUnreadable(path, 0, f"cannot be read ({exc.strerror or exc})") from None
     with handle:
         number = 0
+        first = True
         try:
             for number, text in enumerate(handle, start=1):
                 if not text.strip():
                     continue
                 try:
                     document = json.loads(text)
+                except RecursionError:
+                    raise TraceUnreadable(path, number, "not OTLP JSON (nested too deeply)") from None
                 except json.JSONDecodeError as exc:
-                    if number == 1 and text.strip() == "{":
+                    if first and text.lstrip().startswith("{"):
                         break  # one indented document: read whole below
                     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
                         raise TraceUnreadable(
                             path, number, f"truncated: the line ends before its JSON does ({exc.msg})"
                         ) from None
                     raise TraceUnreadable(path, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
+                first = False
                 yield from _spans(_request(document, path, number), path, number)
             else:
                 return
@@ -170,9 +175,16 @@ def read(path: str | Path) -> Iterator[Span]:
 def _whole(path: Path) -> Iterator[Span]:
     """The spans of a file that is one (indented) OTLP JSON document."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        document = json.loads(text)
     except UnicodeDecodeError:
         raise TraceUnreadable(path, 0, "not UTF-8 text") from None
+    except RecursionError:
+        raise TraceUnreadable(path, 1, "not OTLP JSON (nested too deeply)") from None
     except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+            raise TraceUnreadable(
+                path, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
+            ) from None
         raise TraceUnreadable(path, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
     yield from _spans(_request(document, path, 1), path, 1)
