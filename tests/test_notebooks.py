@@ -62,7 +62,9 @@ def test_report_executes_renders_and_indexes(built_reports):
     assert all(p["pass^k"] for p in scripted["passK"]) and len(scripted["cases"]) == 36
     runs_page = (tmp_path / "html" / "03-recorded-runs.html").read_text()
     assert "pass^k" in runs_page and runs_page.count("data:image/png;base64") >= 2
-    assert "scripted reply" in runs_page and "provider-reported (imported traces; provider wismo.scripted)" in runs_page
+    assert (
+        "scripted reply" in runs_page and "tiktoken-estimated (imported traces; provider wismo.scripted)" in runs_page
+    )
     traces = json.loads((tmp_path / "traces.json").read_text())
     top = traces["chains"][traces["topLinkedChain"]]
     assert top["tools"] == ["get_order", "get_payment", "get_reservation", "get_tracking"]

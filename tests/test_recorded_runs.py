@@ -134,7 +134,8 @@ def test_the_articles_runs_stand_beside_its_published_ord_1004_conversations(tmp
     result = recorded_runs.build({"output_dir": str(tmp_path)})
     group, traced = result["groups"]  # the scripted runs first, then the runs imported from the shipped traces
     assert (group["backend"], traced["label"]) == ("scripted", "imported traces, model scripted-v1")
-    assert traced["kinds"]["tokens"] == "provider-reported (imported traces; provider wismo.scripted)"
+    # The shipped traces mark their usage as the scripted model's estimate (wismo.usage.kind), and it stays so.
+    assert traced["kinds"]["tokens"] == "tiktoken-estimated (imported traces; provider wismo.scripted)"
     assert traced["kinds"]["runs"] == "imported traces"
     rows = {r["figure"]: r for r in group["againstPublished"]}
     article = reference.load("where-is-my-order")

@@ -305,3 +305,15 @@ def test_links_need_a_value_no_chance_could_give():
     )
     c = conversations.Conversation("k", (model,), tools, (0, 0), ("f",))
     assert chains.links(c) == {chains.Link("list", '"next-id"', "get", "id")}  # a JMESPath identifier, quoted
+
+
+def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
+    from wismo.traces import analysis
+
+    assert analysis.analyse([CONVENTIONS])["labels"]["tokens"] == "provider-reported (imported traces)"
+    document = _document()
+    for span in _spans_of(document):
+        if span["name"].startswith("chat"):
+            span["attributes"].append({"key": "wismo.usage.kind", "value": {"stringValue": "tiktoken-estimated"}})
+    (c,), _ = _read(_write_lines(tmp_path / "marked.json", document))
+    assert {m.usage_kind for m in c.model_calls} == {"tiktoken-estimated"}

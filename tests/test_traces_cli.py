@@ -34,7 +34,9 @@ def out(tmp_path_factory) -> Path:
         "top chain with links: get_order -> get_payment -> get_reservation -> get_tracking, 5 conversations; links: "
         "get_payment.paymentId from get_order at paymentId;" in done.stdout
     )
-    assert "input tokens per conversation (modelled) of 2,155.0 (provider-reported), USD" in done.stdout
+    assert (
+        "input tokens per conversation (modelled) of 2,155.0 (tiktoken-estimated (imported traces)), USD" in done.stdout
+    )
     return folder
 
 
@@ -63,7 +65,7 @@ def test_the_saving_is_modelled_from_the_reported_tokens_and_labelled(out):
     top = result["chains"][result["topLinkedChain"]]
     saving = top["saving"]
     assert saving["label"] == {
-        "today": "provider-reported (imported traces)",
+        "today": "tiktoken-estimated (imported traces)",  # the shipped traces say so (wismo.usage.kind)
         "replaced": "modelled",
         "saved": "modelled",
     }
@@ -147,7 +149,7 @@ def test_each_trace_file_becomes_a_run_that_verifies(out):
     done = _wismo("verify", *map(str, folders))
     assert done.returncode == 0 and done.stdout.count(": verified") == 2, done.stdout + done.stderr
     manifest = json.loads((folders[1] / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["figures"]["tokens"] == "provider-reported" and manifest["backend"] == "imported"
+    assert manifest["figures"]["tokens"] == "tiktoken-estimated" and manifest["backend"] == "imported"
     assert manifest["source"] == {
         "format": "OTLP JSON (OpenTelemetry traces)",
         "file": "granular.json",

@@ -200,5 +200,6 @@ def _top_chain(chain: dict[str, Any]) -> str:
     return (
         f"top chain with links: {' -> '.join(chain['tools'])}, {chain['conversations']:,} conversations; links: "
         f"{links}; one focused call would save {saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
-        f"conversation (modelled) of {saving['inputTokensPerConversationToday']:,.1f} (provider-reported){priced}."
+        f"conversation (modelled) of {saving['inputTokensPerConversationToday']:,.1f} ({saving['label']['today']})"
+        f"{priced}."
     )

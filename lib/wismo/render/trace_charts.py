@@ -12,7 +12,7 @@ SHARE, SAVING = "#56B4E9", "#009E73"  # Okabe-Ito sky blue and bluish green: not
 
 def chains_by_share_and_saving(result: dict[str, Any], top: int = 8) -> Figure:
     """Horizontal bars, one row per chain (the `top` most common): the share of conversations that show it, and the
-    input tokens one focused call would save per conversation (modelled from provider-reported tokens)."""
+    input tokens one focused call would save per conversation (modelled from the traced token counts)."""
     chains = result["chains"][:top]
     labels = [" → ".join(c["tools"]) or "(no tool call)" for c in chains][::-1]
     shares = [100 * c["share"] for c in chains][::-1]
@@ -20,7 +20,7 @@ def chains_by_share_and_saving(result: dict[str, Any], top: int = 8) -> Figure:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 1.2 + 0.55 * len(chains)), sharey=True, layout="constrained")
     left.barh(labels, shares, color=SHARE)
     left.set_xlabel("conversations showing the chain (%)")
-    left.set_title("Share of conversations (provider-reported traces)", fontsize=10)
+    left.set_title("Share of conversations (counted in the traces)", fontsize=10)
     right.barh(labels, saved, color=SAVING)
     right.set_xlabel("input tokens saved per conversation (modelled)")
     right.set_title("Saved with one focused call (modelled)", fontsize=10)

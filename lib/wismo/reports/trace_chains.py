@@ -1,5 +1,5 @@
 """Report 05: the chains of tool calls in an agent's OpenTelemetry traces, their links, and what a focused tool would
-save (modelled from the provider-reported tokens), with its checks."""
+save (modelled from the traced token counts), with its check."""
 
 from __future__ import annotations
 
@@ -73,7 +73,9 @@ def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "conversations": chain["conversations"],
                 "share %": round(100 * chain["share"], 1),
                 "model turns (median)": chain["modelTurns"]["median"],
-                "input tokens per conversation (provider-reported)": saving["inputTokensPerConversationToday"],
+                f"input tokens per conversation ({saving['label']['today']})": saving[
+                    "inputTokensPerConversationToday"
+                ],
                 "with one focused call (modelled)": saving["inputTokensPerConversationReplaced"],
                 "saved per conversation (modelled)": saving["inputTokensSavedPerConversation"],
                 "USD saved per 1,000 (modelled)": saving.get("usdSavedPer1000"),

@@ -13,7 +13,12 @@ from wismo.core.kinds import MODELLED, PROVIDER
 from wismo.traces import chains, conversations, otlp
 
 PER_CONVERSATIONS = 1000  # savings are stated per this many conversations
-LABEL = f"{PROVIDER} (imported traces)"
+IMPORTED = "imported traces"
+
+
+def label(kinds: Iterable[str]) -> str:
+    """What the traced token counts are: provider-reported unless the spans say otherwise (wismo's own loop's)."""
+    return f"{', '.join(sorted(set(kinds))) or PROVIDER} ({IMPORTED})"
 
 
 def spans(paths: Sequence[str | Path]) -> Iterator[otlp.Span]:
@@ -38,7 +43,7 @@ def _price(models: Iterable[str], price_model: str | None) -> dict[str, Any]:
     return {"priced": False, "why": f"{prices.LIBRARY} {prices.version()} has no price for {', '.join(tried)}"}
 
 
-def _saving(summary: dict[str, Any], price: dict[str, Any]) -> dict[str, Any]:
+def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict[str, Any]:
     """A chain's saving per conversation and per 1,000 conversations, in tokens and, when priced, in USD."""
     mean = summary["inputTokensSavedMean"]
     out: dict[str, Any] = {
@@ -46,7 +51,7 @@ def _saving(summary: dict[str, Any], price: dict[str, Any]) -> dict[str, Any]:
         "inputTokensPerConversationReplaced": round(summary["inputTokensMean"] - mean, 2),
         "inputTokensSavedPerConversation": mean,
         f"inputTokensSavedPer{PER_CONVERSATIONS}": round(mean * PER_CONVERSATIONS, 2),
-        "label": {"today": LABEL, "replaced": MODELLED, "saved": MODELLED},
+        "label": {"today": tokens, "replaced": MODELLED, "saved": MODELLED},
     }
     if price["priced"]:
         out[f"usdSavedPer{PER_CONVERSATIONS}"] = round(mean * PER_CONVERSATIONS * price["inputPerMTok"] / 1e6, 6)
@@ -70,10 +75,12 @@ def analyse(
     counted = chains.Chains()
     models: set[str] = set()
     providers: set[str] = set()
+    kinds: set[str] = set()
     for conversation in conversations.conversations(spans(paths), tally, int(idle_s * 1e9)):
         counted.add(conversation)
         models.update(m.model for m in conversation.model_calls)
         providers.update(m.provider for m in conversation.model_calls if m.provider)
+        kinds.update(m.usage_kind for m in conversation.model_calls)
         if each is not None:
             each(conversation)
     ranked, total = counted.ranked(), counted.total
@@ -81,7 +88,7 @@ def analyse(
     for chain in ranked:
         summary = chain.summary(total)
         summary["price"] = _price(summary["models"], price_model)
-        summary["saving"] = _saving(summary, summary["price"])
+        summary["saving"] = _saving(summary, summary["price"], label(kinds))
         summaries.append(summary)
     linked = [s for s in summaries if s["links"]]
     return {
@@ -94,7 +101,7 @@ def analyse(
         "chains": summaries,
         "topLinkedChain": summaries.index(linked[0]) if linked else None,
         "labels": {
-            "tokens": LABEL,
+            "tokens": label(kinds),
             "saving": MODELLED,
             "model": (
                 "the cumulative-context model on the traced requests: with a chain replaced by one call returning the "

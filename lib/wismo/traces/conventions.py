@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo.core.errors import WismoError
+from wismo.core.kinds import PROVIDER, SERVER, TIKTOKEN
 from wismo.traces.otlp import Span
 
 # GenAI semantic conventions: the operations that are a call to a model.
@@ -16,6 +17,10 @@ INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")  # th
 OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 CACHED_TOKENS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
 MCP_TOOLS_CALL = "tools/call"
+# What a model call's usage is, when the agent says (wismo's own loop does: its scripted model's usage is a tiktoken
+# estimate); otherwise it is what the provider reported, as the GenAI conventions define gen_ai.usage.*.
+USAGE_KIND = "wismo.usage.kind"
+USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER)
 
 
 class SpanIncomplete(WismoError):
@@ -38,6 +43,7 @@ class ModelCall:
     cached_input_tokens: int
     conversation: str  # gen_ai.conversation.id, "" when absent
     requested: tuple[str, ...]  # the tool call ids its output requested, where captured
+    usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +117,7 @@ def model_call(span: Span) -> ModelCall | None:
         cached_input_tokens=_tokens(a, CACHED_TOKENS, required=False),
         conversation=str(a.get("gen_ai.conversation.id") or ""),
         requested=_requested(a),
+        usage_kind=a[USAGE_KIND] if a.get(USAGE_KIND) in USAGE_KINDS else PROVIDER,
     )
 
 

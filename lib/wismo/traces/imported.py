@@ -158,6 +158,7 @@ class _Run:
         self.seen: Counter[str] = Counter()
         self.models: Counter[str] = Counter()
         self.providers: set[str] = set()
+        self.kinds: Counter[str] = Counter()
         self.tools: set[str] = set()
         self.end_ns = 0
 
@@ -209,6 +210,7 @@ class Importer:
         run.counters.append({"totals": t["totals"]})
         run.models.update(m.model for m in conversation.model_calls)
         run.providers.update(m.provider for m in conversation.model_calls if m.provider)
+        run.kinds.update(m.usage_kind for m in conversation.model_calls)
         run.tools.update(c.tool for c in conversation.tool_calls)
         run.end_ns = max([run.end_ns, *(m.span.end_ns for m in conversation.model_calls)])
 
@@ -272,7 +274,8 @@ def _manifest(run: _Run, run_id: str, stamp: datetime, study: dict[str, Any]) ->
         "tools": [{"name": t, "inputSchema": None} for t in sorted(run.tools)],  # the tools called; schemas untraced
         "budgets": None,
         "latencyModel": None,
-        "figures": {"tokens": "provider-reported", "elapsedMs": "measured", "modelledElapsedMs": None},
+        # What the spans say the usage is: provider-reported, unless the agent marked it (wismo's scripted loop does).
+        "figures": {"tokens": run.kinds.most_common(1)[0][0], "elapsedMs": "measured", "modelledElapsedMs": None},
         "source": {"format": FORMAT, "file": Path(run.source).name, "providers": sorted(run.providers)},
         "designOrder": [],
         "files": run.files,

@@ -70,6 +70,7 @@ class TracedBackend:
             "gen_ai.provider.name": f"wismo.{self.inner.name}",
             "gen_ai.request.model": self.model,
             "gen_ai.conversation.id": self.conversation,
+            "wismo.usage.kind": self.inner.token_label,  # the scripted model's usage is a tiktoken estimate: said so
         }
         with self.tracer.start_as_current_span(f"chat {self.model}", kind=SpanKind.CLIENT, attributes=attributes) as s:
             reply = await self.inner.respond(instructions, functions, items)
