@@ -317,3 +317,29 @@ def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
             span["attributes"].append({"key": "wismo.usage.kind", "value": {"stringValue": "tiktoken-estimated"}})
     (c,), _ = _read(_write_lines(tmp_path / "marked.json", document))
     assert {m.usage_kind for m in c.model_calls} == {"tiktoken-estimated"}
+
+
+def test_files_given_newest_first_close_no_conversation_early(monkeypatch):
+    monkeypatch.setattr(conversations, "SWEEP_EVERY", 1)
+    day = 86_400
+    newer = [dataclasses.replace(_chat(f"n{i}", f"n{i}", day + i), path="new.json") for i in range(3)]
+    older = []
+    for i in range(3):  # each older conversation: a call asking for a tool, the tool, the answer, a second apart
+        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}a", 10 * i, "c-" + str(i)), path="old.json")]
+        older += [dataclasses.replace(_tool(f"o{i}", f"o{i}t", 10 * i + 1, "get_order"), path="old.json")]
+        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}b", 10 * i + 2, "c-" + str(i)), path="old.json")]
+    found = list(conversations.conversations(newer + older, conversations.Tally(), idle_ns=5 * 10**9))
+    assert sorted(len(c.model_calls) for c in found if c.key.startswith("c-")) == [2, 2, 2]
+
+
+def test_openllmetrys_tool_decorator_and_a_span_without_an_end(tmp_path):
+    span = _span("t", "s", 1, {"traceloop.span.kind": "tool", "traceloop.entity.name": "get_order"})
+    span.attributes["traceloop.entity.input"] = json.dumps({"args": [], "kwargs": {"orderId": "ORD-1"}})
+    span.attributes["traceloop.entity.output"] = json.dumps({"orderId": "ORD-1"})
+    call = conventions.tool_call(span)
+    assert call is not None and json.loads(call.arguments) == {"orderId": "ORD-1"}
+    document = _document()
+    del _spans_of(document)[1]["endTimeUnixNano"]
+    path = _write_lines(tmp_path / "no-end.json", document)
+    (first,) = [s for s in otlp.read(path) if s.span_id == "1111111111111111"]
+    assert first.end_ns == first.start_ns

@@ -138,7 +138,12 @@ def _openllmetry_io(span: Span) -> tuple[str | None, str | None]:
     if isinstance(raw_in, str):
         try:
             decoded = json.loads(raw_in)
-            arguments = _text(decoded.get("arguments", {}) if isinstance(decoded, dict) else decoded)
+            if isinstance(decoded, dict) and "arguments" in decoded:  # the MCP instrumentation's
+                arguments = _text(decoded["arguments"])
+            elif isinstance(decoded, dict) and "kwargs" in decoded:  # the traceloop SDK's @tool decorator's
+                arguments = _text(decoded["kwargs"]) if decoded["kwargs"] else None
+            else:
+                arguments = _text(decoded)
         except json.JSONDecodeError:
             arguments = raw_in
     if isinstance(raw_out, str):

@@ -174,7 +174,7 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
     the end of the spans); counts what it read into `tally`."""
     open_: dict[str, _Open] = {}
     of_trace: dict[str, str] = {}  # trace id -> the key of its open conversation
-    latest = 0
+    latest: dict[str, int] = {}  # file -> the latest end read in it: files may be given in any order of time
     for span in spans:
         tally.spans += 1
         call = _classified(span)
@@ -194,7 +194,7 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
         bucket.parents[span.span_id] = span.parent_id
         bucket.spans += 1
         bucket.last_ns = max(bucket.last_ns, span.end_ns)
-        latest = max(latest, span.end_ns)
+        latest[span.path] = max(latest.get(span.path, 0), span.end_ns)
         if isinstance(call, ModelCall):
             tally.model_call_spans += 1
             bucket.models.append(call)
@@ -204,7 +204,8 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
         else:
             tally.ignored_spans += 1
         if tally.spans % SWEEP_EVERY == 0:
-            for key in [k for k, b in open_.items() if b.last_ns < latest - idle_ns]:
+            idle = [k for k, b in open_.items() if all(b.last_ns < latest[s] - idle_ns for s in b.sources)]
+            for key in idle:
                 yield from _close(open_.pop(key), of_trace, tally)
     for bucket in list(open_.values()):
         yield from _close(bucket, of_trace, tally)

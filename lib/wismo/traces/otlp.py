@@ -127,7 +127,7 @@ def _spans(request: Any, path: Path, line: int) -> Iterator[Span]:
                     name=s.name,
                     kind=s.kind,
                     start_ns=s.start_time_unix_nano,
-                    end_ns=s.end_time_unix_nano,
+                    end_ns=max(s.end_time_unix_nano, s.start_time_unix_nano),  # an end not traced: no duration
                     attributes={kv.key: plain(kv.value) for kv in s.attributes},
                     failed=s.status.code == STATUS_ERROR,
                     service=service,
