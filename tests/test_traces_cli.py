@@ -192,3 +192,21 @@ def test_a_path_as_typed_and_a_runs_dir_inside_out(tmp_path):
     assert done.returncode == 0, done.stderr
     done = _wismo("traces", str(SHIPPED[0]), "--out", str(tmp_path / "o"), "--runs-dir", str(tmp_path / "o" / "runs"))
     assert done.returncode == 2 and "is inside --out" in done.stderr
+
+
+def test_report_05_says_what_was_read_and_the_saving_priced_or_why_not(out):
+    from wismo.reports import trace_chains
+
+    result = json.loads((out / "traces.json").read_text(encoding="utf-8"))
+    read = trace_chains.read_sentence(result)
+    assert "Read **106 spans** from focused.json, granular.json" in read and "**12 conversations**" in read
+    assert read.endswith("their token counts are tiktoken-estimated (imported traces).")
+    top = result["chains"][result["topLinkedChain"]]
+    said = trace_chains.saving_sentence(top)
+    assert "**661.8 input tokens per conversation**" in said and "the model named to price it" in said
+    unpriced = {**top, "price": {"priced": False, "why": "no price for scripted-v1"}}
+    assert "unpriced: no price for scripted-v1." in trace_chains.saving_sentence(unpriced)
+    assert trace_chains.check_accounted(result).startswith("Checked: every model call read is counted")
+    short = {**result, "read": {**result["read"], "modelCallSpans": result["read"]["modelCallSpans"] + 1}}
+    with pytest.raises(AssertionError, match="every model call read is counted in exactly one chain"):
+        trace_chains.check_accounted(short)

@@ -109,3 +109,36 @@ def check_accounted(result: Mapping[str, Any]) -> str:
         f"{in_chains:,} model calls in the chains' conversations, {expected:,} read "
         f"({read['modelCallSpans']:,} spans, {read['sameModelCallSpans']:,} of them another span of a call counted)",
     )
+
+
+def read_sentence(result: Mapping[str, Any]) -> str:
+    """What was read: spans by kind, conversations, the traces left out, and what the token counts are."""
+    read = result["read"]
+    return (
+        f"Read **{read['spans']:,} spans** from {', '.join(result['files'])}: {read['modelCallSpans']:,} model calls, "
+        f"{read['toolCallSpans']:,} tool call spans ({read['sameCallSpans']:,} of them another span of a call already "
+        f"counted, such as the MCP client's span inside the agent's), and {read['ignoredSpans']:,} spans that are "
+        f"neither. **{result['conversations']:,} conversations**; {read['withoutModelCall']:,} traces without a model "
+        f"call (a server's handshake, say) are left out. The model calls name the model "
+        f"{', '.join(result['models'])} and the provider {', '.join(result['providers']) or '(none named)'}; their "
+        f"token counts are {result['labels']['tokens']}."
+    )
+
+
+def saving_sentence(chain: Mapping[str, Any]) -> str:
+    """A chain's modelled saving per conversation and, where priced, per 1,000 conversations, saying at what price."""
+    price, saving = chain["price"], chain["saving"]
+    if price["priced"]:
+        named = "" if price["traced"] else "; the traced model has no price, so this is the model named to price it"
+        priced = (
+            f"at {price['as']}'s input price of USD {price['inputPerMTok']} per million tokens ({price['source']}"
+            f"{named}): **USD {saving['usdSavedPer1000']:,.4f} per 1,000 conversations** (modelled)"
+        )
+    else:
+        priced = f"unpriced: {price['why']}"
+    return (
+        f"Replacing it with one call would save **{saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
+        f"conversation** (modelled, from {saving['inputTokensPerConversationToday']:,.1f}, "
+        f"{saving['label']['today']}), {priced}. `wismo traces` writes the study that checks such a tool: the traced "
+        "design's entry and links as above, and a focused design to point at the new tool."
+    )

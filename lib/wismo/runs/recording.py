@@ -34,14 +34,14 @@ class _Recording:
     files: list[dict[str, Any]]
 
 
-def _file_name(key: str) -> str:
+def file_name(key: str) -> str:
     """A case key as part of a file name: a study's keys may hold spaces, slashes or anything else."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:60] or "case"
 
 
 def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
     """Write one trace file and note its checksum for the manifest."""
-    stem = f"traces/{_file_name(trace['orderId'])}-r{trace['repetition']}"
+    stem = f"traces/{file_name(trace['orderId'])}-r{trace['repetition']}"
     taken = {f["path"] for f in rec.files}
     relative = next(
         p for p in (f"{stem}{'' if i == 0 else f'-{i}'}.json" for i in range(len(taken) + 1)) if p not in taken

@@ -87,20 +87,24 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def messages(attributes: dict[str, Any], attribute: str) -> list[dict[str, Any]]:
+    """A captured message list (gen_ai.input.messages or gen_ai.output.messages) as dicts; [] when not captured."""
+    raw = attributes.get(attribute)
+    try:
+        decoded = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return []
+    return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
+
+
 def _requested(attributes: dict[str, Any]) -> tuple[str, ...]:
     """The tool call ids in a model call's captured output messages (gen_ai.output.messages), where present."""
-    messages = attributes.get("gen_ai.output.messages")
-    if isinstance(messages, str):
-        try:
-            messages = json.loads(messages)
-        except json.JSONDecodeError:
-            return ()
-    ids: list[str] = []
-    for message in messages if isinstance(messages, list) else ():
-        for part in (message.get("parts") or ()) if isinstance(message, dict) else ():
-            if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str):
-                ids.append(part["id"])
-    return tuple(ids)
+    return tuple(
+        part["id"]
+        for message in messages(attributes, "gen_ai.output.messages")
+        for part in message.get("parts") or ()
+        if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str)
+    )
 
 
 def model_call(span: Span) -> ModelCall | None:

@@ -16,7 +16,8 @@ from wismo.agent.counters import totals
 from wismo.agent.outcomes import ANSWERED, NO_TRACED_ANSWER
 from wismo.core.jsonfmt import stable, utf8_len
 from wismo.runs import IMPORTED, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
-from wismo.traces.conventions import ModelCall
+from wismo.runs.recording import file_name
+from wismo.traces.conventions import messages
 from wismo.traces.conversations import Conversation
 
 BACKEND = IMPORTED
@@ -34,20 +35,11 @@ def design_of(path: str | Path) -> str:
     return name if name[:1].isalpha() else f"traces_{name}"
 
 
-def _messages(model: ModelCall, attribute: str) -> list[dict[str, Any]]:
-    raw = model.span.attributes.get(attribute)
-    try:
-        decoded = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
-        return []
-    return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
-
-
-def _text(messages: list[dict[str, Any]], role: str) -> str | None:
+def _text(captured: list[dict[str, Any]], role: str) -> str | None:
     """The text parts of the messages of one role, joined; None when none was captured."""
     texts: list[str] = [
         p["content"]
-        for m in messages
+        for m in captured
         if m.get("role") == role
         for p in m.get("parts") or ()
         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
@@ -69,7 +61,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
     for i, call in enumerate(conversation.tool_calls):
         call_id = call.call_id or f"traced_{i + 1}"
         ids.append(call_id if call_id not in ids else f"{call_id}_{i + 1}")
-    question = _text(_messages(models[0], "gen_ai.input.messages"), "user") or ""
+    question = _text(messages(models[0].span.attributes, "gen_ai.input.messages"), "user") or ""
     requests: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}] if question else []
@@ -81,7 +73,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
             for call_id, c in calls
         ]
         if not calls:
-            answer = _text(_messages(model, "gen_ai.output.messages"), "assistant") or ""
+            answer = _text(messages(model.span.attributes, "gen_ai.output.messages"), "assistant") or ""
             output = [{"type": "message", "role": "assistant", "content": answer}]
         usage = {
             "inputTokens": model.input_tokens,
@@ -202,7 +194,7 @@ class Importer:
         case = case_of(conversation, self.key)
         run.seen[case] += 1
         t = trace(conversation, run.design, case, run.seen[case])
-        relative = f"traces/{re.sub(r'[^A-Za-z0-9._-]+', '_', case)[:60]}-r{run.seen[case]}"
+        relative = f"traces/{file_name(case)}-r{run.seen[case]}"
         relative += f"-{len(run.files)}.json" if any(f["path"] == relative + ".json" for f in run.files) else ".json"
         data = stable(t).encode("utf-8")
         (run.staging / relative).write_bytes(data)

@@ -6,6 +6,7 @@ line with hex ids and integer enums."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -130,8 +131,6 @@ def otlp_lines(spans: Sequence[Any]) -> list[str]:
             for span in scope.get("spans", ()):
                 for field in ("traceId", "spanId", "parentSpanId"):
                     if span.get(field):
-                        import base64
-
                         span[field] = base64.b64decode(span[field]).hex()
     return [json.dumps(document, separators=(",", ":"), sort_keys=True)]
 
