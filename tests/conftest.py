@@ -1,11 +1,19 @@
-"""Shared test set-up: anyio on asyncio, and every report built once per session for the tests that read them."""
+"""Shared test set-up: anyio on asyncio, servers forked from one process that has imported the SDK, and every report
+built once per session for the tests that read them."""
 
 import fcntl
+import os
 import pickle
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+import forkserver
+from wismo.core import processes
 
 
 @pytest.fixture
@@ -18,6 +26,40 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if {"built_reports", "smoke"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forked_servers():
+    """For this test process and its children (notebook kernels included): the servers wismo starts are forked from
+    one process that imported the MCP SDK once (tests/forkserver.py), over the same pipes and sockets as ever. The
+    tests of the transports, of a server's start and of the benchmark start the real interpreter instead
+    (`real_servers`)."""
+    folder = Path(tempfile.mkdtemp(prefix="wismo-fork-"))
+    address = str(folder / "zygote")
+    zygote = subprocess.Popen(
+        [sys.executable, str(Path(forkserver.__file__)), address],
+        stdout=subprocess.PIPE,
+        preexec_fn=processes.ends_with_parent(),
+    )
+    assert zygote.stdout.readline() == forkserver.READY, "the test suite's zygote did not start"
+    before = os.environ.get(processes.INTERPRETER_ENV)
+    os.environ[processes.INTERPRETER_ENV] = str(forkserver.launcher(folder, address))
+    yield
+    if before is None:
+        os.environ.pop(processes.INTERPRETER_ENV, None)
+    else:
+        os.environ[processes.INTERPRETER_ENV] = before
+    zygote.terminate()
+    zygote.wait(10)
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+
+
+@pytest.fixture
+def real_servers(monkeypatch):
+    """Servers started from the real interpreter, for tests of what a process start or a transport does."""
+    monkeypatch.delenv(processes.INTERPRETER_ENV, raising=False)
 
 
 @dataclass

@@ -15,8 +15,12 @@ from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.client import raw as rawclient
 from wismo.client.raw import RawServer
+from wismo.core import processes
 from wismo.core.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
+
+# The benchmark measures real server processes (their start, their memory): none forked by the test suite.
+pytestmark = pytest.mark.usefixtures("real_servers")
 
 # Statistics
 
@@ -147,7 +151,9 @@ def smoke(tmp_path_factory):
     notebook.write_text(json.dumps(floors.EMPTY_NOTEBOOK), encoding="utf-8")
     settings = Settings.quick()
     settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
-    return suite.run(settings=settings, progress=False)
+    with pytest.MonkeyPatch.context() as patch:  # the benchmark times real server starts, not the suite's forks
+        patch.delenv(processes.INTERPRETER_ENV)
+        return suite.run(settings=settings, progress=False)
 
 
 def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):

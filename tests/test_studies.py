@@ -21,7 +21,7 @@ import pytest
 
 import peers
 from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo
-from wismo.core import jsondiff, templates
+from wismo.core import jsondiff, processes, templates
 from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
 from wismo.domain import prompts
@@ -78,7 +78,7 @@ def test_a_valid_declaration_loads_as_declared(tmp_path):
     assert (study.title, study.reference, study.match, study.key) == ("Helpdesk", "granular", "equal", "ticketId")
     assert list(study.designs) == ["granular", "focused"]
     granular = study.designs["granular"]
-    assert granular.command == (sys.executable, "helpdesk.py", "granular")  # {python}: the interpreter wismo runs on
+    assert granular.command == (processes.interpreter(), "helpdesk.py", "granular")  # {python}: the servers' one
     assert granular.folder == tmp_path and granular.transport == "stdio"
     how = granular.investigation
     assert (how.entry, how.into, how.arguments) == ("get_ticket", "ticket", {"ticketId": "{ticketId}"})

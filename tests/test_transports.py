@@ -19,7 +19,8 @@ from wismo.client.connection import HarnessError, connect, free_port, server_com
 from wismo.core.errors import ClaimFailed
 from wismo.servers import designs
 
-pytestmark = pytest.mark.anyio
+# Real server processes from the real interpreter: these tests are about the transports and the processes themselves.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("real_servers")]
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -149,9 +148,9 @@ class Connection:
 
 
 def server_command(design: str, http_port: int | None = None, http_fd: int | None = None) -> list[str]:
-    """The command that serves `design` with this interpreter (works with a minimal environment): over stdio, on an
-    HTTP port, or on a listening socket handed down by file descriptor."""
-    command = [sys.executable, "-m", "wismo", "serve", design]
+    """The command that serves `design` with the servers' interpreter (works with a minimal environment): over stdio,
+    on an HTTP port, or on a listening socket handed down by file descriptor."""
+    command = [processes.interpreter(), "-m", "wismo", "serve", design]
     if http_fd is not None:
         return command + ["--http-fd", str(http_fd)]
     return command + ["--http", str(http_port)] if http_port is not None else command

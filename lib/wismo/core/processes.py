@@ -1,10 +1,12 @@
 """The processes below this one, read from /proc (Linux), and how to stop them all at once; a block that SIGINT and
-SIGTERM end by stopping them (Interrupted); a child that ends when the process that started it does; a child's pipe."""
+SIGTERM end by stopping them (Interrupted); a child that ends when the process that started it does; a child's pipe;
+the interpreter that runs servers."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +19,7 @@ GRACE_S = 2.0  # how long the stopped processes get to end on SIGTERM before the
 POLL_S = 0.02
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOPPING = (signal.SIGINT, signal.SIGTERM)
+INTERPRETER_ENV = "WISMO_PYTHON"
 
 
 class Interrupted(WismoError, KeyboardInterrupt):
@@ -199,3 +202,9 @@ def ends_with_parent(parent: int | None = None, signum: int = signal.SIGTERM) ->
             os.kill(os.getpid(), signum)
 
     return arm
+
+
+def interpreter() -> str:
+    """The interpreter that runs wismo's servers and `{python}` in a study's commands: this one, unless WISMO_PYTHON
+    names another (the test suite names a launcher that forks servers from a process with the SDK imported)."""
+    return os.environ.get(INTERPRETER_ENV) or sys.executable

@@ -4,12 +4,11 @@ a Streamable HTTP URL) and how its investigation follows links or pages."""
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core import templates
+from wismo.core import processes, templates
 from wismo.core.textgrid import either
 from wismo.servers import designs as registry
 from wismo.shared import reading
@@ -100,7 +99,7 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
             if not isinstance(declared, list) or not declared or not all(isinstance(x, str) and x for x in declared):
                 r.say(where, 'command must be a non-empty list of strings, such as ["{python}", "server.py"]')
                 declared = []
-            command = tuple(sys.executable if x == PYTHON else _placed(x, folder) for x in declared)
+            command = tuple(processes.interpreter() if x == PYTHON else _placed(x, folder) for x in declared)
         if "url" in spec:
             url = spec["url"]
             if not isinstance(url, str) or not re.match(r"https?://[^\s/]+", url):

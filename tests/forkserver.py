@@ -1,0 +1,262 @@
+"""Server processes forked from one process that has already imported the MCP SDK, for the test suite.
+
+A server's start is almost all imports (the SDK's protocol models, its transports): about 1 s of CPU each, and the
+suite starts hundreds. Here one zygote process imports them once; `launcher()` writes an executable that the suite
+names as the interpreter of its servers (`WISMO_PYTHON`, which `wismo.core.processes.interpreter()` reads). When a
+client runs `launcher -m MODULE ...` or `launcher SCRIPT.py ...`, the launcher hands its stdin, stdout, stderr (and
+an `--http-fd` socket) to the zygote over a Unix socket; the zygote forks, and the child runs the server on those
+very file descriptors, in the launcher's working folder and environment. The client talks to the server over the
+same pipes, with the same SDK, as to any server process; only the imports were done before the fork.
+
+The launcher stands in for the server process: it forwards the signals it gets to the server and exits as the
+server did (the same code, or the same signal). If the launcher is killed outright, the zygote kills the server.
+Any other command line, or a zygote that cannot be reached, runs the real interpreter in the launcher's place.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import runpy
+import selectors
+import signal
+import socket
+import sys
+import traceback
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_HEADER = 1 << 20
+READY = b"ready\n"
+
+# What every server here imports: wismo's servers, the SDK's low-level and high-level servers, both transports.
+PRELOAD = (
+    "wismo.cli",
+    "wismo.servers.app",
+    "wismo.servers.stdio_fast",
+    "mcp.server.lowlevel.server",
+    "mcp.server.runner",
+    "mcp.server.connection",
+    "mcp.server.stdio",
+    "mcp.server.streamable_http_manager",
+    "mcp.server.mcpserver",
+    "mcp.shared.jsonrpc_dispatcher",
+    "mcp_types",
+    "uvicorn",
+)
+
+LAUNCHER = '''#!{python} -IS
+"""Run a server forked by the test suite's zygote (tests/forkserver.py), else the real interpreter."""
+import json, os, signal, socket, sys
+
+REAL, ADDRESS = {python!r}, {address!r}
+args = sys.argv[1:]
+
+
+def real():
+    os.execv(REAL, [REAL] + args)
+
+
+served = (len(args) >= 2 and args[0] == "-m") or (bool(args) and args[0].endswith(".py") and os.path.isfile(args[0]))
+if not served:
+    real()
+fds = [0, 1, 2]
+if "--http-fd" in args[:-1]:
+    try:
+        fds.append(int(args[args.index("--http-fd") + 1]))
+    except ValueError:
+        real()
+header = json.dumps({{"argv": args, "cwd": os.getcwd(), "env": dict(os.environ), "fds": fds}}).encode()
+channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    channel.connect(ADDRESS)
+    socket.send_fds(channel, [header], fds)
+    pid = int(channel.recv(64))
+except (OSError, ValueError):
+    channel.close()
+    real()
+
+
+def forward(signum, _frame):
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGCONT, signal.SIGUSR1):
+    signal.signal(signum, forward)
+# The server holds the pipes now: our copies must not keep them open once it has gone.
+null = os.open(os.devnull, os.O_RDWR)
+for fd in fds:
+    if fd != 2:
+        os.dup2(null, fd)
+said = channel.recv(64)
+if not said.startswith(b"exit "):
+    sys.stderr.write("forkserver: the zygote went away before the server ended\\n")
+    os._exit(1)
+status = int(said[5:])
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+'''
+
+
+def launcher(folder: Path, address: str, python: str = sys.executable) -> Path:
+    """Write the launcher for the zygote listening at `address` into `folder`; returns its path."""
+    path = folder / "python"
+    path.write_text(LAUNCHER.format(python=python, address=address))
+    path.chmod(0o755)
+    return path
+
+
+def _run(argv: list[str]) -> int:
+    """Run a server's command line (`-m MODULE ...` or `SCRIPT.py ...`) in this process; returns its exit code."""
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1], *argv[2:]]
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            runpy.run_path(argv[0], run_name="__main__")
+        return 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 130
+    except BaseException:
+        traceback.print_exc()
+        return 1
+
+
+def _child(request: dict, fds: list[int], own: list[int]) -> None:
+    """In the forked child: take the launcher's file descriptors, folder and environment, run the server, exit."""
+    for fd in own:
+        os.close(fd)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCONT, signal.SIGUSR1):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    high = [_out_of_the_way(fd) for fd in fds]
+    for fd in fds:
+        os.close(fd)
+    for target, fd in zip(request["fds"], high, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    code = _run(request["argv"])
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _out_of_the_way(fd: int) -> int:
+    """A duplicate of `fd` numbered 256 or above, out of the way of any descriptor the server is handed."""
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD, 256)
+
+
+def serve(address: str) -> None:
+    """The zygote: import what servers need, listen at `address`, and fork a server for each launcher."""
+    import importlib
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(address)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, None)
+    children: dict[int, Child] = {}
+
+    def stop(_signum: int, _frame: object) -> None:
+        for pid in children:
+            _kill(pid)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.data is None:
+                _fork(listener, selector, children)
+                continue
+            what, pid = key.data
+            child = children.get(pid)
+            if child is None:
+                continue
+            if what == "exited":
+                _, status = os.waitpid(pid, 0)
+                del children[pid]
+                selector.unregister(child.pidfd)
+                os.close(child.pidfd)
+                if child.watched:
+                    selector.unregister(child.channel)
+                    with suppress(OSError):
+                        child.channel.send(b"exit %d" % status)
+                child.channel.close()
+            elif child.watched:  # the launcher's channel only becomes readable as it closes: the launcher is gone
+                selector.unregister(child.channel)
+                child.watched = False
+                _kill(pid)
+
+
+@dataclass
+class Child:
+    """A forked server: its pidfd (readable once it exits) and its launcher's channel (readable once that closes)."""
+
+    pidfd: int
+    channel: socket.socket
+    watched: bool = True
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL a server that has not been reaped yet (so its pid cannot have been reused)."""
+    with suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
+    """Take one launcher's request and fork its server."""
+    channel, _ = listener.accept()
+    try:
+        data, fds, _flags, _addr = socket.recv_fds(channel, MAX_HEADER, 16)
+        request = json.loads(data)
+        if len(fds) != len(request["fds"]):
+            raise ValueError("file descriptors missing")
+    except (OSError, ValueError, KeyError):
+        channel.close()  # the launcher runs the real interpreter instead
+        return
+    own = [listener.fileno(), channel.fileno(), selector.fileno()]  # type: ignore[attr-defined]
+    own += [fd for c in children.values() for fd in (c.pidfd, c.channel.fileno())]
+    pid = os.fork()
+    if pid == 0:
+        _child(request, fds, own)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    children[pid] = Child(pidfd, channel)
+    selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
+    selector.register(channel, selectors.EVENT_READ, ("launcher", pid))
+    channel.send(b"%d" % pid)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,94 @@
+"""The test suite's forked servers (tests/forkserver.py): a server forked from the zygote runs on the launcher's pipes,
+folder, environment and arguments, the launcher exits as the server did and passes signals on, and a killed
+launcher takes its server with it."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from wismo.core import processes
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys, time
+    print(json.dumps({"pid": os.getpid(), "parent": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv,
+                      "said": os.environ.get("SAID"), "preloaded": "mcp.server.lowlevel.server" in sys.modules,
+                      "line": sys.stdin.readline()}), flush=True)
+    if sys.argv[1] == "sleep":
+        time.sleep(60)
+    print("to stderr", file=sys.stderr)
+    sys.exit(int(sys.argv[2]))
+    """
+)
+
+
+@pytest.fixture
+def launcher():
+    return os.environ[processes.INTERPRETER_ENV]
+
+
+def _start(launcher, tmp_path, *args):
+    script = tmp_path / "server.py"
+    script.write_text(SCRIPT)
+    return subprocess.Popen(
+        [launcher, str(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={"SAID": "hello", "PATH": os.environ.get("PATH", "")},
+    )
+
+
+def _said(process):
+    import json
+
+    process.stdin.write(b"a line\n")
+    process.stdin.flush()
+    return json.loads(process.stdout.readline())
+
+
+def test_the_server_is_forked_from_the_zygote_and_runs_on_the_launchers_pipes_folder_and_environment(
+    launcher, tmp_path
+):
+    process = _start(launcher, tmp_path, "exit", "3")
+    said = _said(process)
+    out, err = process.communicate(timeout=30)
+    assert said["parent"] != process.pid and said["pid"] != process.pid  # a fork of the zygote, not the launcher
+    assert said["preloaded"], "the SDK was not imported before the fork"
+    assert said["cwd"] == str(tmp_path) and said["said"] == "hello" and said["line"] == "a line\n"
+    assert said["argv"] == [str(tmp_path / "server.py"), "exit", "3"]
+    assert process.returncode == 3 and err == b"to stderr\n" and out == b""
+
+
+def test_a_signal_to_the_launcher_reaches_the_server_and_the_launcher_ends_as_it_did(launcher, tmp_path):
+    process = _start(launcher, tmp_path, "sleep", "0")
+    server = _said(process)["pid"]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == -signal.SIGTERM
+    _gone(server)
+
+
+def test_a_launcher_killed_outright_takes_its_server_with_it(launcher, tmp_path):
+    process = _start(launcher, tmp_path, "sleep", "0")
+    server = _said(process)["pid"]
+    process.kill()
+    process.wait(30)
+    _gone(server)
+
+
+def test_any_other_command_line_runs_the_real_interpreter(launcher):
+    done = subprocess.run([launcher, "-c", "import sys; print(sys.executable)"], capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.decode().strip() == sys.executable
+
+
+def _gone(pid):
+    deadline = time.monotonic() + 10
+    while processes.alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not processes.alive(pid), f"the server {pid} outlived its launcher"
