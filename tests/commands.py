@@ -3,12 +3,12 @@ for together, and the checks every study test makes of what they said."""
 
 import re
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from wismo.core import processes
 from wismo.core.paths import REPO_ROOT
 
 TIMEOUT_S = 300  # one `wismo study run` takes about 30 s on two cores; this only stops a hung one
@@ -31,12 +31,18 @@ def listing(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def wismo_argv(*args: str) -> list[str]:
+    """`python -m wismo ARGS`, with the suite's interpreter for servers: a launcher that forks the command from a
+    process that has imported wismo and the SDK already (conftest.forked_servers), else this interpreter."""
+    return [processes.interpreter(), "-m", "wismo", *args]
+
+
 def wismo(logs: Path, *args: str) -> subprocess.Popen:
     """`python -m wismo ARGS` started in the repository, what it writes going to logs/stdout and logs/stderr (files,
     not pipes, which would stall a command that writes more than a pipe holds before the test reads it)."""
     logs.mkdir(parents=True, exist_ok=True)
     with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "wismo", *args], cwd=REPO_ROOT, stdout=out, stderr=err)
+        process = subprocess.Popen(wismo_argv(*args), cwd=REPO_ROOT, stdout=out, stderr=err)
     process.logs = logs
     return process
 

@@ -4,6 +4,7 @@ built once per session for the tests that read them."""
 import fcntl
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,12 +29,15 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+JUPYTER_PATH = os.environ.get("JUPYTER_PATH")  # as the suite found it
+
+
 @pytest.fixture(scope="session", autouse=True)
 def forked_servers():
     """For this test process and its children (notebook kernels included): the servers wismo starts are forked from
-    one process that imported the MCP SDK once (tests/forkserver.py), over the same pipes and sockets as ever. The
-    tests of the transports, of a server's start and of the benchmark start the real interpreter instead
-    (`real_servers`)."""
+    one process that imported the MCP SDK once (tests/forkserver.py), over the same pipes and sockets as ever, and so
+    are the notebook kernels (a `python3` kernelspec of the suite's own, first in JUPYTER_PATH). The tests of the
+    transports, of a server's start and of the benchmark start the real interpreter instead (`real_servers`)."""
     folder = Path(tempfile.mkdtemp(prefix="wismo-fork-"))
     address = str(folder / "zygote")
     zygote = subprocess.Popen(
@@ -42,24 +46,31 @@ def forked_servers():
         preexec_fn=processes.ends_with_parent(),
     )
     assert zygote.stdout.readline() == forkserver.READY, "the test suite's zygote did not start"
-    before = os.environ.get(processes.INTERPRETER_ENV)
-    os.environ[processes.INTERPRETER_ENV] = str(forkserver.launcher(folder, address))
-    yield
-    if before is None:
-        os.environ.pop(processes.INTERPRETER_ENV, None)
-    else:
-        os.environ[processes.INTERPRETER_ENV] = before
+    launcher = forkserver.launcher(folder, address)
+    kernels = forkserver.kernelspec(folder / "jupyter", launcher)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(processes.INTERPRETER_ENV, str(launcher))
+        patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(kernels), JUPYTER_PATH])))
+        yield
     zygote.terminate()
     zygote.wait(10)
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
+    shutil.rmtree(folder)
+
+
+def unforked(patch: pytest.MonkeyPatch) -> None:
+    """Undo forked_servers' settings within `patch`: servers and kernels start from the real interpreter."""
+    patch.delenv(processes.INTERPRETER_ENV, raising=False)
+    if JUPYTER_PATH is None:
+        patch.delenv("JUPYTER_PATH", raising=False)
+    else:
+        patch.setenv("JUPYTER_PATH", JUPYTER_PATH)
 
 
 @pytest.fixture
 def real_servers(monkeypatch):
-    """Servers started from the real interpreter, for tests of what a process start or a transport does."""
-    monkeypatch.delenv(processes.INTERPRETER_ENV, raising=False)
+    """Servers and kernels started from the real interpreter, for tests of what a process start or a transport
+    does."""
+    unforked(monkeypatch)
 
 
 @dataclass

@@ -31,9 +31,18 @@ from pathlib import Path
 MAX_HEADER = 1 << 20
 READY = b"ready\n"
 
-# What every server here imports: wismo's servers, the SDK's low-level and high-level servers, both transports.
+# What every server here imports (wismo's servers, the SDK's low-level and high-level servers, both transports), and
+# what the `wismo` commands the tests run import (the SDK's clients, papermill, tiktoken), and a notebook kernel's
+# (ipykernel; not numpy, whose BLAS starts threads as it loads, nor matplotlib, whose backend a kernel chooses).
 PRELOAD = (
     "wismo.cli",
+    "wismo.client.connection",
+    "wismo.render.build",
+    "wismo.tokens",
+    "mcp.client.stdio",
+    "mcp.client.streamable_http",
+    "papermill",
+    "ipykernel.kernelapp",
     "wismo.servers.app",
     "wismo.servers.stdio_fast",
     "mcp.server.lowlevel.server",
@@ -113,6 +122,19 @@ def launcher(folder: Path, address: str, python: str = sys.executable) -> Path:
     return path
 
 
+def kernelspec(folder: Path, launcher: Path) -> Path:
+    """A Jupyter data folder whose `python3` kernel is started by `launcher` (so forked from the zygote), with the
+    installed kernel's settings otherwise; name it in JUPYTER_PATH, which Jupyter reads before its own folders."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    installed = KernelSpecManager().get_kernel_spec("python3")
+    spec = {**installed.to_dict(), "argv": [str(launcher), *installed.argv[1:]]}
+    kernel = folder / "kernels" / "python3"
+    kernel.mkdir(parents=True)
+    (kernel / "kernel.json").write_text(json.dumps(spec, indent=1))
+    return folder
+
+
 def _run(argv: list[str]) -> int:
     """Run a server's command line (`-m MODULE ...` or `SCRIPT.py ...`) in this process; returns its exit code."""
     try:
@@ -178,6 +200,11 @@ def serve(address: str) -> None:
 
     for name in PRELOAD:
         importlib.import_module(name)
+    importlib.import_module("wismo.tokens.encodings").encoding()  # the default encoding, read from its package
+    # A fork copies only the thread that calls it: with another thread alive, a child could inherit a held lock.
+    threads = os.listdir("/proc/self/task")
+    if len(threads) != 1:
+        raise RuntimeError(f"the zygote must have one thread before it forks; it has {len(threads)}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(address)
     listener.listen(64)

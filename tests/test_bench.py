@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
+from conftest import unforked
 from wismo import cli
 from wismo.bench import floors, importtime, parallel, stats, suite
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.client import raw as rawclient
 from wismo.client.raw import RawServer
-from wismo.core import processes
 from wismo.core.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
 
@@ -151,8 +151,8 @@ def smoke(tmp_path_factory):
     notebook.write_text(json.dumps(floors.EMPTY_NOTEBOOK), encoding="utf-8")
     settings = Settings.quick()
     settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
-    with pytest.MonkeyPatch.context() as patch:  # the benchmark times real server starts, not the suite's forks
-        patch.delenv(processes.INTERPRETER_ENV)
+    with pytest.MonkeyPatch.context() as patch:  # the benchmark times real starts, not the suite's forks
+        unforked(patch)
         return suite.run(settings=settings, progress=False)
 
 

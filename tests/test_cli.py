@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from commands import wismo_argv
 from wismo import cli
 from wismo.agent.backends import BACKENDS
 from wismo.agent.backends import DEFAULT_TIMEOUT_S as MODEL_TIMEOUT_S
@@ -192,14 +193,13 @@ def _run_hostile_cells(output_dir: Path) -> dict:
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------
 
-WISMO = [sys.executable, "-m", "wismo"]
 STUDY = str(Path(__file__).resolve().parents[1] / "data" / "studies" / "where-is-my-order.toml")
 
 
 def _wismo(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The real command, as a user runs it."""
     return subprocess.run(
-        [*WISMO, *argv], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        wismo_argv(*argv), capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
     )
 
 
@@ -292,7 +292,7 @@ async def test_serve_http_says_where_it_listens_and_a_client_reaches_it_there():
     from wismo.client.connection import connect
 
     proc = subprocess.Popen(
-        [*WISMO, "serve", "focused", "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        wismo_argv("serve", "focused", "--http", "0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         line = _announced(proc)

@@ -22,6 +22,8 @@ from jupyter_client.manager import KernelManager
 
 from wismo.core.paths import NOTEBOOKS
 
+# JupyterLab and its kernel as a user gets them from this environment, not the suite's forked kernels.
+pytestmark = pytest.mark.usefixtures("real_servers")
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 DEADLINE_S = 90.0

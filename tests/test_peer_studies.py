@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import peers
-from commands import Done, finished, listing, wismo
+from commands import Done, finished, listing, wismo, wismo_argv
 from wismo.core.paths import OUTPUTS, REPO_ROOT
 from wismo.studies import declaration
 
@@ -215,12 +215,11 @@ def test_the_readme_says_how_each_key_is_written():
 
 def test_the_scripted_model_walks_a_text_study_as_the_comparison_does(tmp_path):
     import subprocess
-    import sys
 
     from wismo import runs
 
     peers.installed("peer-npm")
-    command = [sys.executable, "-m", "wismo", "evaluate", "--study", str(FILESYSTEM), "both", "1"]
+    command = wismo_argv("evaluate", "--study", str(FILESYSTEM), "both", "1")
     done = subprocess.run(
         [*command, "--runs-dir", str(tmp_path)], capture_output=True, text=True, cwd=REPO_ROOT, timeout=300
     )

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from commands import wismo_argv
 from wismo import tokens
 from wismo.audit import measure as servertokens
 from wismo.audit import table
@@ -18,14 +19,13 @@ from wismo.client.connection import free_port
 
 pytestmark = pytest.mark.anyio
 SERVER = [sys.executable, "-m", "wismo.bench.toolserver"]
-WISMO = [sys.executable, "-m", "wismo", "tokens"]
 CALLS = ["--call", "echo", '{"text": "Where is my order?"}', "--call", "split", '{"text": "abcdef"}']
 
 
 def wismo_tokens(*args, timeout=90):
     """Run `wismo tokens ARGS`; the finished process and its wall time."""
     started = time.perf_counter()
-    done = subprocess.run([*WISMO, *args], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(wismo_argv("tokens", *args), capture_output=True, text=True, timeout=timeout)
     return done, time.perf_counter() - started
 
 

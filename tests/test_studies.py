@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 import peers
-from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo
+from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo, wismo_argv
 from wismo.core import jsondiff, processes, templates
 from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
@@ -890,7 +890,7 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
     rows = summaries.case_rows(loaded)
     assert {r["case"]: r["passed"] is not None for r in rows} == {"T-1001": True, "T-1002": False}
     bad = subprocess.run(
-        [sys.executable, "-m", "wismo", "evaluate", "--study", str(path), "nope", "1", "--runs-dir", str(tmp_path)],
+        wismo_argv("evaluate", "--study", str(path), "nope", "1", "--runs-dir", str(tmp_path)),
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

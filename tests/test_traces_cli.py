@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from commands import one_sentence
+from commands import one_sentence, wismo_argv
 from wismo.core.paths import REPO_ROOT
 from wismo.studies import declaration
 from wismo.traces import analysis
@@ -19,9 +19,7 @@ GRANULAR = ["get_order", "get_payment", "get_reservation", "get_tracking"]
 
 
 def _wismo(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "wismo", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run(wismo_argv(*args), cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +183,8 @@ def test_the_runs_of_a_study_are_named_by_its_cases_and_a_file_of_no_design_is_r
 
 def test_a_path_as_typed_and_a_runs_dir_inside_out(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "wismo", "traces", "./tests/traces/conventions-example.json", "--no-report", "--out",
-         str(tmp_path / "o")],
+        wismo_argv("traces", "./tests/traces/conventions-example.json", "--no-report", "--out",
+         str(tmp_path / "o")),
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
