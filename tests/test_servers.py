@@ -149,22 +149,54 @@ async def test_a_server_that_cannot_start_is_named(monkeypatch):
     )
 
 
-def test_a_stdio_server_imports_neither_the_sdk_client_nor_httpx():
-    # `wismo serve` over stdio skips the SDK's package __init__s (wismo.servers.sdk_import) and answers as before.
+def test_a_stdio_server_imports_neither_the_sdk_client_nor_httpx_nor_anything_of_http():
+    # `wismo serve` over stdio skips the SDK's package __init__s and its HTTP modules (wismo.servers.sdk_import), and
+    # answers as before: the handshake, then a tool call.
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
         "params": {"protocolVersion": PINNED_REVISION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
     }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "get_order", "arguments": {"orderId": "ORD-1004"}},
+    }
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "wismo", "serve", "granular"],
-        input=json.dumps(initialize) + "\n",
+        input="".join(
+            json.dumps(m) + "\n" for m in (initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call)
+        ),
         capture_output=True,
         text=True,
         timeout=120,
     )
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert json.loads(done.stdout)["result"]["protocolVersion"] == PINNED_REVISION
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers[0]["result"]["protocolVersion"] == PINNED_REVISION
+    assert json.loads(answers[1]["result"]["content"][0]["text"])["orderId"] == "ORD-1004"
     assert "mcp.server.lowlevel.server" in imported
     assert not imported & {"mcp.client", "httpx", "httpx2", "mcp.server.mcpserver"}
+    http = {m for m in imported if m.split(".")[0] in ("starlette", "uvicorn", "sse_starlette")}
+    http |= {m for m in imported if m.startswith(("mcp.server.auth", "mcp.server.streamable_http"))}
+    assert http <= {"starlette"}, sorted(http)  # the package's __init__ (its version) only
+
+
+def test_a_deferred_http_name_imports_its_module_when_first_used():
+    script = (
+        "import sys\n"
+        "from wismo.servers import sdk_import\n"
+        "sdk_import.skip_package_inits()\n"
+        "assert 'starlette.routing' in sdk_import.defer_http_modules()\n"
+        "import mcp.server.lowlevel.server as low\n"
+        "assert 'not imported yet' in repr(low.Route) and 'Route' not in vars(sys.modules['starlette.routing'])\n"
+        "route = low.Route('/mcp', endpoint=lambda request: None)\n"
+        "from starlette.routing import Route\n"
+        "assert type(route) is Route and route.path == '/mcp'\n"
+        "assert low.Starlette.__name__ == 'Starlette'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout == "ok\n", done.stderr

@@ -63,9 +63,11 @@ def run(args: argparse.Namespace) -> int:
     from wismo.servers import sdk_import
 
     # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
-    # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server).
+    # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server) and its HTTP
+    # modules (Starlette, auth, the Streamable HTTP transport).
     if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
         sdk_import.skip_package_inits()
+        sdk_import.defer_http_modules()
 
     from wismo.domain import DatasetError
     from wismo.servers import design_tools

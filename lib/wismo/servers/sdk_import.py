@@ -1,20 +1,44 @@
-"""The MCP SDK's server modules without its package __init__s, for a process that serves stdio and does nothing else.
+"""The MCP SDK's server modules without its package __init__s or its HTTP modules, for a process that serves stdio
+and does nothing else.
 
 Python runs a package's __init__ before any of its submodules. The SDK's `mcp/__init__` imports its client (httpx
 with it) and `mcp/server/__init__` its high-level MCPServer, neither of which the low-level server, its serve loop
 or its stdio transport imports or needs: measured on 2026-12-02 (2 shared, busy cores, 20 starts), skipping them
 took a stdio server's start from 3.05 to 2.60 times the protocol-types floor. The submodules themselves load as
 usual, so the SDK's own Server class and serve loop still do all the serving.
+
+`mcp.server.lowlevel.server` also imports, by name, Starlette, the SDK's auth and its Streamable HTTP transport,
+which only its `streamable_http_app()` uses. `defer_http_modules()` leaves them unloaded: each name taken from them
+is a stand-in that imports the real module the first time it is called or read.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import importlib.util
 import os
 import sys
+import types
+from typing import Any
 
 PACKAGES = ("mcp", "mcp.server", "mcp.server.lowlevel")
+# What mcp.server.lowlevel.server imports for streamable_http_app() alone (the names it takes from each are used in
+# that method, in annotations, and as its parameters' defaults).
+HTTP_ONLY = (
+    "starlette.applications",
+    "starlette.middleware",
+    "starlette.middleware.authentication",
+    "starlette.routing",
+    "mcp.server.auth.middleware.auth_context",
+    "mcp.server.auth.middleware.bearer_auth",
+    "mcp.server.auth.provider",
+    "mcp.server.auth.routes",
+    "mcp.server.auth.settings",
+    "mcp.server.streamable_http",
+    "mcp.server.streamable_http_manager",
+    "mcp.server.transport_security",
+)
 
 
 def skip_package_inits() -> bool:
@@ -36,3 +60,49 @@ def skip_package_inits() -> bool:
         if parent:
             setattr(sys.modules[parent], child, module)
     return True
+
+
+class _Deferred(types.ModuleType):
+    """A module not loaded yet: every name taken from it is a `_Later`."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Later(self.__name__, name)
+
+
+class _Later:
+    """A name from a deferred module: calling it or reading an attribute of it imports the module and uses the real
+    object."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._where = (module, name)
+
+    def real(self) -> Any:
+        """The object this stands for, its module imported (once) if need be."""
+        module, name = self._where
+        # All of them at once: a deferred module's parent package may be deferred too, and has no path to import from.
+        for deferred in [m for m, v in sys.modules.items() if isinstance(v, _Deferred)]:
+            del sys.modules[deferred]
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.real()(*args, **kwargs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.real(), attribute)
+
+    def __repr__(self) -> str:
+        return f"<{'.'.join(self._where)}, not imported yet>"
+
+
+def defer_http_modules() -> list[str]:
+    """Register the SDK's HTTP-only modules (HTTP_ONLY) as deferred, unless the server module is imported already;
+    the ones registered. Only a process started to serve stdio may call it: a constant taken from them (a default
+    body size) stays a stand-in."""
+    if "mcp.server.lowlevel.server" in sys.modules:
+        return []
+    deferred = [name for name in HTTP_ONLY if name not in sys.modules]
+    for name in deferred:
+        sys.modules[name] = _Deferred(name)
+    return deferred
