@@ -40,21 +40,29 @@ def forked_servers():
     transports, of a server's start and of the benchmark start the real interpreter instead (`real_servers`)."""
     folder = Path(tempfile.mkdtemp(prefix="wismo-fork-"))
     address = str(folder / "zygote")
-    zygote = subprocess.Popen(
-        [sys.executable, str(Path(forkserver.__file__)), address],
-        stdout=subprocess.PIPE,
-        preexec_fn=processes.ends_with_parent(),
-    )
+    with open(folder / "zygote.log", "wb") as log:
+        zygote = subprocess.Popen(
+            [sys.executable, str(Path(forkserver.__file__)), address],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            preexec_fn=processes.ends_with_parent(),
+        )
     assert zygote.stdout.readline() == forkserver.READY, "the test suite's zygote did not start"
     launcher = forkserver.launcher(folder, address)
     kernels = forkserver.kernelspec(folder / "jupyter", launcher)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(processes.INTERPRETER_ENV, str(launcher))
         patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(kernels), JUPYTER_PATH])))
-        yield
+        yield address
+    ended = zygote.poll()
     zygote.terminate()
     zygote.wait(10)
+    said = (folder / "zygote.log").read_text(errors="replace")
+    missed = Path(address + ".missed")
+    missed = missed.read_text() if missed.exists() else ""
     shutil.rmtree(folder)
+    # Not silent: a zygote that died or failed a launcher would only have made the rest of the suite slower.
+    assert ended is None and not missed, f"the suite's zygote ended ({ended}) or missed launchers:\n{missed}{said}"
 
 
 def unforked(patch: pytest.MonkeyPatch) -> None:

@@ -83,8 +83,12 @@ try:
     channel.connect(ADDRESS)
     socket.send_fds(channel, [header], fds)
     pid = int(channel.recv(64))
-except (OSError, ValueError):
+except (OSError, ValueError) as failure:
     channel.close()
+    # Noted for the suite to report (conftest.forked_servers): a zygote that stopped answering would otherwise only
+    # make every later server slow.
+    with open(ADDRESS + ".missed", "a") as missed:
+        missed.write(f"{{' '.join(args)}}: {{failure!r}}\\n")
     real()
 
 
@@ -223,7 +227,10 @@ def serve(address: str) -> None:
     while True:
         for key, _ in selector.select():
             if key.data is None:
-                _fork(listener, selector, children)
+                try:
+                    _fork(listener, selector, children)
+                except Exception:  # one launcher's failure (it runs the real interpreter) must not end the zygote
+                    traceback.print_exc()
                 continue
             what, pid = key.data
             child = children.get(pid)
@@ -275,14 +282,19 @@ def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: d
     own += [fd for c in children.values() for fd in (c.pidfd, c.channel.fileno())]
     pid = os.fork()
     if pid == 0:
-        _child(request, fds, own)
+        try:
+            _child(request, fds, own)
+        except BaseException:  # never back into the zygote's loop, whatever failed
+            traceback.print_exc()
+        os._exit(1)
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)
     children[pid] = Child(pidfd, channel)
     selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
     selector.register(channel, selectors.EVENT_READ, ("launcher", pid))
-    channel.send(b"%d" % pid)
+    with suppress(OSError):  # a launcher gone already: its channel reads as closed, and the server is killed
+        channel.send(b"%d" % pid)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 folder, environment and arguments, the launcher exits as the server did and passes signals on, and a killed
 launcher takes its server with it."""
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -46,8 +48,6 @@ def _start(launcher, tmp_path, *args):
 
 
 def _said(process):
-    import json
-
     process.stdin.write(b"a line\n")
     process.stdin.flush()
     return json.loads(process.stdout.readline())
@@ -80,6 +80,19 @@ def test_a_launcher_killed_outright_takes_its_server_with_it(launcher, tmp_path)
     process.kill()
     process.wait(30)
     _gone(server)
+
+
+def test_a_launcher_gone_before_its_answer_leaves_the_zygote_serving(forked_servers, launcher, tmp_path):
+    for _ in range(3):  # the zygote forks, finds nobody to tell the pid, and goes on
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as channel:
+            channel.connect(forked_servers)
+            request = {"argv": ["-c", "pass"], "cwd": str(tmp_path), "env": {}, "fds": [0, 1, 2]}
+            with open(os.devnull, "rb") as null:
+                socket.send_fds(channel, [json.dumps(request).encode()], [null.fileno()] * 3)
+    process = _start(launcher, tmp_path, "exit", "0")
+    said = _said(process)
+    process.communicate(timeout=30)
+    assert said["pid"] != process.pid, "the launcher ran the real interpreter: the zygote is gone"
 
 
 def test_any_other_command_line_runs_the_real_interpreter(launcher):
