@@ -5,9 +5,11 @@ import fcntl
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,28 +43,31 @@ def forked_servers():
     folder = Path(tempfile.mkdtemp(prefix="wismo-fork-"))
     address = str(folder / "zygote")
     with open(folder / "zygote.log", "wb") as log:
-        zygote = subprocess.Popen(
-            [sys.executable, str(Path(forkserver.__file__)), address],
+        starter = subprocess.Popen(
+            [sys.executable, str(Path(forkserver.__file__)), address, str(os.getpid())],
             stdout=subprocess.PIPE,
             stderr=log,
-            preexec_fn=processes.ends_with_parent(),
         )
-    assert zygote.stdout.readline() == forkserver.READY, "the test suite's zygote did not start"
+    with starter.stdout:
+        said = starter.stdout.read(len(forkserver.READY))
+        zygote = int(starter.stdout.readline() or 0)
+    starter.wait(60)
+    assert said == forkserver.READY and zygote, "the test suite's zygote did not start"
     launcher = forkserver.launcher(folder, address)
     kernels = forkserver.kernelspec(folder / "jupyter", launcher)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(processes.INTERPRETER_ENV, str(launcher))
         patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(kernels), JUPYTER_PATH])))
         yield address
-    ended = zygote.poll()
-    zygote.terminate()
-    zygote.wait(10)
+    ended = not processes.alive(zygote)
+    with suppress(ProcessLookupError):
+        os.kill(zygote, signal.SIGTERM)
     said = (folder / "zygote.log").read_text(errors="replace")
     missed = Path(address + ".missed")
     missed = missed.read_text() if missed.exists() else ""
     shutil.rmtree(folder)
     # Not silent: a zygote that died or failed a launcher would only have made the rest of the suite slower.
-    assert ended is None and not missed, f"the suite's zygote ended ({ended}) or missed launchers:\n{missed}{said}"
+    assert not ended and not missed, f"the suite's zygote ended early or missed launchers:\n{missed}{said}"
 
 
 def unforked(patch: pytest.MonkeyPatch) -> None:

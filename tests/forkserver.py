@@ -75,7 +75,8 @@ fds = [0, 1, 2]
 if "--http-fd" in args[:-1]:
     try:
         fds.append(int(args[args.index("--http-fd") + 1]))
-    except ValueError:
+        os.fstat(fds[-1])
+    except (ValueError, OSError):  # not a descriptor we hold: the server's own refusal, from the real interpreter
         real()
 header = json.dumps({{"argv": args, "cwd": os.getcwd(), "env": dict(os.environ), "fds": fds}}).encode()
 channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -198,10 +199,16 @@ def _out_of_the_way(fd: int) -> int:
     return fcntl.fcntl(fd, fcntl.F_DUPFD, 256)
 
 
-def serve(address: str) -> None:
-    """The zygote: import what servers need, listen at `address`, and fork a server for each launcher."""
+def serve(address: str, owner: int) -> None:
+    """The zygote: import what servers need, listen at `address`, and fork a server for each launcher, until the
+    process `owner` ends. It leaves its parent first: a test that stops every process below the suite's own
+    (processes.stop_descendants) must not stop it."""
     import importlib
 
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    watched = os.pidfd_open(owner)
     for name in PRELOAD:
         importlib.import_module(name)
     importlib.import_module("wismo.tokens.encodings").encoding()  # the default encoding, read from its package
@@ -214,6 +221,7 @@ def serve(address: str) -> None:
     listener.listen(64)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, None)
+    selector.register(watched, selectors.EVENT_READ, "owner")
     children: dict[int, Child] = {}
 
     def stop(_signum: int, _frame: object) -> None:
@@ -222,10 +230,13 @@ def serve(address: str) -> None:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    sys.stdout.buffer.write(READY)
+    sys.stdout.buffer.write(READY + b"%d\n" % os.getpid())
     sys.stdout.flush()
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     while True:
         for key, _ in selector.select():
+            if key.data == "owner":
+                stop(0, None)
             if key.data is None:
                 try:
                     _fork(listener, selector, children)
@@ -298,4 +309,4 @@ def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: d
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]))

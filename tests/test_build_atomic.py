@@ -25,6 +25,10 @@ from wismo.render.build import NotebookFailed
 STOP_WITHIN_S = 5  # the issue's bound for Ctrl-C
 START_LIMIT_S = 240  # only stops a hung start: two kernels on a loaded 2-core machine take seconds
 
+# Real kernels and servers: these tests check that what a build started is gone, which a fork of the suite's zygote
+# (not a process below the build) would hide.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
 
 def tree(folder):
     """Every file and folder under `folder`: its kind, size and sha256."""
