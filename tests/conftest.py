@@ -4,6 +4,7 @@ built once per session for the tests that read them."""
 import fcntl
 import os
 import pickle
+import select
 import shutil
 import signal
 import subprocess
@@ -49,19 +50,21 @@ def forked_servers():
             stderr=log,
         )
     with starter.stdout:
-        said = starter.stdout.read(len(forkserver.READY))
+        ready = starter.stdout.read(len(forkserver.READY))
         zygote = int(starter.stdout.readline() or 0)
     starter.wait(60)
-    assert said == forkserver.READY and zygote, "the test suite's zygote did not start"
+    assert ready == forkserver.READY and zygote, "the test suite's zygote did not start"
+    handle = os.pidfd_open(zygote)  # not our child: a pidfd, so a reused pid is never taken for it
     launcher = forkserver.launcher(folder, address)
     kernels = forkserver.kernelspec(folder / "jupyter", launcher)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(processes.INTERPRETER_ENV, str(launcher))
         patch.setenv("JUPYTER_PATH", os.pathsep.join(filter(None, [str(kernels), JUPYTER_PATH])))
         yield address
-    ended = not processes.alive(zygote)
+    ended = bool(select.select([handle], [], [], 0)[0])  # a pidfd reads as ready once its process has ended
     with suppress(ProcessLookupError):
-        os.kill(zygote, signal.SIGTERM)
+        signal.pidfd_send_signal(handle, signal.SIGTERM)
+    os.close(handle)
     said = (folder / "zygote.log").read_text(errors="replace")
     missed = Path(address + ".missed")
     missed = missed.read_text() if missed.exists() else ""

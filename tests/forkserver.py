@@ -16,6 +16,7 @@ Any other command line, or a zygote that cannot be reached, runs the real interp
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import runpy
@@ -23,6 +24,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 import traceback
 from contextlib import suppress
 from dataclasses import dataclass
@@ -33,7 +35,8 @@ READY = b"ready\n"
 
 # What every server here imports (wismo's servers, the SDK's low-level and high-level servers, both transports), and
 # what the `wismo` commands the tests run import (the SDK's clients, papermill, tiktoken), and a notebook kernel's
-# (ipykernel; not numpy, whose BLAS starts threads as it loads, nor matplotlib, whose backend a kernel chooses).
+# (ipykernel's kernel, but not its kernelapp, whose settings read the environment as the class is defined; not numpy,
+# whose BLAS starts threads as it loads, nor matplotlib, whose backend a kernel chooses).
 PRELOAD = (
     "wismo.cli",
     "wismo.client.connection",
@@ -42,7 +45,7 @@ PRELOAD = (
     "mcp.client.stdio",
     "mcp.client.streamable_http",
     "papermill",
-    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
     "wismo.servers.app",
     "wismo.servers.stdio_fast",
     "mcp.server.lowlevel.server",
@@ -72,6 +75,11 @@ served = (len(args) >= 2 and args[0] == "-m") or (bool(args) and args[0].endswit
 if not served:
     real()
 fds = [0, 1, 2]
+try:
+    for fd in fds:
+        os.fstat(fd)
+except OSError:  # a closed stdin, stdout or stderr: the socket below would take its number
+    real()
 if "--http-fd" in args[:-1]:
     try:
         fds.append(int(args[args.index("--http-fd") + 1]))
@@ -113,9 +121,12 @@ if not said.startswith(b"exit "):
     os._exit(1)
 status = int(said[5:])
 if os.WIFSIGNALED(status):
-    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-    os.kill(os.getpid(), os.WTERMSIG(status))
-os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+    died_by = os.WTERMSIG(status)
+    if died_by not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
+        signal.signal(died_by, signal.SIG_DFL)
+    os.kill(os.getpid(), died_by)
+    os._exit(128 + died_by)
+os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 '''
 
 
@@ -150,7 +161,7 @@ def _run(argv: list[str]) -> int:
         else:
             sys.argv = list(argv)
             sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
-            runpy.run_path(argv[0], run_name="__main__")
+            runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")
         return 0
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
@@ -158,21 +169,22 @@ def _run(argv: list[str]) -> int:
         print(done.code, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        return 130
+        sys.excepthook(*sys.exc_info())
+        return -signal.SIGINT  # the interpreter ends by SIGINT itself, once it has shut down
     except BaseException:
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())
         return 1
 
 
 def _child(request: dict, fds: list[int], own: list[int]) -> None:
     """In the forked child: take the launcher's file descriptors, folder and environment, run the server, exit."""
-    for fd in own:
-        os.close(fd)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCONT, signal.SIGUSR1):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())  # the zygote blocks SIGTERM around its fork
+    os.setsid()  # a session of its own, as the SDK starts a server: no signal to a sibling's group reaches it
+    for fd in own:
+        os.close(fd)
     high = [_out_of_the_way(fd) for fd in fds]
     for fd in fds:
         os.close(fd)
@@ -183,12 +195,17 @@ def _child(request: dict, fds: list[int], own: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     code = _run(request["argv"])
+    # The interpreter's own order at exit: wait for non-daemon threads, run atexit, flush.
+    threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
+    if code == -signal.SIGINT:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(code)
 
 
@@ -212,6 +229,7 @@ def serve(address: str, owner: int) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     importlib.import_module("wismo.tokens.encodings").encoding()  # the default encoding, read from its package
+    gc.freeze()  # what the imports made stays put: the children's collections leave those pages shared
     # A fork copies only the thread that calls it: with another thread alive, a child could inherit a held lock.
     threads = os.listdir("/proc/self/task")
     if len(threads) != 1:
@@ -224,7 +242,11 @@ def serve(address: str, owner: int) -> None:
     selector.register(watched, selectors.EVENT_READ, "owner")
     children: dict[int, Child] = {}
 
+    zygote = os.getpid()
+
     def stop(_signum: int, _frame: object) -> None:
+        if os.getpid() != zygote:  # a child between its fork and its own handlers: not ours to act on
+            os._exit(128 + signal.SIGTERM)
         for pid in children:
             _kill(pid)
         os._exit(0)
@@ -232,14 +254,16 @@ def serve(address: str, owner: int) -> None:
     signal.signal(signal.SIGTERM, stop)
     sys.stdout.buffer.write(READY + b"%d\n" % os.getpid())
     sys.stdout.flush()
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
     while True:
         for key, _ in selector.select():
             if key.data == "owner":
                 stop(0, None)
             if key.data is None:
                 try:
-                    _fork(listener, selector, children)
+                    _fork(listener, selector, children, watched)
                 except Exception:  # one launcher's failure (it runs the real interpreter) must not end the zygote
                     traceback.print_exc()
                 continue
@@ -278,19 +302,25 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
+def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: dict, owner: int) -> None:
     """Take one launcher's request and fork its server."""
     channel, _ = listener.accept()
+    channel.settimeout(5)  # a launcher that connects and says nothing must not stall every other one
+    fds: list[int] = []
     try:
-        data, fds, _flags, _addr = socket.recv_fds(channel, MAX_HEADER, 16)
+        data, fds, flags, _addr = socket.recv_fds(channel, MAX_HEADER, 16)
         request = json.loads(data)
-        if len(fds) != len(request["fds"]):
-            raise ValueError("file descriptors missing")
-    except (OSError, ValueError, KeyError):
+        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != len(request["fds"]):
+            raise ValueError("the request or its file descriptors were cut short")
+        channel.settimeout(None)
+    except Exception:
+        for fd in fds:
+            os.close(fd)
         channel.close()  # the launcher runs the real interpreter instead
         return
-    own = [listener.fileno(), channel.fileno(), selector.fileno()]  # type: ignore[attr-defined]
+    own = [listener.fileno(), channel.fileno(), selector.fileno(), owner]  # type: ignore[attr-defined]
     own += [fd for c in children.values() for fd in (c.pidfd, c.channel.fileno())]
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # the zygote's stop must never run in a child
     pid = os.fork()
     if pid == 0:
         try:
@@ -298,6 +328,7 @@ def _fork(listener: socket.socket, selector: selectors.BaseSelector, children: d
         except BaseException:  # never back into the zygote's loop, whatever failed
             traceback.print_exc()
         os._exit(1)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)

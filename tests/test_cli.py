@@ -163,6 +163,7 @@ def test_a_fuzz_run_by_hand_leaves_the_one_the_report_shows():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("real_servers")  # it reports the server's own memory, read from its pid
 def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
     out = tmp_path / "fuzz.json"
     assert cli.main(["fuzz", "5", "--cases", "1", "--sessions", "30", "--out", str(out)]) == 0

@@ -4,6 +4,7 @@ launcher takes its server with it."""
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -72,6 +73,28 @@ def test_a_signal_to_the_launcher_reaches_the_server_and_the_launcher_ends_as_it
     process.send_signal(signal.SIGTERM)
     assert process.wait(30) == -signal.SIGTERM
     _gone(server)
+
+
+def test_a_server_killed_outright_ends_its_launcher_by_the_same_signal(launcher, tmp_path):
+    process = _start(launcher, tmp_path, "sleep", "0")
+    os.kill(_said(process)["pid"], signal.SIGKILL)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL and err == b"", err
+
+
+def test_a_malformed_request_keeps_none_of_its_descriptors(forked_servers, launcher, tmp_path):
+    read, write = os.pipe()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as channel:
+        channel.connect(forked_servers)
+        socket.send_fds(channel, [b"not json"], [write])
+        assert channel.recv(64) == b""  # refused: the launcher would run the real interpreter
+    os.close(write)
+    process = _start(launcher, tmp_path, "exit", "0")  # a fork made after it must not hold the pipe either
+    _said(process)
+    process.communicate(timeout=30)
+    readable, _, _ = select.select([read], [], [], 10)  # end of file once no copy of the write end is left
+    assert readable and os.read(read, 1) == b"", "a copy of the write end is still open somewhere"
+    os.close(read)
 
 
 def test_a_launcher_killed_outright_takes_its_server_with_it(launcher, tmp_path):

@@ -11,6 +11,10 @@ from wismo.qa import frames
 from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS
 from wismo.qa.fuzz import MEMORY_LIMIT_MB
 
+# Real server processes: these tests read the server's own memory and behaviour from its pid.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
+
 PROBE_ID, ORDER = "frames-probe-1", "ORD-1002"
 
 
@@ -99,6 +103,7 @@ def test_missing_extra_and_foreign_answers_are_failures():
 
 FAKE = """
 import json, sys
+
 mode = sys.argv[1]
 for raw in sys.stdin.buffer:
     try:

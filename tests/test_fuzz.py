@@ -6,6 +6,9 @@ from wismo.core.jsonfmt import write_stable
 from wismo.qa import fuzz
 from wismo.reports import hostile
 
+# Real server processes: these tests read the server's own memory and behaviour from its pid.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
 
 @pytest.mark.slow
 def test_every_tool_survives_hostile_arguments(tmp_path):

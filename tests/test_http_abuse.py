@@ -11,6 +11,9 @@ from wismo.qa.http_abuse import case_problems, exit_problems, request
 from wismo.render import charts
 from wismo.reports import hostile
 
+# Real server processes: these tests read the server's own memory and behaviour from its pid.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
 
 @pytest.mark.slow
 def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):

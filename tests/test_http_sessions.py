@@ -15,6 +15,9 @@ from wismo.qa.sessions import ask, open_session
 from wismo.servers.protocol import PINNED_REVISION
 from wismo.servers.settings import DEFAULT_MAX_SESSIONS, SessionLimitInvalid, SessionLimits
 
+# Real server processes: these tests read the server's own memory and behaviour from its pid.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
 
 @pytest.mark.slow
 def test_abandoned_sessions_stay_within_the_bound_and_a_new_client_is_served():

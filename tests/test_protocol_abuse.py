@@ -13,6 +13,9 @@ import pytest
 from rawmcp import RawServer, rest
 from wismo.client.connection import free_port, server_command
 
+# Real server processes: these tests read the server's own memory and behaviour from its pid.
+pytestmark = pytest.mark.usefixtures("real_servers")
+
 CALL = {"name": "get_order", "arguments": {"orderId": "ORD-1001"}}
 
 

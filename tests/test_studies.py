@@ -73,12 +73,17 @@ def problems_of(path: Path) -> list[str]:
     return raised.value.problems
 
 
-def test_a_valid_declaration_loads_as_declared(tmp_path):
+def test_python_in_a_command_is_the_interpreter_wismo_python_names_when_set(tmp_path, monkeypatch):
+    monkeypatch.setenv(processes.INTERPRETER_ENV, "/opt/other/python")
+    assert declaration.load(study_file(tmp_path)).designs["focused"].command[0] == "/opt/other/python"
+
+
+def test_a_valid_declaration_loads_as_declared(tmp_path, real_servers):
     study = declaration.load(study_file(tmp_path))
     assert (study.title, study.reference, study.match, study.key) == ("Helpdesk", "granular", "equal", "ticketId")
     assert list(study.designs) == ["granular", "focused"]
     granular = study.designs["granular"]
-    assert granular.command == (processes.interpreter(), "helpdesk.py", "granular")  # {python}: the servers' one
+    assert granular.command == (sys.executable, "helpdesk.py", "granular")  # {python}: the interpreter wismo runs on
     assert granular.folder == tmp_path and granular.transport == "stdio"
     how = granular.investigation
     assert (how.entry, how.into, how.arguments) == ("get_ticket", "ticket", {"ticketId": "{ticketId}"})

@@ -17,7 +17,7 @@ def main(design: str) -> dict[str, float]:
     from wismo.servers import sdk_import
 
     sdk_import.skip_package_inits()  # as `wismo serve` does over stdio
-    sdk_import.defer_http_modules()
+    sdk_import.import_server_without_http()
     import mcp.server.runner  # noqa: F401
 
     # By name: the CLI sits above the benchmarks (its `wismo bench` runs them); this process only times its import.

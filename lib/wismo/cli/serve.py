@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     # modules (Starlette, auth, the Streamable HTTP transport).
     if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
         sdk_import.skip_package_inits()
-        sdk_import.defer_http_modules()
+        sdk_import.import_server_without_http()
 
     from wismo.domain import DatasetError
     from wismo.servers import design_tools

@@ -3,9 +3,9 @@ number in them read from the result, none typed, so a notebook cell only display
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
+from wismo.core import processes
 from wismo.reports.savings import median_savings
 from wismo.studies import matching
 
@@ -110,7 +110,8 @@ def study_intro(study: Any) -> str:
         if d.url:
             return f"`{d.url}`"
         # The interpreter and the study's folder as the file names them, not as this machine resolved them.
-        words = ["python" if w == sys.executable else w.replace(str(study.folder.resolve()), ".") for w in d.command]
+        python, folder = processes.interpreter(), str(study.folder.resolve())
+        words = ["python" if w == python else w.replace(folder, ".") for w in d.command]
         return f"`{' '.join(words)}` over stdio"
 
     def link(x: Any) -> str:

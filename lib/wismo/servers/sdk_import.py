@@ -8,8 +8,10 @@ took a stdio server's start from 3.05 to 2.60 times the protocol-types floor. Th
 usual, so the SDK's own Server class and serve loop still do all the serving.
 
 `mcp.server.lowlevel.server` also imports, by name, Starlette, the SDK's auth and its Streamable HTTP transport,
-which only its `streamable_http_app()` uses. `defer_http_modules()` leaves them unloaded: each name taken from them
-is a stand-in that imports the real module the first time it is called or read.
+which only its `streamable_http_app()` uses. `import_server_without_http()` imports that module with them deferred:
+each name it takes from them is a stand-in that imports the real module the first time it is called or read. The
+deferral ends with that import, so whatever is imported later (a design file using Starlette or the SDK's
+high-level server) gets the real modules.
 """
 
 from __future__ import annotations
@@ -96,13 +98,18 @@ class _Later:
         return f"<{'.'.join(self._where)}, not imported yet>"
 
 
-def defer_http_modules() -> list[str]:
-    """Register the SDK's HTTP-only modules (HTTP_ONLY) as deferred, unless the server module is imported already;
-    the ones registered. Only a process started to serve stdio may call it: a constant taken from them (a default
-    body size) stays a stand-in."""
+def import_server_without_http() -> bool:
+    """Import mcp.server.lowlevel.server with the modules in HTTP_ONLY deferred, then take the stand-ins out of
+    sys.modules; whether it did (not when that module was imported already)."""
     if "mcp.server.lowlevel.server" in sys.modules:
-        return []
+        return False
     deferred = [name for name in HTTP_ONLY if name not in sys.modules]
     for name in deferred:
         sys.modules[name] = _Deferred(name)
-    return deferred
+    try:
+        __import__("mcp.server.lowlevel.server")  # the import statement's own path, which -X importtime reports
+    finally:
+        for name in deferred:
+            if isinstance(sys.modules.get(name), _Deferred):
+                del sys.modules[name]
+    return True
