@@ -150,7 +150,9 @@ def unreachable_cause(leaf: BaseException, exit_code: int | None) -> str:
     if timed_out(leaf):
         return "timeout"
     if isinstance(leaf, httpx2.ConnectError):
-        return "not-listening"
+        # A server of ours was listening before the handshake began: refused now, it has gone (a fast one gets
+        # there before the first request, a slow one while it is read).
+        return "exited-at-start" if exit_code is not None else "not-listening"
     if exit_code is not None or connection_closed(leaf):
         return "exited-at-start"
     if isinstance(leaf, MCPError):
