@@ -16,8 +16,7 @@ def main(design: str) -> dict[str, float]:
 
     from wismo.servers import sdk_import
 
-    sdk_import.skip_package_inits()  # as `wismo serve` does over stdio
-    sdk_import.import_server_without_http()
+    sdk_import.prepare_stdio_server()  # as `wismo serve` does over stdio
     import mcp.server.runner  # noqa: F401
 
     # By name: the CLI sits above the benchmarks (its `wismo bench` runs them); this process only times its import.

@@ -66,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
     # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server) and its HTTP
     # modules (Starlette, auth, the Streamable HTTP transport).
     if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
-        sdk_import.skip_package_inits()
-        sdk_import.import_server_without_http()
+        sdk_import.prepare_stdio_server()
 
     from wismo.domain import DatasetError
     from wismo.servers import design_tools

@@ -83,10 +83,7 @@ class _Later:
     def real(self) -> Any:
         """The object this stands for, its module imported (once) if need be."""
         module, name = self._where
-        # All of them at once: a deferred module's parent package may be deferred too, and has no path to import from.
-        for deferred in [m for m, v in sys.modules.items() if isinstance(v, _Deferred)]:
-            del sys.modules[deferred]
-        return getattr(importlib.import_module(module), name)
+        return getattr(importlib.import_module(module), name)  # the stand-ins are gone once the server is imported
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.real()(*args, **kwargs)
@@ -96,6 +93,13 @@ class _Later:
 
     def __repr__(self) -> str:
         return f"<{'.'.join(self._where)}, not imported yet>"
+
+
+def prepare_stdio_server() -> None:
+    """What a process started to serve stdio, and nothing else, does before it imports the server: the SDK's package
+    __init__s skipped, then its low-level server imported without its HTTP modules."""
+    skip_package_inits()
+    import_server_without_http()
 
 
 def import_server_without_http() -> bool:
