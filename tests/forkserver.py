@@ -35,8 +35,8 @@ READY = b"ready\n"
 
 # What every server here imports (wismo's servers, the SDK's low-level and high-level servers, both transports), and
 # what the `wismo` commands the tests run import (the SDK's clients, papermill, tiktoken), and a notebook kernel's
-# (ipykernel's kernel, but not its kernelapp, whose settings read the environment as the class is defined; not numpy,
-# whose BLAS starts threads as it loads, nor matplotlib, whose backend a kernel chooses).
+# (ipykernel's kernel, but not its kernelapp, whose settings read the environment as the class is defined; numpy,
+# pandas and matplotlib come after, in `_preload_kernel_libraries`).
 PRELOAD = (
     "wismo.cli",
     "wismo.client.connection",
@@ -151,6 +151,32 @@ def kernelspec(folder: Path, launcher: Path) -> Path:
     return folder
 
 
+def _preload_kernel_libraries() -> None:
+    """What every notebook kernel imports (about 0.8 s of CPU each): numpy with its BLAS on one thread, since a pool
+    started as it loads would make the fork unsafe (the kernels compute on small tables), then pandas and pyplot, read
+    with no MPLBACKEND, so that each child applies its own (`_backend_as_imported`)."""
+    saved = {name: os.environ.pop(name, None) for name in ("OPENBLAS_NUM_THREADS", "MPLBACKEND")}
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import matplotlib.pyplot  # noqa: F401
+        import numpy  # noqa: F401
+        import pandas  # noqa: F401
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+
+
+def _backend_as_imported() -> None:
+    """matplotlib reads MPLBACKEND as it is imported: the child's, not the zygote's, as if it imported it now."""
+    import matplotlib
+
+    backend = os.environ.get("MPLBACKEND")
+    if backend:
+        matplotlib.rcParams["backend"] = backend
+
+
 def _run(argv: list[str]) -> int:
     """Run a server's command line (`-m MODULE ...` or `SCRIPT.py ...`) in this process; returns its exit code."""
     try:
@@ -194,6 +220,7 @@ def _child(request: dict, fds: list[int], own: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _backend_as_imported()
     code = _run(request["argv"])
     # The interpreter's own order at exit: wait for non-daemon threads, run atexit, flush.
     threading._shutdown()  # type: ignore[attr-defined]
@@ -228,6 +255,7 @@ def serve(address: str, owner: int) -> None:
     watched = os.pidfd_open(owner)
     for name in PRELOAD:
         importlib.import_module(name)
+    _preload_kernel_libraries()
     importlib.import_module("wismo.tokens.encodings").encoding()  # the default encoding, read from its package
     gc.freeze()  # what the imports made stays put: the children's collections leave those pages shared
     # A fork copies only the thread that calls it: with another thread alive, a child could inherit a held lock.

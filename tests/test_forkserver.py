@@ -67,6 +67,29 @@ def test_the_server_is_forked_from_the_zygote_and_runs_on_the_launchers_pipes_fo
     assert process.returncode == 3 and err == b"to stderr\n" and out == b""
 
 
+BACKEND = textwrap.dedent(
+    """
+    import json, os, sys
+    import matplotlib
+    print(json.dumps({"preloaded": [m for m in ("numpy", "pandas", "matplotlib.pyplot") if m in sys.modules],
+                      "backend": matplotlib.rcParams._get_backend_or_none(),
+                      "threads": len(os.listdir("/proc/self/task"))}))
+    """
+)
+
+
+@pytest.mark.parametrize("backend", ["svg", None])
+def test_a_kernels_libraries_are_preloaded_and_its_matplotlib_backend_is_its_own(launcher, tmp_path, backend):
+    script = tmp_path / "backend.py"
+    script.write_text(BACKEND)
+    env = {"PATH": os.environ.get("PATH", "")} | ({"MPLBACKEND": backend} if backend else {})
+    done = subprocess.run([launcher, str(script)], capture_output=True, env=env, timeout=30, check=True)
+    said = json.loads(done.stdout)
+    assert said["preloaded"] == ["numpy", "pandas", "matplotlib.pyplot"]
+    # as if matplotlib were imported in the child: its MPLBACKEND, or none chosen yet (not the zygote's Agg)
+    assert said["backend"] == backend and said["threads"] == 1
+
+
 def test_a_signal_to_the_launcher_reaches_the_server_and_the_launcher_ends_as_it_did(launcher, tmp_path):
     process = _start(launcher, tmp_path, "sleep", "0")
     server = _said(process)["pid"]
