@@ -25,11 +25,11 @@ report: $(STAMP)
 ## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py); it ends with
 ## the 30 slowest tests, where the suite's time goes
 test: $(STAMP) browser lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --durations=30
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30
 
 ## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP) lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" -q
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" -q
 
 ## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml), then mypy over
 ## the library (its standard mode; settings in pyproject.toml)

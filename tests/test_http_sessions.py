@@ -1,25 +1,24 @@
 """Bounded Streamable HTTP sessions (`wismo serve --http`): a cap with the session idle longest closed for a new
-client, an idle timeout, and memory within its bound after thousands of abandoned sessions. Real server processes,
-raw HTTP/1.1 clients."""
+client, an idle timeout, and memory within its bound after thousands of abandoned sessions. Server processes and
+raw HTTP/1.1 clients: the sessions' behaviour on the suite's forked servers (`wismo serve --http` runs the same code
+once forked; only a stdio server defers imports as it starts), their memory on a real one."""
 
 import socket
 import subprocess
-import sys
 import time
 
 import pytest
 
+from commands import wismo_argv
 from wismo.client.raw import HttpConnection, RawHttp
 from wismo.qa import sessions
 from wismo.qa.sessions import ask, open_session
 from wismo.servers.protocol import PINNED_REVISION
 from wismo.servers.settings import DEFAULT_MAX_SESSIONS, SessionLimitInvalid, SessionLimits
 
-# Real server processes: these tests read the server's own memory and behaviour from its pid.
-pytestmark = pytest.mark.usefixtures("real_servers")
-
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("real_servers")  # reads the server's own memory from its pid: not a launcher's
 def test_abandoned_sessions_stay_within_the_bound_and_a_new_client_is_served():
     # On the SDK's defaults (10,000 sessions for 30 minutes) these 3,000 sessions add some 108 MB and the first
     # session is still kept; bounded, the first is closed when the cap is reached and memory levels off.
@@ -116,9 +115,7 @@ def test_a_session_idle_past_its_timeout_is_closed():
     ],
 )
 def test_bad_session_options_are_one_sentence_and_exit_2(options, named):
-    done = subprocess.run(
-        [sys.executable, "-m", "wismo", "serve", "focused", *options], capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run(wismo_argv("serve", "focused", *options), capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and named in done.stderr, done.stderr
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commands import finished, wismo
+from commands import finished, wismo, wismo_argv
 from wismo.core.paths import REPO_ROOT
 
 LIBRARY = REPO_ROOT / "tests" / "studies" / "library" / "library.toml"
@@ -119,14 +119,13 @@ async def test_a_url_design_is_reported_as_streamable_http_and_connect_to_initia
     """A design reached at a URL (a server wismo did not start) beside one wismo serves: the comparison runs over
     both transports for the served one, says how each design was reached, and times the URL's as a connect."""
     import subprocess
-    import sys
 
     from wismo.client.connection import free_port
     from wismo.reports import equivalence
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "wismo", "serve", "focused", "--http", str(port)],
+        wismo_argv("serve", "focused", "--http", str(port)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from commands import wismo_argv
 from wismo import runs
 from wismo.core.jsonfmt import stable
 from wismo.runs import recording, summaries
@@ -117,9 +118,9 @@ def test_summaries_refuse_an_unverified_run_and_the_command_exits_non_zero(copy)
     _edit(copy, "ORD-1004-r1.json", lambda t: t["totals"].update(toolCalls=4))
     with pytest.raises(runs.RunInvalid, match="does not verify"):
         runs.load(copy)
-    done = subprocess.run([WISMO, "verify", str(copy)], capture_output=True, text=True)
+    done = subprocess.run(wismo_argv("verify", str(copy)), capture_output=True, text=True)
     assert done.returncode == 1 and "totals.toolCalls is 4" in done.stdout
-    ok = subprocess.run([WISMO, "verify", str(SHIPPED[0])], capture_output=True, text=True)
+    ok = subprocess.run(wismo_argv("verify", str(SHIPPED[0])), capture_output=True, text=True)
     assert ok.returncode == 0 and "verified" in ok.stdout
 
 

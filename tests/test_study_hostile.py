@@ -7,12 +7,12 @@ frames, the findings kept once with their count, event streams read."""
 import hashlib
 import json
 import subprocess
-import sys
 import time
 
 import pytest
 
 import peers
+from commands import wismo_argv
 from notebook_cells import run_cells
 from wismo import cli
 from wismo.client.connection import free_port
@@ -188,7 +188,7 @@ def test_notebook_01_shows_a_studys_findings_naming_its_designs_and_tools(tmp_pa
 def test_a_design_at_a_url_gets_hostile_requests_in_two_sessions_and_is_never_stopped(tmp_path):
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "wismo", "serve", "focused", "--http", str(port)],
+        wismo_argv("serve", "focused", "--http", str(port)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
