@@ -25,9 +25,9 @@ from wismo.render.build import NotebookFailed
 STOP_WITHIN_S = 5  # the bound for Ctrl-C
 START_LIMIT_S = 240  # only stops a hung start: two kernels on a loaded 2-core machine take seconds
 
-# Real kernels and servers: these tests check that what a build started is gone, which a fork of the suite's zygote
-# (not a process below the build) would hide.
-pytestmark = pytest.mark.usefixtures("real_servers")
+# Real kernels and servers for the tests that stop a build: they check that what it started is gone, which a fork of
+# the suite's zygote (not a process below the build) would hide. The others read files, and run on forked kernels.
+REAL = pytest.mark.usefixtures("real_servers")
 
 
 def tree(folder):
@@ -349,6 +349,7 @@ def serving(out, *names):
 
 
 @pytest.mark.slow
+@REAL
 def test_a_build_killed_half_way_leaves_the_previous_one_and_nothing_running(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     _notebooks(src, **{"01-holds": holding("01"), "02-one": ""})
@@ -371,6 +372,7 @@ def test_a_build_killed_half_way_leaves_the_previous_one_and_nothing_running(tmp
 
 
 @pytest.mark.slow
+@REAL
 def test_sigterm_stops_a_build_holding_servers_and_leaves_the_previous_one(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     _notebooks(src, **{"01-holds": holding("01"), "02-holds": holding("02")})
@@ -390,6 +392,7 @@ def test_sigterm_stops_a_build_holding_servers_and_leaves_the_previous_one(tmp_p
 
 
 @pytest.mark.slow
+@REAL
 def test_ctrl_c_stops_wismo_report_within_5_s_and_leaves_the_previous_build(tmp_path):
     out = tmp_path / "out"
     before = previous_build(out)
