@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
 
+from wismo.core import processes
 from wismo.core.paths import OUTPUTS, REPO_ROOT, OutputsProtected, report_dir
 from wismo.reports import context_cost, equivalence, recorded_runs, scale
 from wismo.reports.params import ParameterError
@@ -75,14 +75,14 @@ def test_a_notebook_run_by_hand_with_parameters_leaves_outputs_as_it_was(tmp_pat
     before = _listing()
     env = {k: v for k, v in os.environ.items() if k != "WISMO_REPORT_BUILD"}
     done = subprocess.run(
-        [sys.executable, "-m", "papermill", "notebooks/01-equivalence.ipynb", str(tmp_path / "x.ipynb"),
+        [processes.interpreter(), "-m", "papermill", "notebooks/01-equivalence.ipynb", str(tmp_path / "x.ipynb"),
          "-y", "{orders: [ORD-1004], transports: [stdio]}", "--cwd", "notebooks"],
         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert _listing() == before
     bad = subprocess.run(
-        [sys.executable, "-m", "papermill", "notebooks/04-scale.ipynb", str(tmp_path / "y.ipynb"), "-y",
+        [processes.interpreter(), "-m", "papermill", "notebooks/04-scale.ipynb", str(tmp_path / "y.ipynb"), "-y",
          "{sizes: [0]}", "--cwd", "notebooks"],
         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300,
     )  # fmt: skip

@@ -16,9 +16,16 @@ from wismo import tokens
 from wismo.audit import measure as servertokens
 from wismo.audit import table
 from wismo.client.connection import free_port
+from wismo.core import processes
 
 pytestmark = pytest.mark.anyio
-SERVER = [sys.executable, "-m", "wismo.bench.toolserver"]
+
+
+def toolserver() -> list[str]:
+    """The test server's command: forked by the suite (conftest.forked_servers) unless a test asks for the real one."""
+    return [processes.interpreter(), "-m", "wismo.bench.toolserver"]
+
+
 CALLS = ["--call", "echo", '{"text": "Where is my order?"}', "--call", "split", '{"text": "abcdef"}']
 
 
@@ -32,7 +39,7 @@ def wismo_tokens(*args, timeout=90):
 @pytest.fixture(scope="module")
 def measured():
     """The test server measured once through the command line, with two sampled calls."""
-    done, _ = wismo_tokens("--json", *CALLS, "--", *SERVER)
+    done, _ = wismo_tokens("--json", *CALLS, "--", *toolserver())
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -126,7 +133,9 @@ def _listening(port, process, within=30.0):
 
 async def test_a_streamable_http_target_counts_the_same(measured):
     port = free_port()
-    server = subprocess.Popen([*SERVER, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*toolserver(), "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         _listening(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
@@ -143,8 +152,9 @@ async def test_a_streamable_http_target_counts_the_same(measured):
 
 
 def test_the_json_is_deterministic_with_timings_apart(measured, real_servers):
-    # This run from the real interpreter, the first forked: each with its own hash seed, as two users' runs are.
-    again, _ = wismo_tokens("--json", *CALLS, "--", *SERVER)
+    # This `wismo tokens` from the real interpreter, the first forked: each with its own hash seed, as two users'
+    # runs are; the same target command, which the JSON records.
+    again, _ = wismo_tokens("--json", *CALLS, "--", *measured["target"]["command"])
     second = json.loads(again.stdout)
     assert set(measured["timings"]) == {
         "importMs",
@@ -175,7 +185,7 @@ def test_the_budget_and_the_baseline(measured, tmp_path):
     baseline["definitions"]["harmony"]["total"] = 230
     path = tmp_path / "baseline.json"
     path.write_text(json.dumps(baseline))
-    done, _ = wismo_tokens("--baseline", str(path), "--max-tokens", "200", "--", *SERVER)
+    done, _ = wismo_tokens("--baseline", str(path), "--max-tokens", "200", "--", *toolserver())
     assert done.returncode == 1
     assert done.stderr == (
         "wismo tokens: the tool definitions take 238 tokens (harmony, o200k_base), 38 over the "
