@@ -27,8 +27,7 @@ report: $(STAMP)
 test: $(STAMP) browser lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30
 
-## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks,
-## real server processes)
+## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP) lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" -q
 

@@ -43,10 +43,10 @@ HEAVIEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items):
-    """Every test that reads the shared build of all notebooks, runs the benchmarks or starts the real interpreter
-    for its servers (real_servers: about a second of CPU each) is slow; the heaviest files run first."""
+    """Every test that reads the shared build of all notebooks, or runs the benchmarks, is slow; the heaviest files
+    run first."""
     for item in items:
-        if {"built_reports", "smoke", "real_servers"} & set(getattr(item, "fixturenames", ())):
+        if {"built_reports", "smoke"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     rank = {name: i for i, name in enumerate(HEAVIEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's own order is kept
