@@ -168,11 +168,17 @@ def _preload_kernel_libraries() -> None:
                 os.environ[name] = value
 
 
-def _backend_as_imported() -> None:
-    """matplotlib reads MPLBACKEND as it is imported: the child's, not the zygote's, as if it imported it now."""
+INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel names in MPLBACKEND as it starts, if none is set
+
+
+def _backend_as_imported(argv: list[str]) -> None:
+    """matplotlib reads MPLBACKEND as it is imported: the child's, not the zygote's, as if it imported it now. A
+    kernel with none gets the one ipykernel names as it starts (INLINE), which a later import would have read."""
     import matplotlib
 
     backend = os.environ.get("MPLBACKEND")
+    if not backend and argv[:2] == ["-m", "ipykernel_launcher"]:
+        backend = INLINE
     if backend:
         matplotlib.rcParams["backend"] = backend
 
@@ -220,7 +226,7 @@ def _child(request: dict, fds: list[int], own: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    _backend_as_imported()
+    _backend_as_imported(request["argv"])
     code = _run(request["argv"])
     # The interpreter's own order at exit: wait for non-daemon threads, run atexit, flush.
     threading._shutdown()  # type: ignore[attr-defined]

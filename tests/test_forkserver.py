@@ -90,6 +90,26 @@ def test_a_kernels_libraries_are_preloaded_and_its_matplotlib_backend_is_its_own
     assert said["backend"] == backend and said["threads"] == 1
 
 
+@pytest.mark.parametrize("backend", ["svg", None])
+def test_a_forked_kernel_has_the_backend_a_real_one_would(monkeypatch, backend):
+    from jupyter_client.manager import start_new_kernel
+
+    import forkserver
+
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"} | ({"MPLBACKEND": backend} if backend else {})
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel manager reads the environment too
+    kernel, client = start_new_kernel(kernel_name="python3", env=env)
+    said = []
+    try:
+        code = "import matplotlib, sys; print(matplotlib.get_backend(), 'pandas' in sys.modules)"
+        client.execute_interactive(code, output_hook=lambda m: said.append(m["content"].get("text")), timeout=60)
+    finally:
+        client.stop_channels()
+        kernel.shutdown_kernel(now=True)
+    # forked (pandas imported before the kernel ran anything), with the backend its MPLBACKEND or ipykernel names
+    assert "".join(filter(None, said)).split() == [backend or forkserver.INLINE, "True"]
+
+
 def test_a_signal_to_the_launcher_reaches_the_server_and_the_launcher_ends_as_it_did(launcher, tmp_path):
     process = _start(launcher, tmp_path, "sleep", "0")
     server = _said(process)["pid"]
