@@ -152,9 +152,9 @@ async def test_a_streamable_http_target_counts_the_same(measured):
 
 
 def test_the_json_is_deterministic_with_timings_apart(measured, real_servers):
-    # This `wismo tokens` from the real interpreter, the first forked: each with its own hash seed, as two users'
-    # runs are; the same target command, which the JSON records.
-    again, _ = wismo_tokens("--json", *CALLS, "--", *measured["target"]["command"])
+    # This `wismo tokens` and its server from the real interpreter, the first two forked: each with its own hash
+    # seed, as two users' runs are. The JSON records the target's command, which differs only by its interpreter.
+    again, _ = wismo_tokens("--json", *CALLS, "--", *toolserver())
     second = json.loads(again.stdout)
     assert set(measured["timings"]) == {
         "importMs",
@@ -167,7 +167,9 @@ def test_the_json_is_deterministic_with_timings_apart(measured, real_servers):
         "resultsMs",
         "totalMs",
     }
-    assert {**second, "timings": None} == {**measured, "timings": None}
+    assert second["target"]["command"][1:] == measured["target"]["command"][1:]
+    assert second["target"]["transport"] == measured["target"]["transport"]
+    assert {**second, "timings": None, "target": None} == {**measured, "timings": None, "target": None}
     assert again.stdout == json.dumps({**second}, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 

@@ -179,6 +179,8 @@ async def interruptible_run(work: Callable[[], Awaitable[T]]) -> T:
         task.cancel()
 
     previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # a run whose caller ignores Ctrl-C (a background job) keeps ignoring it
+        return await work()
     try:
         loop.add_signal_handler(signal.SIGINT, on_sigint)  # the loop's wakeup fd: any thread's SIGINT wakes it
     except (NotImplementedError, RuntimeError, ValueError):  # no loop signal handlers here: the Runner's handling
