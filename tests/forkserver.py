@@ -155,17 +155,12 @@ def _preload_kernel_libraries() -> None:
     """What every notebook kernel imports (about 0.8 s of CPU each): numpy with its BLAS on one thread, since a pool
     started as it loads would make the fork unsafe (the kernels compute on small tables), then pandas and pyplot, read
     with no MPLBACKEND, so that each child applies its own (`_backend_as_imported`)."""
-    saved = {name: os.environ.pop(name, None) for name in ("OPENBLAS_NUM_THREADS", "MPLBACKEND")}
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
+    from wismo.core.environ import temporary_env
+
+    with temporary_env(OPENBLAS_NUM_THREADS="1", MPLBACKEND=""):  # matplotlib ignores an empty MPLBACKEND
         import matplotlib.pyplot  # noqa: F401
         import numpy  # noqa: F401
         import pandas  # noqa: F401
-    finally:
-        for name, value in saved.items():
-            os.environ.pop(name, None)
-            if value is not None:
-                os.environ[name] = value
 
 
 INLINE = "module://matplotlib_inline.backend_inline"  # what ipykernel names in MPLBACKEND as it starts, if none is set

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
 from wismo.core.textgrid import plural
@@ -16,7 +15,6 @@ SUMMARY = "record agent runs into data/runs/: evaluate [--study FILE] <design|bo
 EXAMPLE = "wismo evaluate focused 3 qwen2.5:7b openai-chat --base-url http://127.0.0.1:11434/v1"
 BOTH = "both"  # every design the study declares
 LATENCY_PARTS = ("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN")
-T = TypeVar("T")
 
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -102,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from wismo.agent.backends import make
     from wismo.agent.base import BackendError
     from wismo.agent.loop import Budgets, LatencyModel
+    from wismo.core import processes
     from wismo.core.paths import ARTICLE_STUDY
     from wismo.core.progress import bar
     from wismo.runs import recording
@@ -135,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
             folders = anyio.run(
-                lambda: interruptible_run(
+                lambda: processes.interruptible_task(
                     lambda: recording.evaluate(
                         chosen,
                         args.repetitions,
@@ -157,43 +156,6 @@ def run(args: argparse.Namespace) -> int:
         return 130
     print(summary([runs.load(folder) for folder in folders], runs_dir))
     return 0
-
-
-async def interruptible_run(work: Callable[[], Awaitable[T]]) -> T:
-    """`work()` in this task, which Ctrl-C cancels, then raising KeyboardInterrupt (a second Ctrl-C raises it at
-    once), as asyncio.Runner's own handling does. Through the event loop's signal handler, unlike the Runner's:
-    that one runs only once the loop's thread wakes, and a SIGINT the kernel gives to another of our threads (a
-    worker's, the child watcher's) wakes nothing, so the run went on until the model's answer came."""
-    import asyncio
-    import signal
-
-    loop, task = asyncio.get_running_loop(), asyncio.current_task()
-    assert task is not None
-    interrupted = False
-
-    def on_sigint() -> None:
-        nonlocal interrupted
-        if interrupted:
-            raise KeyboardInterrupt
-        interrupted = True
-        task.cancel()
-
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:  # a run whose caller ignores Ctrl-C (a background job) keeps ignoring it
-        return await work()
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)  # the loop's wakeup fd: any thread's SIGINT wakes it
-    except (NotImplementedError, RuntimeError, ValueError):  # no loop signal handlers here: the Runner's handling
-        return await work()
-    try:
-        return await work()
-    except asyncio.CancelledError:
-        if interrupted and task.uncancel() == 0:
-            raise KeyboardInterrupt from None
-        raise
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        signal.signal(signal.SIGINT, previous)
 
 
 def summary(recorded: list[Any], runs_dir: Path) -> str:

@@ -1,6 +1,6 @@
 """The processes below this one, read from /proc (Linux), and how to stop them all at once; a block that SIGINT and
 SIGTERM end by stopping them (Interrupted); a child that ends when the process that started it does; a child's pipe;
-the interpreter that runs servers."""
+the interpreter that runs servers; an asyncio task that Ctrl-C cancels whichever thread receives it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import IO
+from typing import IO, TypeVar
 
 from wismo.core.errors import WismoError
 
@@ -20,6 +20,7 @@ POLL_S = 0.02
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 STOPPING = (signal.SIGINT, signal.SIGTERM)
 INTERPRETER_ENV = "WISMO_PYTHON"
+T = TypeVar("T")
 
 
 class Interrupted(WismoError, KeyboardInterrupt):
@@ -208,3 +209,39 @@ def interpreter() -> str:
     """The interpreter that runs wismo's servers and `{python}` in a study's commands: this one, unless WISMO_PYTHON
     names another (the test suite names a launcher that forks servers from a process with the SDK imported)."""
     return os.environ.get(INTERPRETER_ENV) or sys.executable
+
+
+async def interruptible_task(work: Callable[[], Awaitable[T]]) -> T:
+    """Await `work()` in this asyncio task, which Ctrl-C cancels, then raising KeyboardInterrupt (a second Ctrl-C
+    raises it at once), as asyncio.Runner's own handling does. Through the event loop's signal handler, unlike the
+    Runner's: that one runs only once the loop's thread wakes, and a SIGINT the kernel gives to another of our
+    threads (a worker's, the child watcher's) wakes nothing, so `wismo evaluate` went on until the model answered."""
+    import asyncio
+
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        if interrupted:
+            raise KeyboardInterrupt
+        interrupted = True
+        task.cancel()
+
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:  # a run whose caller ignores Ctrl-C (a background job) keeps ignoring it
+        return await work()
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)  # the loop's wakeup fd: any thread's SIGINT wakes it
+    except (NotImplementedError, RuntimeError, ValueError):  # no loop signal handlers here: the Runner's handling
+        return await work()
+    try:
+        return await work()
+    except asyncio.CancelledError:
+        if interrupted and task.uncancel() == 0:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
