@@ -12,6 +12,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from tiny import tiny_notebook
+from wismo.core.paths import NOTEBOOKS
 from wismo.render import build as report
 from wismo.render import index_page
 from wismo.render.figures import Figure
@@ -221,3 +222,13 @@ def test_the_longest_notebook_of_the_last_run_starts_first(tmp_path):
     paths = [tmp_path / f"{name}.ipynb" for name in ("01-a", "02-b", "03-c", "04-d")]
     # Never run (03-c) or unreadable (04-d) first, in their order, then by the last run's duration, longest first.
     assert [p.stem for p in report._longest_first(paths, out)] == ["03-c", "04-d", "02-b", "01-a"]
+
+
+def test_a_fresh_build_starts_the_heaviest_notebooks_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "OUTPUTS", tmp_path / "no-outputs")  # no last run anywhere, as in a fresh clone
+    paths = sorted(NOTEBOOKS.glob("*.ipynb"))
+    order = [p.stem for p in report._longest_first(paths, tmp_path / "out")]
+    # Each named notebook exists (a rename would silently lose the hint), and they lead, the rest in name order.
+    assert set(report.HEAVIEST_FIRST) <= {p.stem for p in paths}
+    rest = [p.stem for p in paths if p.stem not in report.HEAVIEST_FIRST]
+    assert order == [*report.HEAVIEST_FIRST, *rest]
