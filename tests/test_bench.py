@@ -154,7 +154,8 @@ REAL_STARTS = ("serverStart",)  # reads a real server's imports (-X importtime):
 def smoke(tmp_path_factory):
     """Every benchmark once with tiny counts. Only the start benchmark starts real servers: the others' servers are
     the suite's forks, which answer the same, since the smoke asserts no time or memory figure, only that each
-    benchmark runs and reports its figures beside a floor (the floors and probes run the real interpreter as ever)."""
+    benchmark runs and reports its figures beside a floor (its floors and probes are forked too: they run on
+    `processes.interpreter()`, which is the real one in `make bench`)."""
     notebook = tmp_path_factory.mktemp("nb") / "tiny.ipynb"
     notebook.write_text(json.dumps(floors.EMPTY_NOTEBOOK), encoding="utf-8")
     settings = Settings.quick()

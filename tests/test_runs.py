@@ -184,6 +184,13 @@ def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys,
     assert list(tmp_path.iterdir()) == [folder]
 
 
+def _sigint_default() -> None:
+    """In the child before it runs: SIGINT's default disposition, whatever the suite's own was."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _sigint(pid: int, thread: str) -> None:
     """SIGINT to the process, or to one of its threads other than the main one (tgkill): the kernel may hand a
     process's signal to any thread that does not block it, and Python runs its handlers on the main thread only."""
@@ -248,6 +255,9 @@ def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path, thread)
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # Ctrl-C as a terminal gives it, even when the suite itself runs as a background job, whose children
+            # inherit SIGINT ignored (and a command that finds it ignored keeps it so, as asyncio's Runner does).
+            preexec_fn=_sigint_default,
         )
         deadline = time.monotonic() + 60
         while len(server.requests) < 3 and time.monotonic() < deadline and proc.poll() is None:

@@ -21,13 +21,16 @@ def assess(evidence: Evidence) -> dict[str, Any]:
     """The five structured fields and a customer summary, derived from the evidence alone."""
     order = evidence.orders[0] if evidence.orders else None
     skus = [i["sku"] for i in order["items"]] if order else []
-    delivered = [s for s in skus if s in _delivered(evidence)]
-    outstanding = [s for s in skus if s not in delivered]
+    # Sets looked up once: an order of 10,000 lines made these lookups quadratic.
+    seen_delivered = _delivered(evidence)
+    delivered = [s for s in skus if s in seen_delivered]
+    outstanding = [s for s in skus if s not in seen_delivered]
+    open_skus = set(outstanding)
 
     reasons = []
     if any(p.get("status") != "captured" for p in evidence.payments):
         reasons.append("payment_not_captured")
-    if any(r.get("status") == "backordered" and r.get("sku") in outstanding for r in evidence.reservations):
+    if any(r.get("status") == "backordered" and r.get("sku") in open_skus for r in evidence.reservations):
         reasons.append("stock_shortage")
     if any(t.get("availability") == "available" and t.get("status") == "delayed" for t in evidence.tracking):
         reasons.append("carrier_delay")
@@ -42,7 +45,8 @@ def assess(evidence: Evidence) -> dict[str, Any]:
     estimate = max(known) if outstanding and len(known) == len(outstanding) else None
 
     missing = [t["trackingId"] for t in evidence.tracking if t.get("availability") == "unavailable"]
-    missing += [i for i in evidence.unreadable if i not in missing]
+    already = set(missing)
+    missing += [i for i in evidence.unreadable if i not in already]
 
     answer = {
         "deliveredSkus": delivered,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
 from wismo.client.raw import initialize, spawn_and_ask
+from wismo.core import processes
 
 TOOLS = 100
 # Run by path, not with -m: its start is then a bare script's, importing no wismo package on the way.
@@ -22,7 +22,7 @@ TARGET = "wismo tokens, 100-tool server, times its own start"
 
 def server_command(tools: int = TOOLS) -> list[str]:
     """The tool server offering `tools` generated tools over stdio."""
-    return [sys.executable, str(SERVER), "--tools", str(tools)]
+    return [processes.interpreter(), str(SERVER), "--tools", str(tools)]
 
 
 def _server_start(command: list[str]) -> float:
@@ -37,7 +37,10 @@ def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, Any]]:
     """`wismo tokens --json` on `command`, command start to exit: ms, and the measurement it printed."""
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "wismo", "tokens", "--json", "--", *command], capture_output=True, text=True, timeout=300
+        [processes.interpreter(), "-m", "wismo", "tokens", "--json", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     elapsed = (time.perf_counter() - started) * 1000
     if done.returncode != 0:

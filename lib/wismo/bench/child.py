@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from typing import Any
+
+from wismo.core import processes
 
 
 def probe(
@@ -15,7 +16,7 @@ def probe(
 ) -> dict[str, Any]:
     """Run `python -m wismo.bench.<module> ARGS` and return the JSON object on the last line it prints."""
     done = subprocess.run(
-        [sys.executable, "-m", f"wismo.bench.{module}", *args],
+        [processes.interpreter(), "-m", f"wismo.bench.{module}", *args],
         capture_output=True,
         text=True,
         timeout=timeout_s,

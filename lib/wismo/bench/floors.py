@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -17,12 +16,12 @@ from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
 from wismo.client.raw import HttpConnection, read_line
-from wismo.core.processes import piped
+from wismo.core.processes import interpreter, piped
 
 
 def echo_command(mode: str, *modules: str) -> list[str]:
     """The command of the echo process in `mode` (see wismo.bench.echo)."""
-    return [sys.executable, "-m", "wismo.bench.echo", mode, *modules]
+    return [interpreter(), "-m", "wismo.bench.echo", mode, *modules]
 
 
 class _Echo(ABC):
@@ -137,9 +136,9 @@ def write_empty_notebook(folder: str | Path) -> Path:
 
 def notebooks_command(notebooks: Sequence[str | Path], out: str | Path) -> list[str]:
     """The command that executes and renders just these notebooks into `out`, as `wismo report` does for all."""
-    return [sys.executable, "-m", "wismo.bench.build_notebooks", str(out), *map(str, notebooks)]
+    return [interpreter(), "-m", "wismo.bench.build_notebooks", str(out), *map(str, notebooks)]
 
 
 def warm_command() -> list[str]:
     """The command that imports what the notebooks use, so that caches exist before anything is timed."""
-    return [sys.executable, "-m", "wismo.bench.build_notebooks", "--warm"]
+    return [interpreter(), "-m", "wismo.bench.build_notebooks", "--warm"]

@@ -5,7 +5,6 @@ notebook executed and rendered through the same machinery."""
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from wismo.bench.child import timed
 from wismo.bench.floors import notebooks_command, warm_command, write_empty_notebook
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
+from wismo.core.processes import interpreter
 
 HEAVIEST_CELLS = 5
 
@@ -103,7 +103,7 @@ def bench_report(s: Settings) -> dict[str, Any]:
             command = (
                 notebooks_command(s.report_notebooks, out)
                 if s.report_notebooks
-                else [sys.executable, "-m", "wismo", "report", "--out", out]
+                else [interpreter(), "-m", "wismo", "report", "--out", out]
             )
             totals.append(timed(command, "wismo report"))
             runs.append(papermill_durations(Path(out)))
