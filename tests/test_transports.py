@@ -1,4 +1,4 @@
-"""Transport parity, the pinned contract, wire names, schema-preserving wrappers, and failure behaviour."""
+"""Transport parity, schema-preserving wrappers, and failure behaviour (the pinned contract: test_contract.py)."""
 
 import copy
 import os
@@ -14,10 +14,8 @@ from wismo import tokens
 from wismo.agent.loop import client_tools
 from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
 from wismo.analyses import comparison
-from wismo.client import contract
 from wismo.client.connection import HarnessError, connect, free_port, server_command
 from wismo.core.errors import ClaimFailed
-from wismo.servers import designs
 
 # Real server processes from the real interpreter: these tests are about the transports and the processes themselves.
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("real_servers")]
@@ -54,36 +52,6 @@ async def test_the_sdk_default_client_falls_back_over_http_too():
     finally:
         server.terminate()
         server.wait(10)
-
-
-@pytest.mark.slow
-async def test_the_pinned_contract_holds():
-    now = await contract.current()
-    diff = contract.drift(contract.pinned(), now)
-    assert diff == "", (
-        f"the servers drifted from data/contracts/tools.json (run `wismo contract --update` if intended):\n{diff}"
-    )
-    assert now == await contract.current(), "tools/list must come back in the same order every time"
-
-
-def test_drift_is_shown_as_a_readable_diff():
-    changed = copy.deepcopy(contract.pinned())
-    changed["designs"]["granular"][0]["inputSchema"]["properties"]["orderId"]["type"] = "integer"
-    diff = contract.drift(contract.pinned(), changed)
-    assert '-              "type": "string"' in diff and '+              "type": "integer"' in diff
-
-
-def test_wire_names_are_snake_case_and_match_what_the_client_allows():
-    pinned = contract.pinned()["designs"]
-    # The names the scripted model and the loop call must be names the servers report.
-    for design in designs.names(contract=True):
-        assert contract.wire_name_problems(pinned[design], designs.get(design).investigation.tools()) == []
-    bad = [{"name": "GetActivityByDate"}, {"name": "get_order"}, {"name": "get_order"}]
-    assert contract.wire_name_problems(bad, {"get_activity_by_date"}) == [
-        "tool name 'GetActivityByDate' is not snake_case",
-        "tool name 'get_order' appears 2 times",
-        "the client allows 'get_activity_by_date', which the server does not report",
-    ]
 
 
 async def test_wrappers_keep_the_definition_exactly_and_cache_repeats():
