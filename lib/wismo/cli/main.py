@@ -15,6 +15,7 @@ from types import ModuleType
 
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
+from wismo.core.startup import collector_paused
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
 COMMANDS = (
@@ -61,12 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else ""
     try:
-        from wismo.servers import designs
+        # The chosen command's module and what it imports, with the collector paused (core/startup.py).
+        with collector_paused():
+            from wismo.servers import designs
 
-        # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then one
-        # sentence whatever the command, not a traceback from the first parser that lists the designs.
-        designs.registered()
-        args = parser(command).parse_args(argv)
+            # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then
+            # one sentence whatever the command, not a traceback from the first parser that lists the designs.
+            designs.registered()
+            args = parser(command).parse_args(argv)
         return args.run(args)
     except Exception as exc:  # anything but an input error is re-raised as it was
         failure = single(exc)

@@ -58,8 +58,37 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
-    import anyio
+    from wismo.core.startup import collector_paused
 
+    # Most of a server's start is the SDK's imports: made with the collector paused, which is back on before the first
+    # request (core/startup.py).
+    with collector_paused():
+        ready = _built(args)
+    if isinstance(ready, int):
+        return ready
+    server, limits = ready
+    try:
+        if args.http is None and args.http_fd is None:
+            import anyio
+
+            from wismo.servers.app import serve_stdio
+
+            anyio.run(serve_stdio, server)
+        else:
+            return _serve_http(args, server, limits)
+    except OSError as exc:
+        if args.http_fd is None or exc.errno != errno.EBADF:
+            raise
+        print(f"wismo serve: --http-fd {args.http_fd} is not an open socket of this process", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
+    """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
+    sentence on stderr)."""
     from wismo.servers import sdk_import
 
     # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
@@ -70,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
-    from wismo.servers.app import build_server, serve_stdio
+    from wismo.servers.app import build_server
     from wismo.servers.designs import UnknownDesign
     from wismo.servers.settings import server_dataset
 
@@ -95,19 +124,7 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, UnknownDesign, ValueError) as exc:
         print(f"wismo serve: {exc}", file=sys.stderr)
         return 2
-    try:
-        if not over_http:
-            anyio.run(serve_stdio, server)
-        else:
-            return _serve_http(args, server, limits)
-    except OSError as exc:
-        if args.http_fd is None or exc.errno != errno.EBADF:
-            raise
-        print(f"wismo serve: --http-fd {args.http_fd} is not an open socket of this process", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return server, limits
 
 
 def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:

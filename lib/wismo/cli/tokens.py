@@ -62,6 +62,16 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Count what the server at --url or after `--` puts in a model's context; exit 1 over --max-tokens, 2 when
     the server or an argument cannot be used."""
+    from wismo.core.startup import collector_paused
+
+    # One measurement, then the process ends: the collector stays paused throughout (core/startup.py), for the imports,
+    # the SDK client and the encodings, which are nearly all of this command's time.
+    with collector_paused():
+        return _measured(args)
+
+
+def _measured(args: argparse.Namespace) -> int:
+    """run() with the collector paused."""
     import anyio
 
     from wismo.audit import measure as servertokens
