@@ -1,11 +1,13 @@
-"""A command's start with the cyclic collector paused: off in the block, back on (what it built frozen) after it."""
+"""A command's start with the cyclic collector paused: off in the block, back on (what it built frozen) after it, and
+only in a process started as that command."""
 
 import argparse
 import gc
+import sys
 
 import pytest
 
-from wismo.core.startup import collector_paused
+from wismo.core.startup import collector_paused, started_as
 
 
 @pytest.fixture
@@ -47,13 +49,33 @@ def test_an_error_in_the_block_still_turns_the_collector_back_on(collector):
     assert gc.isenabled()
 
 
-def test_wismo_serve_serves_with_the_collector_on(collector, monkeypatch):
+def test_an_inactive_pause_changes_nothing(collector):
+    gc.enable()
+    gc.unfreeze()
+    with collector_paused(active=False):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_program_calling_the_commands_keeps_its_objects_unfrozen(collector, monkeypatch, capsys):
+    from wismo import cli
+
+    gc.enable()
+    gc.unfreeze()
+    assert not started_as("serve")  # this process is pytest
+    assert cli.main(["peers", "out.json", "no-equals-sign"]) == 2  # the parse and dispatch, in this process
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_wismo_serve_builds_with_the_collector_paused_and_serves_with_it_on(collector, monkeypatch):
     import anyio
 
     from wismo.cli import serve
 
     seen = []
-    monkeypatch.setattr(anyio, "run", lambda *_: seen.append(gc.isenabled()))
+    monkeypatch.setattr(sys, "argv", ["wismo", serve.NAME, "focused"])
+    monkeypatch.setattr(serve, "_built", lambda args: seen.append(("built", gc.isenabled())) or ("server", "limits"))
+    monkeypatch.setattr(anyio, "run", lambda *_: seen.append(("served", gc.isenabled())))
     gc.enable()
     args = argparse.Namespace(design="focused", http=None, http_fd=None, max_sessions=None, session_idle_timeout=None)
-    assert serve.run(args) == 0 and seen == [True]
+    assert serve.run(args) == 0 and seen == [("built", False), ("served", True)]

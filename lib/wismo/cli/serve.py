@@ -58,11 +58,11 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
-    from wismo.core.startup import collector_paused
+    from wismo.core.startup import collector_paused, started_as
 
     # Most of a server's start is the SDK's imports: made with the collector paused, which is back on before the first
-    # request (core/startup.py).
-    with collector_paused():
+    # request (core/startup.py); only in a process started as `wismo serve`.
+    with collector_paused(active=started_as(NAME)):
         ready = _built(args)
     if isinstance(ready, int):
         return ready
@@ -89,12 +89,13 @@ def run(args: argparse.Namespace) -> int:
 def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
     sentence on stderr)."""
+    from wismo.core.startup import started_as
     from wismo.servers import sdk_import
 
     # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
     # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server) and its HTTP
     # modules (Starlette, auth, the Streamable HTTP transport).
-    if args.http is None and args.http_fd is None and sys.argv[1:2] == [NAME]:
+    if args.http is None and args.http_fd is None and started_as(NAME):
         sdk_import.prepare_stdio_server()
 
     from wismo.domain import DatasetError
