@@ -132,3 +132,20 @@ async def test_the_scripted_backend_estimates_under_a_client_profile():
     # Same first request (no results yet); every later one carries the results framed the C# client's way.
     assert totals["python"][0] == totals["csharp-raw-element"][0]
     assert all(c > p for p, c in zip(totals["python"][1:], totals["csharp-raw-element"][1:]))
+
+
+def test_the_assessment_answers_records_whose_ids_are_lists_or_objects_as_it_answers_strings():
+    from wismo.agent.assessment import assess
+    from wismo.agent.evidence import Evidence
+
+    evidence = Evidence()
+    evidence.orders.append({"orderId": "ORD-1", "items": [{"sku": "A"}, {"sku": ["B"]}]})
+    evidence.reservations.extend([{"sku": ["A"], "status": "backordered"}, {"sku": ["B"], "status": "backordered"}])
+    evidence.tracking.append({"trackingId": ["T1"], "sku": "A", "availability": "unavailable"})
+    evidence.unreadable += [["T1"], "T2", "T2"]  # as a hostile server's records could make them, through add()
+    answer = assess(evidence)
+    # A list where a string belongs matches only an equal list, as a scan of the list matched it, and stops nothing.
+    assert answer["outstandingSkus"] == ["A", ["B"]] and answer["delayReasons"] == ["stock_shortage"]
+    assert answer["missingEvidence"] == [["T1"], "T2", "T2"]
+    del evidence.reservations[1]
+    assert assess(evidence)["delayReasons"] == []

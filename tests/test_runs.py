@@ -3,6 +3,7 @@
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -185,9 +186,8 @@ def test_evaluate_moves_a_run_into_place_only_once_it_verifies(tmp_path, capsys,
 
 
 def _sigint_default() -> None:
-    """In the child before it runs: SIGINT's default disposition, whatever the suite's own was."""
-    import signal
-
+    """In the child before it runs: SIGINT's default disposition, whatever the suite's own was (no import here: the
+    child of a process with threads must not take the import lock)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
@@ -196,7 +196,6 @@ def _sigint(pid: int, thread: str) -> None:
     process's signal to any thread that does not block it, and Python runs its handlers on the main thread only."""
     import ctypes
     import os
-    import signal
 
     if thread == "the process":
         os.kill(pid, signal.SIGINT)

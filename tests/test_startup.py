@@ -12,7 +12,8 @@ from wismo.core.startup import collector_paused, started_as
 
 @pytest.fixture
 def collector():
-    """The collector as the test found it, and nothing frozen by the test left frozen."""
+    """The collector turned back on or off as the test found it; what anything froze is unfrozen at the end (the
+    tests also unfreeze at their start, to count only what they freeze)."""
     was_on = gc.isenabled()
     yield
     gc.unfreeze()
@@ -25,7 +26,8 @@ def test_the_collector_is_off_in_the_block_and_on_after_it_with_what_it_built_fr
     with collector_paused():
         assert not gc.isenabled()
         built = [[] for _ in range(1000)]  # container objects, tracked by the collector
-    assert gc.isenabled() and gc.get_freeze_count() >= len(built)
+    # A frozen object is no longer among those the collector tracks.
+    assert gc.isenabled() and not any(o is built[0] for o in gc.get_objects())
 
 
 def test_a_collector_that_was_off_stays_off_and_a_nested_pause_ends_with_the_outer_one(collector):
@@ -57,7 +59,7 @@ def test_an_inactive_pause_changes_nothing(collector):
     assert gc.get_freeze_count() == 0
 
 
-def test_a_program_calling_the_commands_keeps_its_objects_unfrozen(collector, monkeypatch, capsys):
+def test_a_program_calling_the_commands_keeps_its_objects_unfrozen(collector, capsys):
     from wismo import cli
 
     gc.enable()
@@ -79,3 +81,17 @@ def test_wismo_serve_builds_with_the_collector_paused_and_serves_with_it_on(coll
     gc.enable()
     args = argparse.Namespace(design="focused", http=None, http_fd=None, max_sessions=None, session_idle_timeout=None)
     assert serve.run(args) == 0 and seen == [("built", False), ("served", True)]
+
+
+def test_wismo_serve_called_by_a_program_leaves_the_collector_alone(collector, monkeypatch):
+    import anyio
+
+    from wismo.cli import serve
+
+    seen = []
+    monkeypatch.setattr(serve, "_built", lambda args: seen.append(("built", gc.isenabled())) or ("server", "limits"))
+    monkeypatch.setattr(anyio, "run", lambda *_: seen.append(("served", gc.isenabled())))
+    gc.enable()
+    gc.unfreeze()
+    args = argparse.Namespace(design="focused", http=None, http_fd=None, max_sessions=None, session_idle_timeout=None)
+    assert serve.run(args) == 0 and seen == [("built", True), ("served", True)] and gc.get_freeze_count() == 0

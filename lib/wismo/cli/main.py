@@ -15,7 +15,7 @@ from types import ModuleType
 
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
-from wismo.core.startup import collector_paused
+from wismo.core.startup import collector_paused, started_as
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
 COMMANDS = (
@@ -59,13 +59,12 @@ def is_input_error(exc: BaseException) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `wismo` command; an input error is one sentence on stderr and exit 2."""
-    argv_given = argv
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else ""
     try:
-        # The chosen command's module and what it imports, with the collector paused (core/startup.py), in the
-        # `wismo` process itself only: a program calling main() keeps its own objects as they were.
-        with collector_paused(active=argv_given is None):
+        # The chosen command's module and what it imports, with the collector paused (core/startup.py), in a process
+        # started as that command only: a program calling main() keeps its own objects as they were.
+        with collector_paused(active=started_as(command)):
             from wismo.servers import designs
 
             # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then

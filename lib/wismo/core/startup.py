@@ -9,8 +9,7 @@ from contextlib import contextmanager
 
 
 def started_as(command: str) -> bool:
-    """Whether this process was started as `wismo COMMAND` (or `python -m wismo COMMAND`), not a program calling
-    the command's code, whose own objects a pause must not freeze."""
+    """Whether this process was started as `wismo COMMAND`, not a program calling that command's code."""
     return sys.argv[1:2] == [command]
 
 
@@ -19,11 +18,11 @@ def collector_paused(active: bool = True) -> Iterator[None]:
     """Run the block with the cyclic garbage collector off; then, if it was on, freeze what the block built and turn
     it back on. Not `active`: the block runs as it is.
 
-    Importing the MCP SDK builds some 60,000 objects that live as long as the process (its pydantic models for two
-    protocol revisions), and the collector ran again and again over them as they were made: about a sixth of a
-    server's start to its handshake (559 ms against 462 ms, medians of 10 starts on 2026-12-02). Frozen, later
-    collections skip them. What the block left as cyclic garbage stays with them: 687 objects in a server's start.
-    Reference counting, which frees everything else, is untouched."""
+    Importing the MCP SDK builds tens of thousands of objects that live as long as the process, and the collector ran
+    over them again and again as they were made (what that cost a server's start: the README's server-start figures).
+    Frozen, later collections skip them; the little cyclic garbage the block left stays with them (687 objects in a
+    server's start). Reference counting, which frees everything else, is untouched. Not for a program that calls a
+    command's code: it would freeze that program's own objects (started_as)."""
     was_on = gc.isenabled()
     if active:
         gc.disable()

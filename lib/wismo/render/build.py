@@ -52,9 +52,8 @@ KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 FULL, READER = "Full version with code", "Reader's version: narrative, tables and charts"
 MEASUREMENTS = ".measurements"  # under the output folder: the generated orders measured once per build
 SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sockets and connection files
-# A fresh clone's build has no last run to order by: these notebooks, the longest by far (04-scale 29 s, 02-context-cost
-# 21 s against 16 s at most for the others, `make bench` on 2026-12-02), start first; started by name, 04 began third
-# and ended the build alone (50 and 53 s against 39 and 45 s, two builds of each on 2 cores).
+# A fresh clone's build has no last run to order by: these, the longest notebooks by far, start first; started by
+# name, 04 began third and ended the build alone on one core (the README gives the figures).
 HEAVIEST_FIRST = ("04-scale", "02-context-cost")
 
 
