@@ -18,6 +18,7 @@ import pytest
 
 import forkserver
 from wismo.core import processes
+from wismo.core.startup import collector_paused
 
 
 @pytest.fixture
@@ -41,6 +42,19 @@ HEAVIEST_FIRST = (
     "test_http_sessions.py",
     "test_cli.py",
 )
+
+
+# Collecting imports every test module and what they import, in each worker: with the cyclic collector paused, then
+# what it built frozen, as a wismo command starts (core/startup.py); 6.3 to 7.0 s of collection became 4.3 s.
+_COLLECTING = collector_paused()
+
+
+def pytest_sessionstart(session):
+    _COLLECTING.__enter__()
+
+
+def pytest_collection_finish(session):
+    _COLLECTING.__exit__(None, None, None)
 
 
 def pytest_collection_modifyitems(items):
