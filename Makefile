@@ -23,8 +23,9 @@ report: $(STAMP)
 
 ## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on two workers
 ## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py); it ends with
-## the 30 slowest tests, where the suite's time goes
-test: $(STAMP) browser lint
+## the 30 slowest tests, where the suite's time goes; the reference servers its studies run on are installed first, as
+## Chromium is (`make peer-npm peer-git`, once: about 30 s from the registries in a fresh clone)
+test: $(STAMP) browser peer-npm peer-git lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30
 
 ## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
