@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -161,14 +162,15 @@ def smoke(tmp_path_factory):
     settings = Settings.quick()
     settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
     assert os.environ.get(processes.INTERPRETER_ENV), "the smoke expects the suite's forked servers"
-    result = suite.run([n for n in suite.BENCHMARKS if n not in REAL_STARTS], settings=settings, progress=False)
-    with pytest.MonkeyPatch.context() as patch:
-        unforked(patch)
-        real = suite.run(REAL_STARTS, settings=settings, progress=False)
-    ran = result["benchmarks"] | real["benchmarks"]
-    result["benchmarks"] = {name: ran[name] for name in suite.BENCHMARKS}
-    result["targets"] = [t for r in result["benchmarks"].values() for t in r.get("targets", [])]
-    return result
+
+    @contextmanager
+    def servers_for(name):
+        with pytest.MonkeyPatch.context() as patch:
+            if name in REAL_STARTS:
+                unforked(patch)
+            yield
+
+    return suite.run(settings=settings, progress=False, within=servers_for)
 
 
 def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):

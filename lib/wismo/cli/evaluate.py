@@ -134,19 +134,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
             folders = anyio.run(
-                lambda: processes.interruptible_task(
-                    lambda: recording.evaluate(
-                        chosen,
-                        args.repetitions,
-                        backend,
-                        orders,
-                        study,
-                        runs_dir,
-                        Budgets(args.max_turns, args.max_tool_calls),
-                        latency,
-                        progress,
-                    )
-                )
+                processes.interruptible_task,
+                lambda: recording.evaluate(
+                    chosen,
+                    args.repetitions,
+                    backend,
+                    orders,
+                    study,
+                    runs_dir,
+                    Budgets(args.max_turns, args.max_tool_calls),
+                    latency,
+                    progress,
+                ),
             )
     except (BackendError, runs.RunInvalid, FileExistsError) as exc:
         print(f"wismo evaluate: {exc}; nothing was written to {runs_dir}", file=sys.stderr)

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from wismo.cli.parsing import subparser
+from wismo.core.startup import collector_paused, started_as
 
 NAME = "serve"
 SUMMARY = "serve one design over stdio (any MCP client can start this)"
@@ -58,8 +59,6 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
-    from wismo.core.startup import collector_paused, started_as
-
     # Most of a server's start is the SDK's imports: made with the collector paused, which is back on before the first
     # request (core/startup.py); only in a process started as `wismo serve`.
     with collector_paused(active=started_as(NAME)):
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return ready
     server, limits = ready
     try:
-        if args.http is None and args.http_fd is None:
+        if not _over_http(args):
             import anyio
 
             from wismo.servers.app import serve_stdio
@@ -86,16 +85,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _over_http(args: argparse.Namespace) -> bool:
+    """Whether the options ask for Streamable HTTP (a port or a listening socket) rather than stdio."""
+    return args.http is not None or args.http_fd is not None
+
+
 def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
     sentence on stderr)."""
-    from wismo.core.startup import started_as
     from wismo.servers import sdk_import
 
     # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
     # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server) and its HTTP
     # modules (Starlette, auth, the Streamable HTTP transport).
-    if args.http is None and args.http_fd is None and started_as(NAME):
+    if not _over_http(args) and started_as(NAME):
         sdk_import.prepare_stdio_server()
 
     from wismo.domain import DatasetError
@@ -109,9 +112,8 @@ def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     if args.http is not None and not 0 <= args.http <= 65535:
         print(f"wismo serve: --http PORT must be a port number from 0 to 65535, not {args.http}", file=sys.stderr)
         return 2
-    over_http = args.http is not None or args.http_fd is not None
     given = [name for name in ("max_sessions", "session_idle_timeout") if getattr(args, name) is not None]
-    if given and not over_http:
+    if given and not _over_http(args):
         option = "--" + given[0].replace("_", "-")
         print(f"wismo serve: {option} applies to Streamable HTTP only; add --http PORT", file=sys.stderr)
         return 2

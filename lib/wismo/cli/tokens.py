@@ -8,6 +8,7 @@ import os
 import sys
 
 from wismo.cli.parsing import positive_seconds, subparser
+from wismo.core.startup import collector_paused, started_as
 
 NAME = "tokens"
 SUMMARY = "what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]"
@@ -62,8 +63,6 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Count what the server at --url or after `--` puts in a model's context; exit 1 over --max-tokens, 2 when
     the server or an argument cannot be used."""
-    from wismo.core.startup import collector_paused, started_as
-
     # One measurement, then the process ends: the collector stays paused throughout (core/startup.py), for the imports,
     # the SDK client and the encodings, which are nearly all of this command's time; only in a process started as
     # `wismo tokens`.
