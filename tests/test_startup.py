@@ -19,23 +19,26 @@ def collector():
     gc.enable() if was_on else gc.disable()
 
 
+def _tracked_unfrozen(obj: object) -> bool:
+    """Whether the collector still tracks obj: a freeze takes it out of every generation. (The freeze count cannot say
+    "nothing was frozen": reference counting frees frozen objects too, so the count can fall in any test.)"""
+    return any(o is obj for o in gc.get_objects())
+
+
 def test_the_collector_is_off_in_the_block_and_on_after_it_with_what_it_built_frozen(collector):
     gc.enable()
-    frozen = gc.get_freeze_count()
     with collector_paused():
         assert not gc.isenabled()
         built = [[] for _ in range(1000)]  # container objects, tracked by the collector
-    # A frozen object is no longer among those the collector tracks.
-    assert gc.isenabled() and not any(o is built[0] for o in gc.get_objects())
-    assert gc.get_freeze_count() >= frozen + len(built)
+    assert gc.isenabled() and not _tracked_unfrozen(built[0]) and not _tracked_unfrozen(built[-1])
 
 
 def test_a_collector_that_was_off_stays_off_and_a_nested_pause_ends_with_the_outer_one(collector):
     gc.disable()
-    frozen = gc.get_freeze_count()
+    mine = []
     with collector_paused():
         pass
-    assert not gc.isenabled() and gc.get_freeze_count() == frozen
+    assert not gc.isenabled() and _tracked_unfrozen(mine)
     gc.enable()
     with collector_paused():
         with collector_paused():
@@ -53,20 +56,20 @@ def test_an_error_in_the_block_still_turns_the_collector_back_on(collector):
 
 def test_an_inactive_pause_changes_nothing(collector):
     gc.enable()
-    frozen = gc.get_freeze_count()
+    mine = []
     with collector_paused(active=False):
         assert gc.isenabled()
-    assert gc.get_freeze_count() == frozen
+    assert _tracked_unfrozen(mine)
 
 
 def test_a_program_calling_the_commands_keeps_its_objects_unfrozen(collector, capsys):
     from wismo import cli
 
     gc.enable()
-    frozen = gc.get_freeze_count()
+    mine = []
     assert not started_as("serve")  # this process is pytest
     assert cli.main(["peers", "out.json", "no-equals-sign"]) == 2  # the parse and dispatch, in this process
-    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert gc.isenabled() and _tracked_unfrozen(mine)
 
 
 @pytest.mark.parametrize(
@@ -86,8 +89,8 @@ def test_wismo_serve_builds_with_the_collector_paused_only_when_started_as_itsel
     monkeypatch.setattr(serve, "_built", lambda args: seen.append(("built", gc.isenabled())) or ("server", "limits"))
     monkeypatch.setattr(anyio, "run", lambda *_: seen.append(("served", gc.isenabled())))
     gc.enable()
-    frozen = gc.get_freeze_count()
+    mine = []
     args = argparse.Namespace(design="focused", http=None, http_fd=None, max_sessions=None, session_idle_timeout=None)
     assert serve.run(args) == 0 and seen == [("built", built_with_the_collector_on), ("served", True)]
     if built_with_the_collector_on:  # a program calling serve: nothing of its own frozen
-        assert gc.get_freeze_count() == frozen
+        assert _tracked_unfrozen(mine)
