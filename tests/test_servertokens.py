@@ -15,6 +15,7 @@ from commands import wismo_argv
 from wismo import tokens
 from wismo.audit import measure as servertokens
 from wismo.audit import table
+from wismo.audit.target import parse_call, target
 from wismo.client.connection import free_port
 from wismo.core import processes
 
@@ -139,9 +140,7 @@ async def test_a_streamable_http_target_counts_the_same(measured):
     try:
         _listening(port, server)
         url = f"http://127.0.0.1:{port}/mcp"
-        over_http = await servertokens.measure(
-            servertokens.target([], url), [servertokens.parse_call("echo", '{"text": "Where is my order?"}')]
-        )
+        over_http = await servertokens.measure(target([], url), [parse_call("echo", '{"text": "Where is my order?"}')])
     finally:
         server.terminate()
         server.wait(10)
@@ -157,6 +156,7 @@ def test_the_json_is_deterministic_with_timings_apart(measured, real_servers):
     again, _ = wismo_tokens("--json", *CALLS, "--", *toolserver())
     second = json.loads(again.stdout)
     assert set(measured["timings"]) == {
+        "spawnMs",
         "importMs",
         "connectMs",
         "listMs",

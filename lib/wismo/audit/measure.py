@@ -8,18 +8,18 @@ bare and under every client profile. Every figure carries its method and encodin
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import shutil
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import AsyncExitStack
 from typing import Any
 
 from wismo import tokens
+from wismo.audit.target import Call, Target, TargetError
 from wismo.client.failures import HarnessError
-from wismo.core.errors import WismoError, described
+from wismo.client.spawn import Spawned, spawned
+from wismo.core.errors import described
 from wismo.core.jsonfmt import compact, utf8_len
 from wismo.tokens import definitions, framing
 
@@ -40,72 +40,6 @@ FRAMED_METHOD = "the function output text each client profile makes of the whole
 HARMONY_RENDERS = frozenset(
     {"type", "properties", "items", "required", "description", "enum", "oneOf", "default", "title", "examples"}
 )
-
-
-class TargetError(WismoError):
-    """A server that cannot be measured (not started, not reached, not MCP, too slow); the message is one sentence."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """What to measure: a stdio command or a Streamable HTTP endpoint."""
-
-    command: tuple[str, ...] = ()
-    url: str | None = None
-
-    @property
-    def transport(self) -> str:
-        """stdio or http."""
-        return "http" if self.url else "stdio"
-
-    def describe(self) -> str:
-        """The target as a reader would name it."""
-        return self.url or f"`{' '.join(self.command)}`"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The target in the measurement's JSON."""
-        return (
-            {"transport": "http", "url": self.url}
-            if self.url
-            else {"transport": "stdio", "command": list(self.command)}
-        )
-
-
-def target(command: Sequence[str], url: str | None) -> Target:
-    """A Target from a command line or a URL (exactly one of them); a TargetError names a missing command."""
-    if bool(command) == bool(url):
-        raise TargetError(
-            "give either a server command after -- or --url http://HOST:PORT/mcp, "
-            "for example: wismo tokens -- wismo serve granular"
-        )
-    if url:
-        if not url.startswith(("http://", "https://")):
-            raise TargetError(
-                f"--url wants an http:// or https:// address such as http://127.0.0.1:8000/mcp, not {url!r}"
-            )
-        return Target(url=url)
-    if shutil.which(command[0]) is None:
-        raise TargetError(f"cannot start {' '.join(command)!r}: no command {command[0]!r} is here or on PATH")
-    return Target(command=tuple(command))
-
-
-@dataclass(frozen=True)
-class Call:
-    """One tools/call to sample: a tool and its arguments."""
-
-    tool: str
-    arguments: dict[str, Any]
-
-
-def parse_call(tool: str, arguments: str) -> Call:
-    """A Call from `--call NAME JSON`; a ValueError names what is wrong with the JSON."""
-    try:
-        value = json.loads(arguments)
-    except ValueError as exc:
-        raise ValueError(f"--call {tool}: the arguments are not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"--call {tool}: the arguments must be a JSON object, got {type(value).__name__}")
-    return Call(tool, value)
 
 
 def _preload(encoding_name: str) -> None:
@@ -194,7 +128,11 @@ async def _sample(session: Any, call: Call, where: Target, timeout_s: float) -> 
 
 
 async def _gather(
-    where: Target, calls: Sequence[Call], timeout_s: float, on_tools: Callable[[list[dict[str, Any]]], Any]
+    where: Target,
+    calls: Sequence[Call],
+    timeout_s: float,
+    on_tools: Callable[[list[dict[str, Any]]], Any],
+    adopted: Spawned | None,
 ) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
@@ -211,6 +149,7 @@ async def _gather(
             command=list(where.command) or None,
             require_pinned=False,
             url=where.url,
+            adopted=adopted,
         ) as conn:
             session = conn.session
             if (init := session.initialize_result) is None:  # connect() has completed the handshake
@@ -347,14 +286,19 @@ async def measure(
         clock.append(time.perf_counter())
         return round((clock[-1] - clock[-2]) * 1000, 1)
 
-    from wismo.client import connection as harness  # noqa: F401  imported first: loading the encodings alongside would slow both (one GIL)
+    async with AsyncExitStack() as stack:
+        # A stdio server starts first and goes on starting while this process imports the SDK (spawn.py); the SDK's
+        # client then adopts it. Then a worker loads the encodings while the handshake and the listing run, and
+        # counts the definitions while the connection closes (the server's own exit). Loading them during the
+        # import instead was slower (1.96 against 1.76 s, 8 interleaved runs each, 2026-12-02): one GIL.
+        early = await stack.enter_async_context(spawned(where.command)) if where.command else None
+        spawn_ms = lap()
+        from wismo.client import connection as harness  # noqa: F401
 
-    imported = lap()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # The worker loads the encodings while the server starts, then counts the definitions while the
-        # connection closes (the server's own exit), both times when this process would only wait.
+        imported = lap()
+        pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
         loading = pool.submit(_preload, encoding_name)
-        got = await _gather(where, calls, timeout_s, lambda listed: pool.submit(_counted, listed, encoding_name))
+        got = await _gather(where, calls, timeout_s, lambda listed: pool.submit(_counted, listed, encoding_name), early)
         gathered = lap()
         loading.result()
         (tools, totals), count_ms = got["counting"].result()
@@ -364,6 +308,7 @@ async def measure(
     results = [count_result(c, r, encoding_name) for c, (r, _) in zip(calls, got["samples"])]
     timings = {
         **got["timings"],
+        "spawnMs": spawn_ms,
         "importMs": imported,
         "gatherMs": gathered,
         "waitMs": waited,

@@ -11,7 +11,8 @@ from wismo.bench.importtime import profile_start
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
 from wismo.client.connection import server_command
-from wismo.client.raw import client_env, initialize, spawn_and_ask
+from wismo.client.raw import initialize, spawn_and_ask
+from wismo.client.spawn import client_env
 from wismo.servers import designs
 from wismo.shared.revision import PINNED_REVISION
 

@@ -8,7 +8,7 @@ import os
 import sys
 
 from wismo.cli.parsing import positive_seconds, subparser
-from wismo.core.startup import collector_paused, started_as
+from wismo.core.startup import collector_paused, exit_now, started_as
 
 NAME = "tokens"
 SUMMARY = "what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]"
@@ -64,10 +64,14 @@ def run(args: argparse.Namespace) -> int:
     """Count what the server at --url or after `--` puts in a model's context; exit 1 over --max-tokens, 2 when
     the server or an argument cannot be used."""
     # One measurement, then the process ends: the collector stays paused throughout (core/startup.py), for the imports,
-    # the SDK client and the encodings, which are nearly all of this command's time; only in a process started as
-    # `wismo tokens`.
-    with collector_paused(active=started_as(NAME)):
-        return _measured(args)
+    # the SDK client and the encodings, which are nearly all of this command's time, and the process ends without
+    # tearing them down; only in a process started as `wismo tokens`.
+    alone = started_as(NAME)
+    with collector_paused(active=alone):
+        code = _measured(args)
+    if alone:
+        exit_now(code)
+    return code
 
 
 def _measured(args: argparse.Namespace) -> int:
@@ -76,6 +80,7 @@ def _measured(args: argparse.Namespace) -> int:
 
     from wismo.audit import measure as servertokens
     from wismo.audit import table as tokentable
+    from wismo.audit.target import TargetError, parse_call, target
     from wismo.core.jsonfmt import stable
     from wismo.tokens import OfflineEncodingError
 
@@ -86,11 +91,11 @@ def _measured(args: argparse.Namespace) -> int:
         positive_seconds("--timeout", args.timeout)
         if args.max_tokens is not None and args.max_tokens < 0:
             raise ValueError(f"--max-tokens must be zero or more, not {args.max_tokens}")
-        calls = [servertokens.parse_call(name, arguments) for name, arguments in args.call or []]
+        calls = [parse_call(name, arguments) for name, arguments in args.call or []]
         baseline = tokentable.load_baseline(args.baseline) if args.baseline else None
-        target = servertokens.target(command, args.url)
-        measured = anyio.run(servertokens.measure, target, calls, args.encoding, args.timeout)
-    except (ValueError, servertokens.TargetError, OfflineEncodingError) as exc:
+        where = target(command, args.url)
+        measured = anyio.run(servertokens.measure, where, calls, args.encoding, args.timeout)
+    except (ValueError, TargetError, OfflineEncodingError) as exc:
         print(f"wismo tokens: {exc}", file=sys.stderr)
         return 2
     diff = tokentable.changes(baseline, measured) if baseline is not None else None

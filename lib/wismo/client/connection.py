@@ -12,8 +12,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,10 +24,10 @@ from mcp_types import TextContent
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
+from wismo.client.spawn import Spawned, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
-from wismo.servers import designs
 from wismo.shared.revision import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
@@ -208,14 +208,16 @@ async def _open_session(
     url: str | None,
     errlog: Any,
     cwd: str | None = None,
+    adopted: Spawned | None = None,
 ) -> tuple[ClientSession, subprocess.Popen | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
     # A server started here sees the same design registry as this process (designs registered by file).
-    env = {**designs.env(), **(env or {})} or None
+    env = server_env(env)
     if transport == "stdio":
         command = command or server_command(design)
         params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
-        read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        with _adopting(adopted):
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         return (
             await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)),
             None,
@@ -271,6 +273,44 @@ async def _open_session(
     return await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)), process, url
 
 
+@contextmanager
+def _stderr_file(adopted: Spawned | None) -> Iterator[Any]:
+    """Where the server's stderr goes, so a failure can quote it (notebook kernels have no stderr fd): the adopted
+    process's own file, or a new temporary one."""
+    if adopted is not None:
+        yield adopted.errlog
+        return
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+        yield errlog
+
+
+@contextmanager
+def _adopting(server: Spawned | None) -> Iterator[None]:
+    """While the SDK's stdio client opens: its spawn hands it `server`'s process (spawn.py) instead of starting
+    another. That spawn is the SDK's private _create_platform_compatible_process, its one seam for this; the SDK is
+    pinned, and tests/test_spawn.py fails if the seam moves or the process is not adopted."""
+    if server is None:
+        yield
+        return
+    import mcp.client.stdio as sdk_stdio
+
+    spawn = "_create_platform_compatible_process"
+    original = getattr(sdk_stdio, spawn)
+
+    async def adopt(command: str, args: list[str], **_: Any) -> Any:
+        setattr(sdk_stdio, spawn, original)  # at once: only this one spawn is ours
+        if [command, *args] != server.command:
+            raise ValueError(f"asked to start {[command, *args]}, but the process started early runs {server.command}")
+        server.adopted = True
+        return server.process
+
+    setattr(sdk_stdio, spawn, adopt)
+    try:
+        yield
+    finally:
+        setattr(sdk_stdio, spawn, original)
+
+
 @asynccontextmanager
 async def connect(
     design: str,
@@ -281,9 +321,11 @@ async def connect(
     require_pinned: bool = True,
     url: str | None = None,
     cwd: str | None = None,
+    adopted: Spawned | None = None,
 ) -> AsyncIterator[Connection]:
-    """Start `design`'s server over `transport` (or any `command`, run in `cwd`, or an HTTP `url`), complete the
-    handshake, and stop the server on exit, also on error."""
+    """Start `design`'s server over `transport` (or any `command`, run in `cwd`, or an HTTP `url`; or adopt the
+    stdio server `adopted` already started for `command`), complete the handshake, and stop the server on exit,
+    also on error."""
     if transport not in TRANSPORTS:
         raise HarnessError(
             f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}",
@@ -291,8 +333,7 @@ async def connect(
             transport=transport,
             cause="bad-transport",
         )
-    # The server's stderr goes to a file so a failure can quote it (notebook kernels have no stderr fd).
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+    with _stderr_file(adopted) as errlog:
         started = time.perf_counter()
         target = url or " ".join(command or server_command(design))
         process = None
@@ -303,7 +344,7 @@ async def connect(
             # Plain nesting: the transports' task groups must exit in the task and order they were entered.
             async with AsyncExitStack() as stack:
                 session, process, target = await _open_session(
-                    stack, design, transport, env, timeout_s, command, url, errlog, cwd
+                    stack, design, transport, env, timeout_s, command, url, errlog, cwd, adopted
                 )
                 init = await session.initialize()  # bounded by the session's read timeout
                 if require_pinned and init.protocol_version != PINNED_REVISION:

@@ -18,16 +18,11 @@ from collections.abc import Callable
 from typing import IO, Any, BinaryIO, Self
 
 from wismo.client.connection import listening_socket, server_command
+from wismo.client.spawn import client_env
 from wismo.core.processes import piped
 from wismo.shared.revision import PINNED_REVISION
 
-CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # what an MCP client gives a stdio server
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def client_env() -> dict[str, str]:
-    """The environment an MCP client gives a stdio server: these few variables of ours, nothing else."""
-    return {k: os.environ[k] for k in CLIENT_ENV_KEYS if k in os.environ}
 
 
 def line(message: dict[str, Any]) -> bytes:

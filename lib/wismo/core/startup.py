@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from typing import NoReturn
 
 
 def started_as(command: str) -> bool:
@@ -32,3 +34,16 @@ def collector_paused(active: bool = True) -> Iterator[None]:
         if active and was_on:
             gc.freeze()
             gc.enable()
+
+
+def exit_now(code: int) -> NoReturn:
+    """End this process at once with `code`, its stdout and stderr flushed, skipping the interpreter's teardown.
+
+    For a command started as itself whose work is done and whose files are closed: tearing down an interpreter that
+    has imported the SDK and loaded the encodings takes about 300 ms, longer than some commands' own work, and frees
+    nothing the operating system would not. Skipped with it: atexit handlers and finalizers, so nothing may be left
+    for them to do."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a reader that has gone, a stream already closed
+            stream.flush()
+    os._exit(code)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wismo.client.connection import server_command
-from wismo.client.raw import client_env, tools_call
+from wismo.client.raw import tools_call
+from wismo.client.spawn import client_env
 from wismo.servers import designs
 from wismo.servers.designs import Investigation
 
