@@ -6,11 +6,9 @@ import os
 import select
 import subprocess
 import sys
-from contextlib import contextmanager
 
 import pytest
 
-from conftest import unforked
 from wismo import cli
 from wismo.bench import floors, importtime, parallel, stats, suite
 from wismo.bench.settings import Settings
@@ -22,7 +20,7 @@ from wismo.core.jsonfmt import write_stable
 from wismo.servers.protocol import PINNED_REVISION
 
 # The transport's and the parallel load's tests start real server processes, none forked by the test suite (the smoke,
-# a module fixture and so set up before this, chooses its own: see its fixture).
+# a module fixture and so set up before this, runs on the forks: see its fixture).
 pytestmark = pytest.mark.usefixtures("real_servers")
 
 # Statistics
@@ -148,29 +146,18 @@ def test_importtime_is_parsed_into_packages_and_heaviest_modules():
 # Smoke: every benchmark runs with tiny counts and returns the common shape (timings are not checked)
 
 
-REAL_STARTS = ("serverStart",)  # reads a real server's imports (-X importtime): the suite's forks have none
-
-
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """Every benchmark once with tiny counts. Only the start benchmark starts real servers: the others' servers are
-    the suite's forks, which answer the same, since the smoke asserts no time or memory figure, only that each
-    benchmark runs and reports its figures beside a floor (its floors and probes are forked too: they run on
-    `processes.interpreter()`, which is the real one in `make bench`)."""
+    """Every benchmark once with tiny counts, on the suite's forked servers, which answer the same: the smoke asserts no
+    time or memory figure, only that each benchmark runs and reports its figures beside a floor (its floors and probes
+    are forked too: they run on `processes.interpreter()`, which is the real one in `make bench`). Only the start's
+    -X importtime profile runs the real interpreter, as it always does: a fork imports nothing."""
     notebook = tmp_path_factory.mktemp("nb") / "tiny.ipynb"
     notebook.write_text(json.dumps(floors.EMPTY_NOTEBOOK), encoding="utf-8")
     settings = Settings.quick()
     settings.report_notebooks = (str(notebook),)  # the real `wismo report` runs every notebook: minutes
     assert os.environ.get(processes.INTERPRETER_ENV), "the smoke expects the suite's forked servers"
-
-    @contextmanager
-    def servers_for(name):
-        with pytest.MonkeyPatch.context() as patch:
-            if name in REAL_STARTS:
-                unforked(patch)
-            yield
-
-    return suite.run(settings=settings, progress=False, within=servers_for)
+    return suite.run(settings=settings, progress=False)
 
 
 def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):

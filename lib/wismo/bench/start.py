@@ -69,7 +69,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
         for transport in harness:
             harness[transport].append(anyio.run(_harness_start, designs.REFERENCE, transport))
         probes.append(probe("start_probe", designs.REFERENCE, env=client_env(), cwd="/", timeout_s=120))
-    imports = profile_start(server_command(designs.REFERENCE), s.importtime_runs)
+    imports = profile_start(server_command(designs.REFERENCE)[1:], s.importtime_runs)
     floor_median = median(floor)
     figures = [
         figure("floor: interpreter starts and answers one line", summary(floor, digits=2), None),

@@ -7,7 +7,6 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
 from typing import Any
 
@@ -59,9 +58,8 @@ def run(
     names: Sequence[str] | None = None,
     settings: Settings | None = None,
     progress: bool = True,
-    within: Callable[[str], AbstractContextManager[Any]] | None = None,
 ) -> dict[str, Any]:
-    """Run the named benchmarks (default all), each inside `within(name)` if given, and return the whole result."""
+    """Run the named benchmarks (default all) and return the whole result."""
     settings = settings or Settings()
     results = {}
     load_before = load_average()
@@ -70,8 +68,7 @@ def run(
         if progress:
             print(f"bench: {name} ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        with within(name) if within else nullcontext():
-            results[name] = BENCHMARKS[name](settings)
+        results[name] = BENCHMARKS[name](settings)
         results[name]["seconds"] = round(time.perf_counter() - t0, 1)
     targets = [t for r in results.values() for t in r.get("targets", [])]
     return {
