@@ -10,8 +10,8 @@ import pytest
 
 from wismo.audit import measure
 from wismo.audit.target import TargetError, target
-from wismo.client.connection import server_command
-from wismo.client.spawn import client_env, spawned
+from wismo.client.connection import connect, server_command
+from wismo.client.spawn import CLIENT_ENV_KEYS, client_env, spawned
 
 pytestmark = pytest.mark.anyio
 
@@ -35,10 +35,14 @@ print(json.dumps({"starts": starts, "tools": [t["name"] for t in measured["tools
 """
 
 
-def test_the_environment_is_the_one_the_sdk_gives_a_stdio_server():
-    from mcp.client.stdio import get_default_environment
+def test_the_environment_is_the_one_the_sdk_gives_a_stdio_server(monkeypatch):
+    from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS, get_default_environment
 
-    assert client_env() == get_default_environment()
+    assert tuple(DEFAULT_INHERITED_ENV_VARS) == CLIENT_ENV_KEYS
+    monkeypatch.setenv("SHELL", "() { an exported shell function; }")  # passed on by neither
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.delenv("LOGNAME", raising=False)
+    assert client_env() == get_default_environment() and "SHELL" not in client_env()
 
 
 def test_wismo_tokens_starts_its_server_once_before_importing_the_sdk_which_adopts_it():
@@ -68,3 +72,16 @@ async def test_a_command_that_cannot_be_started_is_left_for_connect_to_report(tm
         assert server is None
     with pytest.raises(TargetError, match="^`.*not-a-program` could not be measured: .*Exec format error"):
         await measure.measure(target([str(script)], None), timeout_s=10)
+
+
+async def test_a_process_started_for_another_command_is_not_adopted_the_sdk_starts_its_own_and_it_is_killed():
+    import mcp.client.stdio as sdk_stdio
+
+    sdk_spawn = sdk_stdio._create_platform_compatible_process
+    async with spawned(["sleep", "100"]) as early:
+        assert early is not None
+        async with connect("focused", command=server_command("focused"), adopted=early) as conn:
+            assert [t["name"] for t in await conn.list_tools()] == ["get_order_support_context"]
+        assert not early.adopted and early.process.returncode is None
+    assert early.process.returncode is not None
+    assert sdk_stdio._create_platform_compatible_process is sdk_spawn  # the SDK's own spawn, restored

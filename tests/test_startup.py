@@ -73,8 +73,25 @@ def test_a_program_calling_the_commands_keeps_its_objects_unfrozen(collector, ca
 
 
 @pytest.mark.parametrize(
+    "argv, started",
+    [
+        (["/venv/bin/wismo", "tokens", "--", "srv"], True),
+        (["/lib/wismo/__main__.py", "tokens"], True),
+        (["/usr/bin/my-tool", "tokens", "--json"], False),  # a program whose own first argument is the command
+        (["/lib/other/__main__.py", "tokens"], False),
+        (["wismo", "serve"], False),
+        ([""], False),
+    ],
+    ids=["the wismo script", "python -m wismo", "a program", "another package's -m", "another command", "no argv"],
+)
+def test_started_as_the_command_means_the_wismo_entry_point_with_that_command(monkeypatch, argv, started):
+    monkeypatch.setattr(sys, "argv", argv)
+    assert started_as("tokens") is started
+
+
+@pytest.mark.parametrize(
     "argv, built_with_the_collector_on",
-    [(["wismo", "serve", "focused"], False), (["a-program"], True)],
+    [(["wismo", "serve", "focused"], False), (["a-program", "serve"], True)],
     ids=["started as wismo serve", "called by a program"],
 )
 def test_wismo_serve_builds_with_the_collector_paused_only_when_started_as_itself_and_serves_with_it_on(

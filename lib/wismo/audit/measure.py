@@ -43,7 +43,7 @@ HARMONY_RENDERS = frozenset(
 
 
 def _preload(encoding_name: str) -> None:
-    """Load the encodings while the server starts, when this process would only wait (they take about 1 s)."""
+    """Load the encodings while the handshake and the listing run, when this process would mostly wait (about 1 s)."""
     tokens.encoding(encoding_name)
     tokens.encoding(definitions.HARMONY_ENCODING)
     definitions.harmony_encoding()

@@ -286,29 +286,32 @@ def _stderr_file(adopted: Spawned | None) -> Iterator[Any]:
 
 @contextmanager
 def _adopting(server: Spawned | None) -> Iterator[None]:
-    """While the SDK's stdio client opens: its spawn hands it `server`'s process (spawn.py) instead of starting
-    another. That spawn is the SDK's private _create_platform_compatible_process, its one seam for this; the SDK is
-    pinned, and tests/test_spawn.py fails if the seam moves or the process is not adopted."""
-    if server is None:
-        yield
-        return
+    """While the SDK's stdio client opens, its spawn hands it `server`'s process instead of starting another."""
+    # That spawn is the SDK's private _create_platform_compatible_process, its one seam for this; the SDK is pinned,
+    # and tests/test_spawn.py fails if the seam moves (the SDK then starts a second server) or adoption stops.
     import mcp.client.stdio as sdk_stdio
 
-    spawn = "_create_platform_compatible_process"
-    original = getattr(sdk_stdio, spawn)
+    seam = "_create_platform_compatible_process"
+    original = getattr(sdk_stdio, seam, None)
+    if server is None or original is None:
+        yield
+        return
 
-    async def adopt(command: str, args: list[str], **_: Any) -> Any:
-        setattr(sdk_stdio, spawn, original)  # at once: only this one spawn is ours
-        if [command, *args] != server.command:
-            raise ValueError(f"asked to start {[command, *args]}, but the process started early runs {server.command}")
+    async def adopt(command: str, args: list[str], env: Any = None, errlog: Any = None, cwd: Any = None) -> Any:
+        setattr(sdk_stdio, seam, original)  # at once: only this one spawn is ours
+        wanted = ([command, *args], env, None if cwd is None else str(cwd))
+        if server.adopted or wanted != (server.command, server.env, server.cwd):
+            # Not the process started early (another command, environment or folder): the SDK starts its own, and
+            # spawned() kills the early one.
+            return await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
         server.adopted = True
         return server.process
 
-    setattr(sdk_stdio, spawn, adopt)
+    setattr(sdk_stdio, seam, adopt)
     try:
         yield
     finally:
-        setattr(sdk_stdio, spawn, original)
+        setattr(sdk_stdio, seam, original)
 
 
 @asynccontextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -20,14 +21,15 @@ import anyio
 
 from wismo.servers import designs
 
-# What an MCP client gives a stdio server from its own environment on POSIX (the SDK's get_default_environment;
-# tests/test_spawn.py holds the two equal).
+# What an MCP client gives a stdio server from its own environment on POSIX (the SDK's DEFAULT_INHERITED_ENV_VARS and
+# get_default_environment; tests/test_spawn.py holds them equal).
 CLIENT_ENV_KEYS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 
 def client_env() -> dict[str, str]:
     """The environment an MCP client gives a stdio server: these few variables of ours, nothing else."""
-    return {k: os.environ[k] for k in CLIENT_ENV_KEYS if k in os.environ}
+    # A value starting "()" is an exported shell function, which the SDK does not pass on either.
+    return {k: v for k in CLIENT_ENV_KEYS if (v := os.environ.get(k)) is not None and not v.startswith("()")}
 
 
 def server_env(env: dict[str, str] | None = None) -> dict[str, str] | None:
@@ -40,6 +42,8 @@ class Spawned:
     """A server process started with pipes in its own session, its stderr going to `errlog`."""
 
     command: list[str]
+    env: dict[str, str]
+    cwd: str | None
     process: Any  # anyio.abc.Process, exactly what the SDK's stdio client would have spawned
     errlog: IO[str]
     adopted: bool = False  # set when the SDK's stdio client takes it over: from then on its shutdown stops it
@@ -49,23 +53,23 @@ class Spawned:
 async def spawned(
     command: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None
 ) -> AsyncIterator[Spawned | None]:
-    """Start `command` now, as the SDK's stdio client would (the client's environment, a new session, stderr to a
-    temporary file); None when it cannot be started, so that connect() starts it and reports why. A process that
-    nobody adopted is killed with its group on exit, and its pipes closed."""
-    # The SDK's stdio client makes the same call (mcp/client/stdio.py, _create_platform_compatible_process).
+    """Start `command` now as the SDK's stdio client would; None when it cannot be (connect() then says why)."""
+    # The same call as the SDK's (mcp/client/stdio.py, _create_platform_compatible_process): the client's environment,
+    # a session of its own, stderr to a temporary file. A process nobody adopted is killed with its group on exit,
+    # and its pipes closed. POSIX only: on Windows the SDK rewrites the command and starts a job object instead.
+    if sys.platform == "win32":
+        yield None
+        return
+    full_env = client_env() | (server_env(env) or {})
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         try:
             process = await anyio.open_process(
-                list(command),
-                env=client_env() | (server_env(env) or {}),
-                stderr=errlog,
-                cwd=cwd,
-                start_new_session=True,
+                list(command), env=full_env, stderr=errlog, cwd=cwd, start_new_session=True
             )
         except OSError:
             yield None
             return
-        server = Spawned(list(command), process, errlog)
+        server = Spawned(list(command), full_env, cwd, process, errlog)
         try:
             yield server
         finally:
