@@ -54,11 +54,7 @@ def load_average() -> list[float] | None:
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
-def run(
-    names: Sequence[str] | None = None,
-    settings: Settings | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
+def run(names: Sequence[str] | None = None, settings: Settings | None = None, progress: bool = True) -> dict[str, Any]:
     """Run the named benchmarks (default all) and return the whole result."""
     settings = settings or Settings()
     results = {}

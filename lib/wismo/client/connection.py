@@ -19,12 +19,12 @@ from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
-from wismo.client.spawn import Spawned, server_env
+from wismo.client.spawn import Spawned, client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
@@ -241,7 +241,7 @@ async def _open_session(
                     stdout=subprocess.DEVNULL,
                     stderr=errlog,
                     pass_fds=(sock.fileno(),),
-                    env=get_default_environment() | (env or {}),
+                    env=client_env() | (env or {}),
                     start_new_session=True,
                     preexec_fn=dies_with_us,
                 )
@@ -253,7 +253,7 @@ async def _open_session(
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=errlog,
-                env=get_default_environment() | (env or {}),
+                env=client_env() | (env or {}),
                 start_new_session=True,
                 preexec_fn=dies_with_us,
                 cwd=cwd,
