@@ -185,14 +185,16 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
             executable, cwd, notebooks = out.split()
             assert Path(executable).parent == BIN
             assert Path(cwd) == NOTEBOOKS and Path(notebooks) == NOTEBOOKS
-            # Then every cell of the notebook, top to bottom, as stored; only its output folder is redirected, as
-            # papermill would, so the run leaves outputs/ alone.
+            # Then every cell of the notebook, top to bottom, as stored, with parameters set after its parameters
+            # cell as papermill sets them: the output folder, so the run leaves outputs/ alone, and one transport
+            # with no hostile pass, as the report build runs both in full (test_notebooks) and this checks the lab.
             nb = json.loads(_get(f"{base}/api/contents/01-equivalence.ipynb?{auth}")[1])["content"]
             for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
                 _run(ws, cell["source"], timeout=120)
                 if "parameters" in cell["metadata"].get("tags", []):
-                    _run(ws, f"output_dir = {str(tmp_path / 'outputs')!r}")
-            assert (tmp_path / "outputs" / "deterministic-comparison.json").is_file()
+                    _run(ws, f"output_dir = {str(tmp_path / 'outputs')!r}\ntransports = ['stdio']\nhostile_count = 0")
+            written = json.loads((tmp_path / "outputs" / "deterministic-comparison.json").read_text())
+            assert written["transportParity"]["transports"] == ["stdio"] and written["summary"]["allEqual"]
         finally:
             ws.close()
             _get(f"{base}/api/sessions/{session['id']}?{auth}", "DELETE")
