@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -245,6 +246,25 @@ def test_the_parallel_load_counts_an_answer_to_another_question_as_wrong(session
         assert phase.wrong == ["order 'ORD-1001' answered for ORD-1004"] * asked
         verdict = stats.check_count(parallel.WRONG, len(phase.wrong), asked, lambda: phase.wrong[0])
         assert verdict["met"] is False and verdict["missedByCount"] == asked and verdict["missedByPercent"] == 100.0
+
+
+class Paced:
+    """A session whose every call takes 50 ms and answers nothing: the phase's clock is all this test reads."""
+
+    next_id = 0
+
+    def call(self, tool, arguments):
+        time.sleep(0.05)
+        return 0.05, b""
+
+
+def test_the_phase_clock_starts_before_the_first_timed_call_however_late_this_thread_wakes(monkeypatch):
+    # The server CPU read before the timed calls stands for a thread the scheduler wakes late (as on a loaded
+    # machine): read after the clients were released, the clock would start once their calls were done.
+    reads = []
+    monkeypatch.setattr(parallel, "_server_cpu", lambda pids: reads.append(time.sleep(0.3 if not reads else 0)))
+    phase = parallel.run_phase([Paced(), Paced()], [1], "t", ["ORD-1004"], 0, 3)
+    assert phase.calls == 6 and 0.15 <= phase.wall_s < 0.3 + 0.15, phase.wall_s
 
 
 def test_an_answer_is_wrong_when_its_id_result_or_order_is_not_the_questions():

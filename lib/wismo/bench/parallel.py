@@ -114,7 +114,15 @@ def run_phase(
     """Every session (handshake done) in its own thread: warm-up, then all together, from one barrier, the timed
     calls."""
     clients = [Client(i) for i in range(len(sessions))]
-    barrier = threading.Barrier(len(sessions) + 1, timeout=BARRIER_S)
+    marks: list[tuple[float | None, float, float]] = []
+
+    def mark() -> None:
+        # Run by the barrier once every party is in and before any is released: the clock starts before the first
+        # timed call, however late the scheduler wakes this thread (read after the release, a loaded machine could
+        # start it once the calls were done).
+        marks.append((_server_cpu(pids), time.process_time(), time.perf_counter()))
+
+    barrier = threading.Barrier(len(sessions) + 1, action=mark, timeout=BARRIER_S)
 
     def drive(session: Session, c: Client) -> None:
         try:
@@ -133,8 +141,8 @@ def run_phase(
     try:
         barrier.wait()
     except threading.BrokenBarrierError:
-        pass  # a client failed before the timed calls: its error is in its result
-    server_before, client_before, started = _server_cpu(pids), time.process_time(), time.perf_counter()
+        mark()  # a client failed before the timed calls: its error is in its result
+    server_before, client_before, started = marks[0]
     for t in threads:
         t.join()
     wall_s = time.perf_counter() - started
