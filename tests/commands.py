@@ -21,7 +21,7 @@ def one_sentence(problem: str) -> bool:
 
 def listing(folder: Path) -> dict[str, tuple[int, int]]:
     """Every file and folder under `folder` with its size and modification time. The browser test copies its
-    screenshots into outputs/screenshots while the suite runs on two workers, so that folder is not counted."""
+    screenshots into outputs/screenshots while the suite runs on several workers, so that folder is not counted."""
     out = {}
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)

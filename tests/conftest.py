@@ -130,7 +130,7 @@ class Built:
 @pytest.fixture(scope="session")
 def built_reports(tmp_path_factory, request) -> Built:
     """Every notebook executed and rendered once per test run, shared by the report checks and the browser check;
-    under pytest-xdist (`make test` runs two workers, a test file per worker) the first worker that needs it builds
+    under pytest-xdist (`make test` runs three workers, a test file per worker) the first worker that needs it builds
     it, under a lock, and the other reads what it rendered."""
     from wismo.render import build as report
 
