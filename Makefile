@@ -3,6 +3,9 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.wismo-installed
+# pytest workers for `make test` and `make quick`: three on two cores too, as a third runs while the others wait on
+# processes, sockets and timeouts
+WORKERS := 3
 
 .PHONY: setup report test quick lint browser lab runs traces fuzz bench peers clean
 
@@ -21,17 +24,17 @@ $(STAMP): pyproject.toml requirements.lock
 report: $(STAMP)
 	$(BIN)/wismo report
 
-## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on three
-## workers (on two cores too: a third runs while the others wait on processes, sockets and timeouts)
-## (a test file's tests stay together on one worker; the notebooks are built once; see tests/conftest.py); it ends with
-## the 30 slowest tests, where the suite's time goes; the reference servers its studies run on are installed first, as
-## Chromium is (`make peer-npm peer-git`, once: about 30 s from the registries in a fresh clone)
+## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on
+## WORKERS pytest workers (a test file's tests stay together on one worker; the notebooks are built once; see
+## tests/conftest.py); it ends with the 30 slowest tests, where the suite's time goes; the reference servers its
+## studies run on are installed first, as Chromium is (`make peer-npm peer-git`, once: about 30 s from the registries
+## in a fresh clone)
 test: $(STAMP) browser peer-npm peer-git lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=30
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=30
 
 ## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
 quick: $(STAMP) lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder -m "not slow" -q
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" -q
 
 ## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml), then mypy over
 ## the library (its standard mode; settings in pyproject.toml)

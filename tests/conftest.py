@@ -130,8 +130,8 @@ class Built:
 @pytest.fixture(scope="session")
 def built_reports(tmp_path_factory, request) -> Built:
     """Every notebook executed and rendered once per test run, shared by the report checks and the browser check;
-    under pytest-xdist (`make test` runs three workers, a test file per worker) the first worker that needs it builds
-    it, under a lock, and the other reads what it rendered."""
+    under pytest-xdist (`make test` runs several workers, a test file per worker) the first worker that needs it builds
+    it, under a lock, and the others read what it rendered."""
     from wismo.render import build as report
 
     if not hasattr(request.config, "workerinput"):  # no xdist: this process is the only one

@@ -1,6 +1,6 @@
 """The pinned MCP reference servers the studies run on, installed into .peers/ exactly as `make peers` installs them
 (the Makefile's own targets, so the pins live in one place), once per run and under a lock: the workers of
-`make test` may both need them at the same moment."""
+`make test` may need them at the same moment."""
 
 import fcntl
 import re

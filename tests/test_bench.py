@@ -262,7 +262,13 @@ def test_the_phase_clock_starts_before_the_first_timed_call_however_late_this_th
     # The server CPU read before the timed calls stands for a thread the scheduler wakes late (as on a loaded
     # machine): read after the clients were released, the clock would start once their calls were done.
     reads = []
-    monkeypatch.setattr(parallel, "_server_cpu", lambda pids: reads.append(time.sleep(0.3 if not reads else 0)))
+
+    def first_read_late(pids):
+        reads.append(pids)
+        if len(reads) == 1:
+            time.sleep(0.3)
+
+    monkeypatch.setattr(parallel, "_server_cpu", first_read_late)
     phase = parallel.run_phase([Paced(), Paced()], [1], "t", ["ORD-1004"], 0, 3)
     assert phase.calls == 6 and 0.15 <= phase.wall_s < 0.3 + 0.15, phase.wall_s
 

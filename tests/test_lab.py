@@ -19,6 +19,7 @@ import pytest
 import websocket
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
+from papermill.translators import translate_parameters
 
 from wismo.core.paths import NOTEBOOKS
 
@@ -185,14 +186,16 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
             executable, cwd, notebooks = out.split()
             assert Path(executable).parent == BIN
             assert Path(cwd) == NOTEBOOKS and Path(notebooks) == NOTEBOOKS
-            # Then every cell of the notebook, top to bottom, as stored, with parameters set after its parameters
-            # cell as papermill sets them: the output folder, so the run leaves outputs/ alone, and one transport
-            # with no hostile pass, as the report build runs both in full (test_notebooks) and this checks the lab.
+            # Then every cell of the notebook, top to bottom, as stored, with papermill's own parameters cell after
+            # its parameters cell: the output folder, so the run leaves outputs/ alone, and one transport with no
+            # hostile pass, as the report build runs both in full (test_notebooks) and this checks the lab.
+            parameters = {"output_dir": str(tmp_path / "outputs"), "transports": ["stdio"], "hostile_count": 0}
+            injected = translate_parameters("python3", "python", parameters, "Parameters")
             nb = json.loads(_get(f"{base}/api/contents/01-equivalence.ipynb?{auth}")[1])["content"]
             for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
                 _run(ws, cell["source"], timeout=120)
                 if "parameters" in cell["metadata"].get("tags", []):
-                    _run(ws, f"output_dir = {str(tmp_path / 'outputs')!r}\ntransports = ['stdio']\nhostile_count = 0")
+                    _run(ws, injected)
             written = json.loads((tmp_path / "outputs" / "deterministic-comparison.json").read_text())
             assert written["transportParity"]["transports"] == ["stdio"] and written["summary"]["allEqual"]
         finally:
