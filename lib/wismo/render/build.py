@@ -25,7 +25,7 @@ from wismo.core import processes
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
 from wismo.core.paths import ARTICLE_STUDY, BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
-from wismo.render import figures, index_page
+from wismo.render import figures, index_page, versions
 from wismo.render.index_page import Rendered
 from wismo.render.staging import Staged, Staging, sentence
 from wismo.render.workers import JOBS_ENV, Progress, in_parallel, jobs_wanted, one_at_a_time
@@ -173,7 +173,8 @@ def _drop_stderr(nb) -> None:
 
 
 def to_html(executed: Path, out: Path, reader: bool = False, title: str | None = None) -> Path:
-    """Render an executed notebook to one self-contained HTML page in out/html/: full, or the reader's version."""
+    """Render an executed notebook to one self-contained HTML page in out/html/: full, or the reader's version
+    (without its forensic cells, each run of them one linked sentence)."""
     import nbformat
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import CoalesceStreamsPreprocessor
@@ -185,6 +186,11 @@ def to_html(executed: Path, out: Path, reader: bool = False, title: str | None =
     reader_page = f"{executed.stem}-reader.html"
     if reader:
         _drop_stderr(nb)
+        versions.for_reader(nb, full_page, nbformat.v4.new_markdown_cell)
+    else:
+        versions.for_full(nb, nbformat.v4.new_markdown_cell)
+    if title:
+        versions.retitle(nb, title)
     nb.metadata["title"] = (title or executed.stem) + (" (reader's version)" if reader else " (with code)")
     exporter = HTMLExporter(
         template_name="wismo",
@@ -198,12 +204,20 @@ def to_html(executed: Path, out: Path, reader: bool = False, title: str | None =
         "this_version": READER if reader else FULL,
         "other_href": full_page if reader else reader_page,
         "other_version": FULL if reader else "Reader's version",
+        "pages": [
+            {"href": f"{stem}-reader.html", "name": name, "current": stem == executed.stem} for stem, name in _pages()
+        ],
     }
     body, _ = exporter.from_notebook_node(nb, resources={"wismo": links})
     target = out / "html" / (reader_page if reader else full_page)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(body, encoding="utf-8")
     return target
+
+
+def _pages() -> list[tuple[str, str]]:
+    """Every report's page stem and its short name ("02 context cost"), for the bar that links the pages."""
+    return [(p.stem, p.stem.replace("-", " ", 1).replace("-", " ")) for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
 
 
 def ran(executed: Path) -> tuple[str, float]:
@@ -219,6 +233,7 @@ def render(path: Path, executed: Path, out: Path, study: Any = None) -> Rendered
 
     title, summary = notebook_info(path)
     nb = json.loads(path.read_text(encoding="utf-8"))
+    title = figures.title(nb, out) or title
     found = figures.key_figures(nb, out, path.name, study or load(ARTICLE_STUDY))
     ran_at, duration = ran(executed)
     return Rendered(
@@ -241,13 +256,20 @@ def write_index(
     failure: index_page.Failure | None = None,
     intro: str = "",
     left_out: tuple[str, ...] = (),
+    study: str | None = None,
 ) -> Path:
-    """outputs/index.html: one entry per report with its title, what it shows, key figures and links, the reports
-    left out with why (and, for a build that stopped, why and what of the failed report was written)."""
+    """outputs/index.html: the study's answer first (where the context-cost report wrote it), then one entry per
+    report with its title, what it shows, key figures and links, the reports left out with why (and, for a build
+    that stopped, why and what of the failed report was written)."""
+    from wismo.reports import verdict
+
     target = out / "index.html"
+    article = study is None or Path(study).resolve() == ARTICLE_STUDY.resolve()
+    found = None if failure is not None else verdict.answer(out, os.path.relpath(study) if study else "", article)
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
-    partial.write_text(index_page.render(rendered, out, title, failure, intro, left_out), encoding="utf-8")
+    page = index_page.render(rendered, out, title, failure, intro, left_out, found)
+    partial.write_text(page, encoding="utf-8")
     partial.replace(target)
     return target
 
@@ -366,7 +388,7 @@ def build(
                 else:
                     one_at_a_time(build_one, paths, staging.folder, parameters, record)
             rendered = [record.done[p] for p in paths]
-            write_index(rendered, staging.folder, title, None, intro, left_out)
+            write_index(rendered, staging.folder, title, None, intro, left_out, (parameters or {}).get("study"))
             with guard.too_late():  # begun, the replace is finished: a few renames
                 staging.replace()
         except Exception as exc:

@@ -198,3 +198,15 @@ def key_figures(notebook: dict[str, Any], out: Path, name: str, study: Any) -> l
                 f"{detail}"
             ) from None
     return figures
+
+
+def title(notebook: dict[str, Any], out: Path) -> str | None:
+    """The title a notebook's results give it (metadata wismo.title: a file and a template, as a key figure's), or
+    None where it declares none or its results lack it."""
+    spec = notebook.get("metadata", {}).get("wismo", {}).get("title")
+    if not spec:
+        return None
+    try:
+        return render(spec["value"], json.loads((out / spec["file"]).read_text(encoding="utf-8")))
+    except (OSError, KeyError, ValueError):
+        return None

@@ -4,6 +4,7 @@ build's index says why it stopped and shows the failed report as far as it ran."
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from wismo.core.kinds import MEANINGS
 from wismo.render.figures import Figure
+from wismo.reports.verdict import Answer
 
 
 @dataclass
@@ -63,6 +65,7 @@ grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:.6rem}
 footer{color:#57606a;font-size:.85rem;border-top:1px solid #d0d7de;margin-top:2rem;padding-top:.6rem}
 .stopped{border:2px solid #cf222e;border-radius:8px;padding:.7rem 1rem;background:#fff5f5}
 .report.failed{border-color:#cf222e}
+.answer{font-size:1.08rem}.answer p{margin:.3rem 0}.answer img{max-width:100%;height:auto;margin:.5rem 0}
 .legend{font-size:.85rem;color:#57606a;margin:.4rem 0 0}.legend b{color:#1f2328;font-weight:600}
 """
 
@@ -102,9 +105,9 @@ def entry(r: Rendered, out: Path) -> str:
         f'<h2><a href="{_link(r.reader, out)}">{esc(r.title)}</a></h2>'
         f'<p class="summary">{esc(r.summary)}</p>'
         f'<ul class="figures">{figures}</ul>'
-        f'<p class="links"><a href="{_link(r.reader, out)}">Reader\'s version (narrative and charts)</a>'
-        f'<a href="{_link(r.html, out)}">Full version with code</a>'
-        f'<a href="{_link(r.executed, out)}">Executed notebook</a>{data_links}</p>'
+        f'<p class="links"><a href="{_link(r.reader, out)}">Read</a>'
+        f'<a href="{_link(r.html, out)}">Full version, with code</a>'
+        f'<a href="{_link(r.executed, out)}">Notebook</a>{data_links}</p>'
         f'<p class="meta">Ran <time datetime="{esc(r.ran_at, quote=True)}">{esc(when(r.ran_at))}</time>, '
         f"{r.duration_s:.1f} s to execute.</p>"
         "</article>"
@@ -113,7 +116,13 @@ def entry(r: Rendered, out: Path) -> str:
 
 # What each kind of number means, in one line under the title: a reader of the index alone must not mistake them.
 KINDS = tuple(MEANINGS.items())
-LEGEND = "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in KINDS) + "."
+
+
+def legend(rendered: Sequence[Rendered]) -> str:
+    """What each kind of number on the page means, for the kinds its figures name."""
+    named = " ".join(f.kind for r in rendered for f in r.figures)
+    used = [(k, v) for k, v in KINDS if k in named] or list(KINDS)
+    return "Kinds of numbers: " + "; ".join(f"<b>{html.escape(k)}</b>: {html.escape(v)}" for k, v in used) + "."
 
 
 # How a page of a failed report is named in its links, by the end of its file name.
@@ -141,6 +150,30 @@ def failed_entry(failure: Failure, out: Path) -> str:
     return block
 
 
+def inline(text: str) -> str:
+    """A verdict sentence's Markdown (**bold**, `code`) as HTML, everything else escaped."""
+    escaped = html.escape(text)
+    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+
+
+def answer_block(found: Answer) -> str:
+    """The study's answer: its sentences, then its picture (an inline PNG with its title and finding as alt text)."""
+    from wismo.render.charts import answer_requests
+    from wismo.render.display import Shown
+
+    picture = Shown(
+        answer_requests(found.rows, found.case, found.key, found.profile, found.published),
+        "Every later request resends the whole history, so the design with fewer requests carries less.",
+    )
+    return (
+        "<section class='answer'>"
+        + "".join(f"<p>{inline(s)}</p>" for s in found.sentences)
+        + f"<img src='data:image/png;base64,{picture.png}' alt='{html.escape(picture.alt, quote=True)}'>"
+        + "</section>\n"
+    )
+
+
 def render(
     rendered: Sequence[Rendered],
     out: Path,
@@ -148,6 +181,7 @@ def render(
     failure: Failure | None = None,
     intro: str = "",
     left_out: Sequence[str] = (),
+    found: Answer | None = None,
 ) -> str:
     """The whole index page as HTML text (self-contained: inline style, no script, no external file): the study's
     title and what it compares (`intro`), one entry per report, each report left out with why; `failure`, for a
@@ -174,12 +208,10 @@ def render(
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{heading}</title><style>{STYLE}</style></head><body>"
         f"<h1>{heading}</h1>"
-        f"<p class='intro'>{html.escape(intro) + ' ' if intro else ''}"
-        "Each report comes as a reader's version (narrative, tables and charts) and a full version with the code "
-        "that produced them.</p>\n"
-        f"<p class='legend'>{LEGEND}</p>\n"
+        + (answer_block(found) if found is not None else "")
+        + (f"<p class='intro'>{html.escape(intro)}</p>\n" if intro else "")
+        + f"<p class='legend'>{legend(rendered)}</p>\n"
         f"{stopped}{entries}\n{missing}"
-        "<footer>Key figures are read from the JSON results each notebook wrote in this run, never typed; the kind "
-        "under each is what the number is, as in the reports.</footer>"
+        "<footer>Every figure is read from the JSON its report wrote in this run.</footer>"
         "</body></html>\n"
     )

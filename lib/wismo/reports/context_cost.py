@@ -13,14 +13,14 @@ from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import DERIVED, MEASURED, MODELLED, PUBLISHED, TIKTOKEN
 from wismo.core.paths import report_dir
-from wismo.cost import prices
+from wismo.cost import prices, saving
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
 from wismo.reports import context_price
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
-from wismo.reports.savings import median_savings, ratios
+from wismo.reports.savings import ratios
 from wismo.runs.scoring import load_expectations
 from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
@@ -179,11 +179,49 @@ def study_block(study: Study) -> dict[str, Any]:
     }
 
 
+def verdict(
+    study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str, fitted: str | None
+) -> dict[str, Any]:
+    """The study's one answer: each design's saving against the reference (cost.saving, the one function every report
+    takes it from), per case and as the median under the report's profile, with its range from bare text to the
+    best-fitting framing where a published conversation was fitted (else across every packaged profile), and the
+    study's published median beside it."""
+    profile = rows[0]["profile"]
+    names = list(dict.fromkeys([profile, framing.PYTHON.name, fitted] if fitted else [profile, *framing.PROFILES]))
+    counted = {n: rows if n == profile else our_servers(recorded, study.key, encoding, n) for n in names}
+    published = study.published
+    pub = {}
+    pair = published.compared() if published is not None else None
+    if published is not None and published.median_saving_percent is not None and pair and pair[0] == study.reference:
+        pub = {pair[1]: published.median_saving_percent}
+    found = saving.savings({n: saving.from_rows(counted[n], study.key) for n in names}, study.reference, profile, pub)
+    return {
+        "reference": study.reference,
+        "profile": profile,
+        "profiles": names,
+        "fittedProfile": fitted,
+        "range": (
+            f"from bare text to the best-fitting framing ({fitted})"
+            if fitted
+            else "across the client profiles wismo models"
+        ),
+        "cases": max((len(s.per_case) for s in found), default=0),
+        # The requests the study publishes for its focus case, for the verdict's picture to mark.
+        "publishedCase": study.focus_key,
+        "publishedRequests": {
+            c.design: list(c.requests)
+            for c in (published.conversations if published is not None else [])
+            if c.case == study.focus_key and c.requests
+        },
+        "savings": [s.as_dict() for s in found],
+    }
+
+
 def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]:
     """The report's key figures, one per design against the reference (the index shows them): each design's median
-    input saving across the cases, the first model's price of the focus case's conversations, and the focus case's
-    saving with the model calling in parallel and one call per request."""
-    savings = median_savings(result["ratios"])
+    input saving across the cases (from the verdict), the first model's price of the focus case's conversations,
+    and the focus case's saving with the model calling in parallel and one call per request."""
+    savings = {s["design"]: s["medianPercent"] for s in result["verdict"]["savings"]}
     h, strategies = result["priceHeadline"], result["strategyHeadline"]
     return {
         "reference": reference,
@@ -235,21 +273,21 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
     }
     # The framing's share of each conversation, with the instructions as large as the published request says.
     out["framingShare"] = calibration.framing_share(recorded, which.case, best["instructionsTokensSolved"], encoding)
-    if which.second is not None:
-        # Ours like for like with the study's own savings: python and the best-fitting profile, each on the published
-        # case and as the median across the cases the way the headline takes it (median_savings).
-        profiles = dict.fromkeys([framing.PYTHON.name, calibration.HEAVY])
-        counted = {
-            name: rows if rows[0]["profile"] == name else our_servers(recorded, study.key, encoding, name)
-            for name in profiles
-        }
-        medians = {
-            name: median_savings(ratios(counted[name], study.key, study.reference))[which.second] for name in profiles
-        }
-        out["savingAgainstPublished"] = calibration.savings_against_published(
-            recorded, pub, medians, published.median_saving_percent, encoding
-        )
     return out
+
+
+def published_saving(study: Study, recorded: Recorded, found: dict[str, Any], encoding: str) -> dict[str, Any]:
+    """Ours like for like with the study's own saving: the verdict's medians under each of its profiles, and the
+    published case's saving under each, beside the published conversations' own (empty without a second design's
+    published conversation)."""
+    published = study.published
+    which = calibration.calibrated(published)
+    if published is None or which is None or which.second is None or which.case not in recorded["prompts"]:
+        return {}
+    second = next(s for s in found["savings"] if s["design"] == which.second)
+    medians = {name: second["byProfile"][name] for name in found["profiles"]}
+    pub = calibration.published_figures(published, which)
+    return calibration.savings_against_published(recorded, pub, medians, published.median_saving_percent, encoding)
 
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -324,6 +362,9 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         result["labels"]["published"] = REPORTED
         result |= published_blocks(study, recorded, rows, p["encoding"])
     fitted = result.get("sensitivity", {}).get("bestFit", {}).get("profile")
+    result["verdict"] = verdict(study, recorded, rows, p["encoding"], fitted)
+    if study.published is not None and (against := published_saving(study, recorded, result["verdict"], p["encoding"])):
+        result["savingAgainstPublished"] = against
     result |= await context_price.build(p, cs, recorded, focus, cp["window"], study, fitted=fitted)
     result["headline"] = headline(result, study.reference, key)
     result["kinds"] = {k: v for k, v in BLOCK_KINDS.items() if k in result}
@@ -347,6 +388,7 @@ BLOCK_KINDS = {
     "sensitivity": f"{TIKTOKEN} against {DERIVED}",
     "savingAgainstPublished": f"{TIKTOKEN}, then {MODELLED}, beside {DERIVED} and {PUBLISHED}",
     "headline": f"{TIKTOKEN}, then {MODELLED} (client profile in labels)",
+    "verdict": f"{TIKTOKEN}, then {MODELLED} (client profiles named)",
     "recordTypes": TIKTOKEN,
     "framingShare": f"{TIKTOKEN}, then {MODELLED}",
     "definitions": TIKTOKEN,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from statistics import median
 from typing import Any
 
 import anyio
@@ -17,6 +18,7 @@ from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import numbers
+from wismo.cost import saving
 from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -75,6 +77,7 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     counted = f" ({', '.join(profiles)} profile{where})" if profiles else ""
     tokens_are = ", ".join(sorted({m["figures"]["tokens"] for m in manifests})) + counted
     scripted = backends == ["scripted"]
+    stand_in = not live_model(manifests)
     if backends == [runs.IMPORTED]:
         providers = sorted({p for m in manifests for p in m["source"]["providers"]})
         tokens_are = tokens_are + " (imported traces" + (f"; provider {', '.join(providers)})" if providers else ")")
@@ -82,18 +85,22 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     return {
         "runs": SCRIPTED
         if scripted
+        else f"imported traces of a stand-in model, {SCRIPTED}"
+        if stand_in
         else "imported traces"
         if backends == [runs.IMPORTED]
         else f"model runs ({', '.join(backends)})",
-        "turns": f"{SCRIPTED}: fixed by the script's rules" if scripted else "measured",
-        "tokens": f"{SCRIPTED}, {tokens_are}" if scripted else tokens_are,
+        "turns": f"{SCRIPTED}: fixed by the script's rules" if stand_in else "measured",
+        "tokens": f"{SCRIPTED}, {tokens_are}" if stand_in else tokens_are,
         "elapsed": "modelled (a stated latency model)"
         if all(latency)
         else "modelled where a run has a latency model, else measured"
         if any(latency)
+        else f"measured: the stand-in loop's own time, {SCRIPTED}"
+        if stand_in
         else "measured",
         "scores": f"{SCRIPTED}: scored against the expectations"
-        if scripted
+        if stand_in
         else "measured: scored against the expectations",
     }
 
@@ -144,7 +151,7 @@ def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str
             refitted.setdefault(c["design"], c["fitted"][per])
     out: dict[str, Any] = {
         "turns": {d: med["turns"][d] for d in group["designs"]},
-        "tokensChange": {d: med["totalTokens"][summaries.change_key(d, ref)] for d in others},
+        "saving": {s["design"]: s["medianPercent"] for s in group["saving"]},
         per: {d: priced.get(d) for d in group["designs"]},
         "profile": f"{', '.join(profiles)} profile" if profiles else "client profile not recorded by these runs",
     }
@@ -198,7 +205,7 @@ def _group(
     kind = kinds(manifests)
     # Runs that differ in repetitions or latency model are shown side by side, never compared.
     differ = summaries.differences(manifests)
-    reply = "scripted reply" if kind["runs"] == SCRIPTED else "model replied"
+    reply = "model replied" if live_model(manifests) else "scripted reply"
     present = summaries.designs_in(rows, order)
     shown = [d for d in present if _has_focus(loaded, d, focus)]
     medians = summaries.medians(rows, study.reference, order, comparable=not differ)
@@ -250,8 +257,37 @@ def _group(
         else [],
         "costs": run_costs(loaded, reference_model, price_date, fitted),
     }
+    group["liveModel"] = live_model(manifests)
+    group["saving"] = run_savings(rows, study, kind["tokens"]) if not differ else []
     group["headline"] = headline(group, manifests)
     return group
+
+
+# Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
+# function and test models (pydantic-ai's FunctionModel and TestModel).
+STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
+
+
+def live_model(manifests: list[dict[str, Any]]) -> bool:
+    """Whether a model answered these runs: not wismo's scripted stand-in, nor imported traces of a stand-in."""
+    if all(m["backend"] == "scripted" for m in manifests):
+        return False
+    if all(m["backend"] == runs.IMPORTED for m in manifests):
+        providers = {p for m in manifests for p in m["source"]["providers"]}
+        return bool(providers - STAND_IN_PROVIDERS)
+    return True
+
+
+def run_savings(rows: list[dict[str, Any]], study: Study, tokens_are: str) -> list[dict[str, Any]]:
+    """Each design's input-token saving against the reference over these runs, by the one saving function
+    (cost.saving): per case the median of its repetitions, then the median across the cases."""
+    per: dict[tuple[str, str], list[int]] = {}
+    for r in rows:
+        if r["inputTokens"] is not None:
+            per.setdefault((r["design"], r["case"]), []).append(r["inputTokens"])
+    totals = {k: median(v) for k, v in per.items()}
+    found = saving.savings({tokens_are: totals}, study.reference, tokens_are) if totals else []
+    return [s.as_dict() for s in found if s.per_case]
 
 
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -268,7 +304,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     focus = p["focus_order"] or study.focus_key
     fitted = fitted_profile(study) if any(runs_of_estimates(r) for r in loaded) else None
     keys = sorted({(r.manifest["backend"], r.manifest["model"]) for r in loaded}, key=lambda k: (k[0] != "scripted", k))
-    groups = [
+    built = [
         _group(
             [r for r in loaded if (r.manifest["backend"], r.manifest["model"]) == key],
             study,
@@ -279,7 +315,18 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         )
         for key in keys
     ]
-    result: dict[str, Any] = {"study": study_block(study), "focus": focus, "groups": groups}
+    # Live models' runs lead; the stand-in's follow, scripted before its imported traces.
+    groups = [g for g in built if g["liveModel"]] + [g for g in built if not g["liveModel"]]
+    for i, g in enumerate(groups):
+        g["repeats"] = next((e["label"] for e in groups[:i] if repeated(g, e)), None)
+    live = any(g["liveModel"] for g in groups)
+    result: dict[str, Any] = {
+        "study": study_block(study),
+        "focus": focus,
+        "groups": groups,
+        "title": TITLE if live else SCRIPTED_TITLE,
+        "banner": banner(groups, study),
+    }
     if study.published is not None:
         result["published"] = {
             "source": study.published.source,
@@ -289,6 +336,26 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         }
     write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
+
+
+TITLE = "Recorded runs: turns, tool calls, tokens and scores"
+SCRIPTED_TITLE = "Scripted runs: no model"
+
+
+def banner(groups: list[dict[str, Any]], study: Study) -> str:
+    """One line under the title: which runs are a model's and which the scripted stand-in's, and how to record a
+    live model's runs where there are none."""
+    live = [g["label"] for g in groups if g["liveModel"]]
+    stand_ins = [g["label"] for g in groups if not g["liveModel"]]
+    if not live:
+        return (
+            f"No model ran: every run here is the scripted stand-in ({'; '.join(stand_ins)}), which asks for the "
+            "calls the study declares and writes the expected answer, so turns, calls and scores are fixed by its "
+            f"script. `wismo evaluate --study {study.path.name} both 3 MODEL openai` records a live model's runs."
+        )
+    return f"Live model runs: {'; '.join(live)}" + (
+        f"; then the scripted stand-in's ({'; '.join(stand_ins)})." if stand_ins else "."
+    )
 
 
 def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
@@ -306,6 +373,37 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         "; ".join(f"{d} inputs {numbers(g['inputs'])}" for d, g in growth.items()) + f" tokens ({group['tokensAre']})",
     )
     return f"{claim} {requests_statement(focus, ref, growth)}"
+
+
+def _conversations(group: dict[str, Any]) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """Each design's and case's first conversation as turns, tool calls and input tokens."""
+    return {
+        (r["design"], r["case"]): (r["turns"], r["toolCalls"], r["inputTokens"])
+        for r in group["cases"]
+        if r["repetition"] == 1
+    }
+
+
+def repeated(group: dict[str, Any], earlier: dict[str, Any]) -> bool:
+    """Whether every conversation of `group` is one of `earlier`'s, case for case, in turns, calls and input tokens
+    (imported traces of the scripted loop repeat its runs): such a group is said once, not shown again."""
+    mine, theirs = _conversations(group), _conversations(earlier)
+    return bool(mine) and all(theirs.get(k) == v for k, v in mine.items())
+
+
+def shown(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The groups a reader is shown: every group but those that repeat an earlier one."""
+    return [g for g in result["groups"] if not g.get("repeats")]
+
+
+def repeats_sentence(result: dict[str, Any]) -> str:
+    """One sentence for each group left unshown because it repeats an earlier one, or nothing."""
+    return " ".join(
+        f"The {g['label']} hold the same conversations as the {g['repeats']}, case for case (turns, calls and input "
+        "tokens), so they are not shown again."
+        for g in result["groups"]
+        if g.get("repeats")
+    )
 
 
 def same_requests(group: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -357,6 +455,9 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
         row = {"median per conversation": what, **{d: whole(m[d]) for d in shown}}
         if group.get("comparable", True):  # runs that differ are shown apart, with no change across them
-            row |= {f"{d} vs {ref} (%)": m[summaries.change_key(d, ref)] for d in shown if d != ref}
+            fewer = "less" if m["measure"] in ("modelledElapsedMs", "wallMs") else "fewer"
+            row |= {
+                f"{d} against {ref}": saving.change(m[summaries.change_key(d, ref)], fewer) for d in shown if d != ref
+            }
         out.append(row)
     return out

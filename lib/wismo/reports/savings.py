@@ -1,9 +1,8 @@
-"""Each design's saving against the reference, case by case and as the median across the cases: the context-cost
-report's headline figure, declared once for its tables, sentences and index card."""
+"""Each design's ratio to the reference, case by case (the context-cost report's ratios table); the saving itself
+is cost.saving's."""
 
 from __future__ import annotations
 
-from statistics import median
 from typing import Any
 
 from wismo.cost import saving_percent
@@ -30,11 +29,3 @@ def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[st
                 }
             )
     return out
-
-
-def median_savings(ratio_rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Each design's median input-token saving against the reference across the cases (the headline's figure)."""
-    by: dict[str, list[float]] = {}
-    for r in ratio_rows:
-        by.setdefault(r["design"], []).append(r["savingPercent"])
-    return {d: median(v) for d, v in by.items()}

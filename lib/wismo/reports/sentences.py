@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.core import processes
-from wismo.reports.savings import median_savings
+from wismo.cost.saving import change
 from wismo.studies import matching
 
 
@@ -136,20 +136,6 @@ def study_intro(study: Any) -> str:
     )
 
 
-def saving_sentence(ratios: list[dict[str, Any]], reference: str) -> str:
-    """Each design's median input-token saving against the reference across the cases (tiktoken-estimated,
-    modelled), one clause per design."""
-
-    def said(saving: float) -> str:
-        return f"a saving of **{saving:.1f}%**" if saving >= 0 else f"**{-saving:.1f}% more**"
-
-    clauses = "; ".join(f"the {d} design's, {said(v)}" for d, v in median_savings(ratios).items())
-    return (
-        f"Median across these cases, input tokens against the {reference} design's: {clauses} (tiktoken-estimated, "
-        "modelled conversation without the final answer's output)."
-    )
-
-
 def framing_sentence(shares: list[dict[str, Any]]) -> str:
     """The share of each rebuilt conversation's input that comes from the client's framing (modelled)."""
     return (
@@ -205,10 +191,6 @@ def not_comparable_sentence(group: dict[str, Any]) -> str:
     )
 
 
-def _percent(value: float | None) -> str:
-    return "no change computed" if value is None else f"{value:+.1f}%"
-
-
 def medians_sentence(group: dict[str, Any]) -> str:
     """One group of runs' medians, measure by measure: each design's model turns, and each other design's change in
     tokens and elapsed time against the reference, each measure with the kind of its figures; why they are not
@@ -221,7 +203,8 @@ def medians_sentence(group: dict[str, Any]) -> str:
     kinds = group["kinds"]
 
     def changes(measure: str) -> str:
-        return ", ".join(f"{_percent(m[measure][f'{d} vs {ref} %'])} for {d}" for d in others)
+        fewer = "less" if measure in ("modelledElapsedMs", "wallMs") else "fewer"
+        return ", ".join(f"{change(m[measure][f'{d} vs {ref} %'], fewer)} for {d}" for d in others)
 
     turns = ", ".join(f"{m['turns'][d]:g} for {d}" if m["turns"][d] is not None else f"none for {d}" for d in shown)
     if all(m["modelledElapsedMs"][d] is not None for d in others):

@@ -3,12 +3,14 @@ save (modelled from the traced token counts), with its check."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
+from wismo.cost import saving
 from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -58,8 +60,26 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
             "savedPerConversation": linked["saving"]["inputTokensSavedPerConversation"],
             "usdPer1000": linked["saving"].get("usdSavedPer1000"),
         }
+    result["observed"] = observed(result["chains"])
     write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
+
+
+def observed(chained: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the traces hold both a chain with links and a one-tool chain answering the same cases: the one tool's
+    saving against the chain, by the one saving function (cost.saving), per case from the traced input tokens (the
+    median of each case's conversations) and its median across the cases both answered."""
+    out = []
+    for chain in (c for c in chained if c["links"]):
+        name = " → ".join(chain["tools"])
+        for one in (c for c in chained if len(c["tools"]) == 1 and c["tools"] != chain["tools"]):
+            totals = {}
+            for c, label in ((chain, name), (one, one["tools"][0])):
+                for case, tokens in zip(c["cases"], c.get("inputTokensByCase", [])):
+                    totals[(label, json.dumps(case, sort_keys=True))] = tokens
+            found = saving.savings({"traced": totals}, name, "traced")
+            out += [s.as_dict() | {"cases": len(s.per_case)} for s in found if s.per_case]
+    return out
 
 
 def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -123,6 +143,20 @@ def read_sentence(result: Mapping[str, Any]) -> str:
         f"{', '.join(result['models'])} and the provider {', '.join(result['providers']) or '(none named)'}; their "
         f"token counts are {result['labels']['tokens']}."
     )
+
+
+def observed_sentence(result: Mapping[str, Any]) -> str:
+    """What the traces themselves show where they hold the one-tool conversations of the same cases: the saving by
+    the one saving function, said as every report says it, beside the chain's modelled one."""
+    said = []
+    for s in result.get("observed", []):
+        n = s["cases"]
+        over = "the one case" if n == 1 else f"median of the {n} cases"
+        said.append(
+            f"**{s['design']}** {s['says']} than the chain {s['reference']}, observed in these traces "
+            f"({over} both answered, {result['labels']['tokens']})"
+        )
+    return ("; ".join(said) + ".") if said else ""
 
 
 def saving_sentence(chain: Mapping[str, Any]) -> str:

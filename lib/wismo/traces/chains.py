@@ -172,6 +172,7 @@ class Chain:
     captured: int = 0  # conversations whose arguments and results were all captured
     models: Counter[str] = field(default_factory=Counter)
     cases: list[dict[str, Any]] = field(default_factory=list)  # the first CASES distinct first-call arguments
+    by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
 
     def add(self, conversation: Conversation, counts: tuple[int, ...]) -> None:
         """Counts one conversation showing this chain."""
@@ -191,6 +192,9 @@ class Chain:
         arguments = first_arguments(conversation)
         if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
             self.cases.append(arguments)
+            self.by_case.append(Counter())
+        if arguments is not None and arguments in self.cases:
+            self.by_case[self.cases.index(arguments)][sum(m.input_tokens for m in conversation.model_calls)] += 1
         if conversation.tool_calls and all(
             c.arguments is not None and c.result is not None for c in conversation.tool_calls
         ):
@@ -215,6 +219,7 @@ class Chain:
             "models": sorted(self.models),
             "linksCaptured": self.captured,
             "cases": self.cases,
+            "inputTokensByCase": [_median(h) for h in self.by_case],
             "links": [
                 {
                     "from": link.source,

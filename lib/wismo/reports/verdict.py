@@ -1,0 +1,131 @@
+"""The study's one answer, as the index opens with it and every report repeats it: which design wins, by how much
+(each design's saving against the reference, computed once by cost.saving and carried in context-cost.json's
+verdict), what that rests on, and whether a live model ran in this build."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wismo.cost.saving import says, span
+
+COST = "context-cost.json"
+RUNS = "recorded-runs.json"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The index's opening: at most three sentences (Markdown: **bold** and `code` only) and the picture's data."""
+
+    sentences: list[str]
+    rows: list[dict[str, Any]]
+    case: str
+    key: str
+    profile: str
+    published: dict[str, list[int]]
+
+
+def winner(savings: list[dict[str, Any]], reference: str) -> str:
+    """The design with the largest saving against the reference; the reference itself where none saves anything."""
+    best = max(savings, key=lambda s: s["medianPercent"], default=None)
+    return best["design"] if best is not None and best["medianPercent"] > 0 else reference
+
+
+def clause(s: dict[str, Any], first: bool) -> str:
+    """One design's saving in the verdict's words: its median, then its range across the client profiles."""
+    subject = "it" if first else f"**{s['design']}**"
+    spread = span(s["lowPercent"], s["highPercent"], "").strip()
+    return f"{subject} {says(s['medianPercent'])} than **{s['reference']}**" + (
+        f", {spread} across client profiles" if len(s["byProfile"]) > 1 else ""
+    )
+
+
+def saving_sentence(verdict: dict[str, Any]) -> str:
+    """The first sentence: who wins and by how much, every design against the reference in the same shape, each
+    with its range across the client profiles."""
+    savings, reference = verdict["savings"], verdict["reference"]
+    won = winner(savings, reference)
+    ordered = sorted(savings, key=lambda s: s["design"] != won)
+    if won == reference:
+        return f"**{reference}**, the reference, wins: " + "; ".join(clause(s, False) for s in ordered) + "."
+    return f"**{won}** wins: " + "; ".join(clause(s, i == 0) for i, s in enumerate(ordered)) + "."
+
+
+def basis_sentence(verdict: dict[str, Any]) -> str:
+    """The second sentence: what the figures are and rest on, and the study's published figure beside them."""
+    n = verdict["cases"]
+    said = (
+        f"Medians of {n} case{'s' if n != 1 else ''} under the {verdict['profile']} client profile, ranges "
+        f"{verdict['range']}, resting on each design's real MCP server answering every case with no model and every "
+        "request counted with tiktoken"
+    )
+    published = [s for s in verdict["savings"] if s.get("publishedPercent") is not None]
+    if published:
+        said += "; the study published " + ", ".join(
+            f"a median of {s['publishedPercent']:g}% fewer tokens, input and output, for {s['design']}"
+            for s in published
+        )
+    return said + "."
+
+
+def model_sentence(runs: dict[str, Any] | None, study_file: str, default_study: bool) -> str:
+    """The third sentence: whether a live model ran in this build, and if none did, the command that records one."""
+    groups = (runs or {}).get("groups", [])
+    live = [g for g in groups if g.get("liveModel")]
+    if live:
+        said = []
+        for g in live:
+            found = "; ".join(f"{s['design']} {says(s['medianPercent'])}" for s in g.get("saving", []))
+            said.append(f"{g['model']} ({g['backend']})" + (f": {found}" if found else ""))
+        return "Live model runs in this build: " + "; ".join(said) + "."
+    where = "" if default_study else f"--study {study_file} "
+    return (
+        "No live model ran in this build: the recorded runs are the scripted stand-in. "
+        f"`wismo evaluate {where}both 3 MODEL openai` records one (with OPENAI_API_KEY)."
+    )
+
+
+def answer(out: Path, study_file: str = "", default_study: bool = True) -> Answer | None:
+    """The index's opening from the JSON the reports wrote into `out`; None where the context-cost report did not."""
+    try:
+        cost = json.loads((out / COST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    verdict = cost.get("verdict")
+    if not verdict or not verdict.get("savings"):
+        return None
+    try:
+        runs = json.loads((out / RUNS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        runs = None
+    key, case = cost["study"]["key"], cost["focusOrder"]
+    return Answer(
+        sentences=[
+            saving_sentence(verdict),
+            basis_sentence(verdict),
+            model_sentence(runs, study_file or cost["study"]["file"], default_study),
+        ],
+        rows=cost["ourServers"],
+        case=case,
+        key=key,
+        profile=verdict["profile"],
+        published=verdict.get("publishedRequests", {}) if verdict.get("publishedCase") == case else {},
+    )
+
+
+def case_rows(cost: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per case: the reference's input tokens, each design's, and each design's saving in the verdict's words."""
+    verdict, key = cost["verdict"], cost["study"]["key"]
+    ref, profile = verdict["reference"], verdict["profile"]
+    totals = {(r["design"], str(r[key])): r["total"] for r in cost["ourServers"] if r["profile"] == profile}
+    rows = []
+    first: dict[str, Any] = verdict["savings"][0] if verdict["savings"] else {}
+    for case in first.get("perCase", {}):
+        row: dict[str, Any] = {key: case, f"{ref} (input tokens)": totals[(ref, case)]}
+        for s in verdict["savings"]:
+            row[f"{s['design']} (input tokens)"] = totals[(s["design"], case)]
+            row[f"{s['design']} against {ref}"] = says(s["perCase"][case]).removeprefix("uses ")
+        rows.append(row)
+    return rows
