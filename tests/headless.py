@@ -39,6 +39,15 @@ IMAGES_JS = """() => Array.from(document.images).map(i => ({
 PAGE_JS = """() => ({title: document.title, scrollWidth: document.documentElement.scrollWidth,
   innerWidth: window.innerWidth, height: Math.ceil(document.documentElement.scrollHeight),
   text: document.body ? document.body.innerText.length : 0})"""
+# Every table's width against the column it stands in (the nearest block that holds the page's text: a notebook
+# cell's output, else the body), for the check that no table is wider than the page.
+TABLES_JS = """() => Array.from(document.querySelectorAll('table')).map(t => {
+  const column = t.closest('.jp-Cell, .jp-OutputArea-output, article, body');
+  const box = column.getBoundingClientRect(), own = t.getBoundingClientRect();
+  return {width: Math.round(own.width), right: Math.round(own.right), columnRight: Math.round(box.right),
+          scrollWidth: t.scrollWidth, clientWidth: t.clientWidth,
+          head: (t.querySelector('th') || {innerText: ''}).innerText.slice(0, 60)};
+})"""
 # Every table cell's text, for the check that no cell was cut short.
 CELLS_JS = """() => Array.from(document.querySelectorAll('td, th')).map(c => c.innerText.trim())"""
 
@@ -65,6 +74,7 @@ class PageCheck:
     remote_requests: list[str] = field(default_factory=list)
     images: list[dict[str, Any]] = field(default_factory=list)
     cells: list[str] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
     layout: dict[str, Any] = field(default_factory=dict)
     screenshot: Path | None = None
 
@@ -109,6 +119,7 @@ class Browser:
             page.goto(url, wait_until="load")
             result.images = page.evaluate(IMAGES_JS)
             result.cells = page.evaluate(CELLS_JS)
+            result.tables = page.evaluate(TABLES_JS)
             result.layout = page.evaluate(PAGE_JS)
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)

@@ -14,6 +14,7 @@ import pytest
 
 from headless import Browser, find_chromium
 from wismo.core.paths import NOTEBOOKS, OUTPUTS
+from wismo.render.versions import FULL_ONLY
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
@@ -32,6 +33,19 @@ def browser():
     print(f"\nbrowser checks took {time.perf_counter() - started:.1f} s")
 
 
+def too_wide(result):
+    """The tables of a page that stand out of the column they are in, or scroll inside it."""
+    return [t for t in result.tables if t["right"] > t["columnRight"] + 1 or t["scrollWidth"] > t["clientWidth"] + 1]
+
+
+def test_a_table_wider_than_its_page_is_found(browser, tmp_path):
+    cells = "".join(f"<td style='white-space:nowrap'>{'a very long unbreakable cell ' * 3}{i}</td>" for i in range(12))
+    page = tmp_path / "wide.html"
+    page.write_text(f"<!doctype html><html><body style='max-width:600px'><table><tr>{cells}</tr></table></body></html>")
+    result = browser.check(page.as_uri(), tmp_path / "wide.png")
+    assert too_wide(result) and too_wide(result)[0]["width"] > 600
+
+
 def _check(browser, built, page, shot):
     """Load one page, save its screenshot under the build and in outputs/screenshots, and assert the common rules."""
     result = browser.check((built.out / page).as_uri(), built.out / "screenshots" / shot)
@@ -41,6 +55,7 @@ def _check(browser, built, page, shot):
         f"{page} scrolls sideways at 1280 px: {result.layout}"
     )
     assert result.screenshot.stat().st_size > 10_000
+    assert not too_wide(result), f"{page}: tables wider than the page's column: {too_wide(result)[:3]}"
     (OUTPUTS / "screenshots").mkdir(parents=True, exist_ok=True)
     shutil.copy(result.screenshot, OUTPUTS / "screenshots" / shot)
     return result
@@ -48,17 +63,24 @@ def _check(browser, built, page, shot):
 
 def test_index_loads_and_lists_every_report(browser, built_reports):
     result = _check(browser, built_reports, "index.html", "index.png")
-    assert result.layout["title"] == "wismo reports" and not result.images
+    assert result.layout["title"] == "wismo reports" and len(result.images) == 1
+    assert result.images[0]["complete"] and result.images[0]["naturalWidth"] > 0
     index = (built_reports.out / "index.html").read_text()
     assert index.count('<article class="report"') == len(built_reports.rendered) == len(NAMES)
     for href in re.findall(r'href="([^"#]+)"', index):
         assert (built_reports.out / href).is_file(), f"index links to a missing file: {href}"
 
 
-def _charts(executed):
-    """How many PNG charts the executed notebook holds (the page must show each)."""
+def _charts(executed, reader=False):
+    """How many PNG charts the executed notebook holds (the page must show each; the reader's version, each but those
+    of the cells left to the full version)."""
     nb = json.loads(executed.read_text())
-    return sum("image/png" in o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"])
+    return sum(
+        "image/png" in o.get("data", {})
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and not (reader and FULL_ONLY in c["metadata"].get("tags", []))
+        for o in c["outputs"]
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -68,7 +90,8 @@ def test_report_loads_with_every_chart(browser, built_reports, name, version):
     page = rendered.reader if version == "reader" else rendered.html
     result = _check(browser, built_reports, page.relative_to(built_reports.out).as_posix(), f"{page.stem}.png")
     assert result.layout["title"].startswith(rendered.title)
-    assert len(result.images) == _charts(rendered.executed), f"{page.name}: {len(result.images)} images shown"
+    shown = _charts(rendered.executed, reader=version == "reader")
+    assert len(result.images) == shown, f"{page.name}: {len(result.images)} images shown, {shown} drawn"
     for i, img in enumerate(result.images, 1):
         assert img["src"].startswith("data:image/png;base64,"), f"{page.name} image {i} is not inline: {img['src']}"
         assert img["complete"] and img["naturalWidth"] > 0 and img["naturalHeight"] > 0, (

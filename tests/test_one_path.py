@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from commands import finished, wismo, wismo_argv
+from test_answer import opening_of, reader_words, saving_figures, within_budgets
 from wismo.core.paths import REPO_ROOT
 
 LIBRARY = REPO_ROOT / "tests" / "studies" / "library" / "library.toml"
@@ -77,7 +78,7 @@ def test_the_cost_report_states_a_saving_per_design_and_calibrates_against_the_p
 @pytest.mark.slow  # executes notebooks: `make quick` leaves these out
 def test_every_chart_a_study_needs_no_declaration_for_is_drawn_in_its_words(run):
     _, out = run
-    reader = text_of(out / "html" / "02-context-cost-reader.html")
+    full = text_of(out / "html" / "02-context-cost.html")
     for said in (
         "The same results framed by each client profile",  # the client-framing chart's finding
         "each call's input and what it could read from the cache",  # the cache prefix curve
@@ -86,9 +87,9 @@ def test_every_chart_a_study_needs_no_declaration_for_is_drawn_in_its_words(run)
         "Best fit (a fit, not a confirmation)",
         "Left out here: sections 1 and 2",
     ):
-        assert said in reader, said
+        assert said in full, said
     # Totals, growth per call, client framing, cache prefix, price and call strategy: six charts, every one drawn.
-    assert (out / "html" / "02-context-cost-reader.html").read_text(encoding="utf-8").count("<img ") == 6
+    assert (out / "html" / "02-context-cost.html").read_text(encoding="utf-8").count("<img ") == 6
     for page in sorted((out / "html").glob("*-reader.html")) + [out / "index.html"]:
         found = ORDER_WORDS.findall(text_of(page))
         assert not found, (page.name, found[:5])
@@ -100,7 +101,7 @@ def test_its_own_servers_get_hostile_input_naming_their_tools(run):
     hostile = json.loads((out / "hostile.json").read_text(encoding="utf-8"))
     assert [d["design"] for d in hostile["designs"]] == ["granular", "batched", "focused"]
     assert hostile["totals"] and not hostile["findings"]  # healthy servers: nothing found
-    section = text_of(out / "html" / "01-equivalence-reader.html").split("Hostile input", 1)[1]
+    section = text_of(out / "html" / "01-equivalence.html").split("Hostile input", 1)[1]
     for tool in ("get_member", "get_loan", "get_hold", "get_loans", "get_holds", "get_member_account"):
         assert tool in section, tool
 
@@ -112,6 +113,24 @@ def test_the_index_names_the_reports_the_study_does_not_get_and_why(run):
     assert "wismo: Library accounts" in index and "Three designs" in index
     assert "03-recorded-runs: the study has no recorded runs yet" in index
     assert "04-scale: not every design of this study is one wismo serves" in index
+
+
+@pytest.mark.slow  # executes notebooks: `make quick` leaves these out
+def test_the_index_opens_with_each_designs_saving_in_one_sentence_shape(run):
+    _, out = run
+    index = (out / "index.html").read_text(encoding="utf-8")
+    verdict = json.loads((out / "context-cost.json").read_text(encoding="utf-8"))["verdict"]
+    assert [s["design"] for s in verdict["savings"]] == ["batched", "focused"]
+    opening = opening_of(index)
+    won = max(verdict["savings"], key=lambda s: s["medianPercent"])
+    assert f"{won['design']} wins: it {won['says']} than granular" in opening, opening
+    other = next(s for s in verdict["savings"] if s is not won)
+    assert (
+        f"; {other['design']} {other['says']} than granular, {other['range'].removesuffix(' input tokens')}" in opening
+    )
+    assert "No live model ran in this build" in opening and "--study" in opening
+    assert index.count("<img ") == 1 and saving_figures(out) > 5
+    assert within_budgets(reader_words(out))
 
 
 @pytest.mark.anyio

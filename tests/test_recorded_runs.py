@@ -11,6 +11,7 @@ from commands import one_sentence
 from wismo import cli, runs
 from wismo.core import reference
 from wismo.core.paths import NOTEBOOKS, REPO_ROOT
+from wismo.cost import saving
 from wismo.reports import recorded_runs, run_costs, sentences
 from wismo.runs import summaries
 from wismo.studies import declaration
@@ -69,7 +70,9 @@ def test_a_three_design_study_sets_each_design_against_the_reference_in_its_own_
             (tokens[design] - tokens["granular"]) / tokens["granular"] * 100, 1
         )
         assert tokens[f"{design} vs granular %"] < 0
-        assert group["headline"]["tokensChange"][design] == tokens[f"{design} vs granular %"]
+        # The headline's saving is the one saving function's on the runs' input tokens, per case then the median.
+        saved = next(x for x in group["saving"] if x["design"] == design)
+        assert group["headline"]["saving"][design] == saved["medianPercent"] > 0
     assert "granular vs granular %" not in tokens
     # No latency model and no expected answer: those key figures are left out, not shown as n/a.
     assert "elapsedChange" not in group["headline"] and "passK" not in group["headline"]
@@ -84,7 +87,7 @@ def test_a_three_design_study_sets_each_design_against_the_reference_in_its_own_
         **sentences.transcript_headings(group),
     }
     for design in ("focused", "lean"):
-        assert f"{tokens[f'{design} vs granular %']:+.1f}% for {design}" in said["medians"]
+        assert f"{design} {next(x for x in group['saving'] if x['design'] == design)['says']}" in said["medians"]
         assert f"with {design} $" in said["cost"]
     assert "for granular, 2 for focused, 3 for lean" in said["medians"]
     assert said["history"].endswith("granular (the reference) 3; focused 2, 1 fewer; lean 3, as many.")
@@ -135,8 +138,13 @@ def test_the_articles_runs_stand_beside_its_published_ord_1004_conversations(tmp
     group, traced = result["groups"]  # the scripted runs first, then the runs imported from the shipped traces
     assert (group["backend"], traced["label"]) == ("scripted", "imported traces, model scripted-v1")
     # The shipped traces mark their usage as the scripted model's estimate (wismo.usage.kind), and it stays so.
-    assert traced["kinds"]["tokens"] == "tiktoken-estimated (imported traces; provider wismo.scripted)"
-    assert traced["kinds"]["runs"] == "imported traces"
+    # Traces of the stand-in are no model's runs: labelled scripted, never measured.
+    assert (
+        traced["kinds"]["tokens"]
+        == "scripted (no model), tiktoken-estimated (imported traces; provider wismo.scripted)"
+    )
+    assert traced["kinds"]["runs"] == "imported traces of a stand-in model, scripted (no model)"
+    assert traced["kinds"]["turns"].startswith("scripted (no model)") and not traced["liveModel"]
     rows = {r["figure"]: r for r in group["againstPublished"]}
     article = reference.load("where-is-my-order")
     pub, sections = article["ORD-1004"], article["source"]["figureSections"]
@@ -150,12 +158,12 @@ def test_the_articles_runs_stand_beside_its_published_ord_1004_conversations(tmp
         ):
             expected[f"{design} ORD-1004 {words}"] = (pub[design][key], sections[f"ORD-1004.{design}.{key}"])
     medians = article["medians"]
-    expected["focused: fewer median tokens, %"] = (
-        medians["focusedFewerTokensPercent"],
+    expected["focused against granular: median tokens, input and output"] = (
+        " ".join(saving.amount(medians["focusedFewerTokensPercent"])),
         sections["medians.focusedFewerTokensPercent"],
     )
-    expected["focused: lower median elapsed time, %"] = (
-        medians["focusedLowerElapsedPercent"],
+    expected["focused against granular: median elapsed time"] = (
+        " ".join(saving.amount(medians["focusedLowerElapsedPercent"], "less")),
         sections["medians.focusedLowerElapsedPercent"],
     )
     assert {f: (r["published (provider-reported or measured)"], r["published in"]) for f, r in rows.items()} == expected
@@ -167,7 +175,12 @@ def test_the_articles_runs_stand_beside_its_published_ord_1004_conversations(tmp
     assert rows["focused ORD-1004 tool calls"]["published figure is"] == "measured (published)"
     first = next(r for r in group["cases"] if (r["design"], r["case"], r["repetition"]) == ("granular", "ORD-1004", 1))
     assert rows["granular ORD-1004 tokens, whole conversation"]["wismo"] == first["totalTokens"]
-    assert rows["focused: fewer median tokens, %"]["wismo"] == -group["headline"]["tokensChange"]["focused"]
+    change = next(m for m in group["medians"] if m["measure"] == "totalTokens")["focused vs granular %"]
+    assert rows["focused against granular: median tokens, input and output"]["wismo"] == saving.change(change)
+    assert (
+        rows["focused against granular: median tokens, input and output"]["published (provider-reported or measured)"]
+        == "42% fewer"
+    )
     assert result["published"]["reference"] == article["source"]
     assert sentences.published_sentence(result).endswith(f"{article['source']['kind']}.")
 

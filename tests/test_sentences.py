@@ -39,6 +39,7 @@ def _group(modelled):
     ]
     return {
         "label": "scripted backend, model scripted-v1",
+        "saving": [{"design": "focused", "says": "uses 51% fewer input tokens"}],
         "study": {"reference": "granular", "designs": ["granular", "focused"]},
         "designs": ["granular", "focused"],
         "medians": medians,
@@ -60,9 +61,10 @@ def _group(modelled):
 def test_medians_and_pass_k_sentences_say_what_each_figure_is():
     text = sentences.medians_sentence(_group(True))
     assert "model turns 3 for granular, 2 for focused (scripted (no model): fixed by the script's rules)" in text
-    assert "against the granular design, tokens -50.2% for focused (scripted (no model), tiktoken-estimated)" in text
-    assert "elapsed time -32.4% for focused (modelled" in text
-    assert sentences.medians_sentence(_group(False)).endswith("elapsed time -57.1% for focused (measured).")
+    # Input tokens: the one saving of these runs, as every report says it; time as less, never a signed percent.
+    assert "against the granular design, focused uses 51% fewer input tokens (median per case, scripted" in text
+    assert "elapsed time 32% less for focused (modelled" in text and not re.search(r"-\d", text)
+    assert sentences.medians_sentence(_group(False)).endswith("elapsed time 57% less for focused (measured).")
     assert sentences.pass_k_sentence(_group(True)) == (
         "**scripted backend, model scripted-v1**: pass^k, every repetition passed (scripted (no model): scored against "
         "the expectations): granular 1/2 cases; focused 1/1 cases; summary claims flagged: 1."
@@ -108,5 +110,5 @@ def test_a_scripted_run_without_a_latency_model_has_no_elapsed_time_of_a_model()
     group = _group(False)
     group["kinds"]["runs"] = "scripted (no model)"
     text = sentences.medians_sentence(group)
-    assert "wall time of the harness's own loop -57.1% for focused (measured;" in text
+    assert "wall time of the harness's own loop 57% less for focused (measured;" in text
     assert "elapsed time (measured)" not in text

@@ -264,8 +264,13 @@ def write_index(
     from wismo.reports import verdict
 
     target = out / "index.html"
+    from wismo.render import charts
+    from wismo.studies.declaration import load
+
     article = study is None or Path(study).resolve() == ARTICLE_STUDY.resolve()
     found = None if failure is not None else verdict.answer(out, os.path.relpath(study) if study else "", article)
+    if found is not None:
+        charts.use_study(load(study or ARTICLE_STUDY))  # the answer's picture in the study's own colours
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
     page = index_page.render(rendered, out, title, failure, intro, left_out, found)

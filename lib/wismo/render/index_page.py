@@ -106,10 +106,10 @@ def entry(r: Rendered, out: Path) -> str:
         f'<p class="summary">{esc(r.summary)}</p>'
         f'<ul class="figures">{figures}</ul>'
         f'<p class="links"><a href="{_link(r.reader, out)}">Read</a>'
-        f'<a href="{_link(r.html, out)}">Full version, with code</a>'
+        f'<a href="{_link(r.html, out)}">With code</a>'
         f'<a href="{_link(r.executed, out)}">Notebook</a>{data_links}</p>'
-        f'<p class="meta">Ran <time datetime="{esc(r.ran_at, quote=True)}">{esc(when(r.ran_at))}</time>, '
-        f"{r.duration_s:.1f} s to execute.</p>"
+        f'<p class="meta"><time datetime="{esc(r.ran_at, quote=True)}">{esc(when(r.ran_at))}</time>, '
+        f"{r.duration_s:.1f} s</p>"
         "</article>"
     )
 
@@ -212,6 +212,6 @@ def render(
         + (f"<p class='intro'>{html.escape(intro)}</p>\n" if intro else "")
         + f"<p class='legend'>{legend(rendered)}</p>\n"
         f"{stopped}{entries}\n{missing}"
-        "<footer>Every figure is read from the JSON its report wrote in this run.</footer>"
+        "<footer>Figures are read from each report's JSON of this run.</footer>"
         "</body></html>\n"
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.analyses import calibration
+from wismo.cost.saving import amount
 
 # What the sources say reaches the model, by repository, path and version as released (read for this report).
 SOURCES = (
@@ -317,19 +318,19 @@ def savings_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     cases = len({r[result["study"]["key"]] for r in result["ratios"]})
     theirs = b.get("publishedCaseSaving"), b.get("publishedMedian")
     rows = (
-        (f"{b['case']}, the published case", b["caseSaving"], theirs[0], ".1f", "1 − {1:,} / {0:,}"),
-        (f"median across the {cases} cases", b["medianSaving"], theirs[1], "g", "its runs' median tokens"),
+        (f"{b['case']}, the published case", b["caseSaving"], theirs[0], "1 − {1:,} / {0:,}"),
+        (f"median across the {cases} cases", b["medianSaving"], theirs[1], "its runs' median tokens"),
     )
     return [
         {
             f"saving of the {b['second']} design": what,
-            **{f"{n} profile (%, input, modelled)": f"{ours[n]:.1f}%" for n in b["profiles"]},
-            "the study's own (%)": f"{format(own['value'], spec)}%" if own else "not published",
+            **{f"{n} profile (input, modelled)": " ".join(amount(ours[n])) for n in b["profiles"]},
+            "the study's own": " ".join(amount(own["value"])) if own else "not published",
             "the study's figure is": f"{own['kind']}: {how.format(*own.get('totals', ()))}, input and output"
             if own
             else "—",
         }
-        for what, ours, own, spec, how in rows
+        for what, ours, own, how in rows
     ]
 
 

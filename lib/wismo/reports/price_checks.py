@@ -8,6 +8,7 @@ from typing import Any
 from wismo.analyses import strategy
 from wismo.core.textgrid import numbers
 from wismo.cost import caching, prices
+from wismo.cost.saving import amount, says
 from wismo.reports import check, reference
 
 # The section's tables, shown through this module as the notebook names them.
@@ -300,9 +301,9 @@ def answer_scale(result: dict[str, Any]) -> str:
     )
 
 
-def saves(percent: float) -> str:
-    """A saving in words: "saves 42.0%", or "costs 21.2% more" when it is negative."""
-    return f"saves {percent:.1f}%" if percent >= 0 else f"costs {-percent:.1f}% more"
+def saves(percent: float, what: str = "input tokens") -> str:
+    """A saving in the words every report uses (cost.saving): "uses 42% fewer input tokens", "uses 1.2x more"."""
+    return says(percent, what)
 
 
 def answer_strategy(result: dict[str, Any]) -> str:
@@ -322,12 +323,12 @@ def answer_strategy(result: dict[str, Any]) -> str:
                 else f"parallel calls widen it by {par - seq:.1f} points"
             )
         else:
-            how = f"a negative figure is input it adds; {seq - par:+.1f} points from parallel calls to one per request"
+            how = "it adds input whichever way the model calls tools"
         d = dollars_rows[design]
         parts.append(
-            f"the {design} design {saves(par)} of {order}'s input against a {ref} model asking for every call of a "
-            f"turn at once and {saves(seq)} against one asking one call per request ({saves(d['parallel %'])} and "
-            f"{saves(d['sequential %'])} of the price on {_first(result)['model']}): {how}"
+            f"on {order}, with every call of a turn asked at once, the {design} design {saves(par)} than {ref}, and "
+            f"with one call per request {' '.join(amount(seq))} ({' '.join(amount(d['parallel %'], 'less'))} and "
+            f"{' '.join(amount(d['sequential %'], 'less'))} money on {_first(result)['model']}): {how}"
         )
     text = "; ".join(parts)
     largest = [
@@ -337,6 +338,6 @@ def answer_strategy(result: dict[str, Any]) -> str:
     ]
     if largest:
         text += f"; at {largest[0]['lines']:,} lines " + ", ".join(
-            f"{r['design']} saves {r['parallel %']:.1f}% against {r['sequential %']:.1f}%" for r in largest
+            f"{r['design']} {saves(r['parallel %'])} against {' '.join(amount(r['sequential %']))}" for r in largest
         )
     return text[0].upper() + text[1:] + " (modelled)."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.cost.saving import amount
 from wismo.reports import reference
 
 
@@ -123,6 +124,11 @@ def strategy_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def fewer(measure: str) -> str:
+    """The word for less of a measure: fewer tokens, less money."""
+    return "less" if measure == "dollars" else "fewer"
+
+
 def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Each design's saving against the reference under each call strategy, for the focus case (input and price)
     and for every generated order size (input), in words: which design, which figure, on which case, how much."""
@@ -136,8 +142,8 @@ def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
             else f"generated, {r['lines']:,} line" + ("s" if r["lines"] != 1 else ""),
             "design": r["design"],
             f"saving against {ref} on": what.get(r["measure"], r["measure"]),
-            "parallel calls: saving (%, modelled)": r["parallel %"],
-            "one call per request: saving (%, modelled)": r["sequential %"],
+            "parallel calls (modelled)": " ".join(amount(r["parallel %"], fewer(r["measure"]))),
+            "one call per request (modelled)": " ".join(amount(r["sequential %"], fewer(r["measure"]))),
             "points added by one call per request (percentage points, modelled)": r[
                 "points added by one call per request"
             ],

@@ -349,9 +349,9 @@ def banner(groups: list[dict[str, Any]], study: Study) -> str:
     stand_ins = [g["label"] for g in groups if not g["liveModel"]]
     if not live:
         return (
-            f"No model ran: every run here is the scripted stand-in ({'; '.join(stand_ins)}), which asks for the "
-            "calls the study declares and writes the expected answer, so turns, calls and scores are fixed by its "
-            f"script. `wismo evaluate --study {study.path.name} both 3 MODEL openai` records a live model's runs."
+            "No model ran: every run here is the scripted stand-in, which asks for the calls the study declares and "
+            "writes its answer from the evidence by fixed rules, so turns, calls and scores are fixed by its script. "
+            f"`wismo evaluate --study {study.path.name} both 3 MODEL openai` records a live model's runs."
         )
     return f"Live model runs: {'; '.join(live)}" + (
         f"; then the scripted stand-in's ({'; '.join(stand_ins)})." if stand_ins else "."
@@ -459,5 +459,8 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
             row |= {
                 f"{d} against {ref}": saving.change(m[summaries.change_key(d, ref)], fewer) for d in shown if d != ref
             }
+            if m["measure"] == "inputTokens":
+                # The one saving (the median of the per-case savings), as every report gives it.
+                row |= {f"{s['design']} against {ref}": s["says"].removeprefix("uses ") for s in group["saving"]}
         out.append(row)
     return out

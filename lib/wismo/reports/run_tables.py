@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.core.kinds import MEASURED, PUBLISHED
+from wismo.cost import saving
 from wismo.runs import summaries
 from wismo.studies.declaration import Study
 from wismo.studies.published import REPORTED
@@ -135,15 +136,16 @@ def against_published(
     base, other = pair
     med = {m["measure"]: m for m in medians}
     refs = dict(published.refs)
-    savings = (  # the published key, our measure, the figure in words, the published figure's kind, our kind's name
-        ("median_saving_percent", "totalTokens", "fewer median tokens", REPORTED, "tokens"),
-        ("median_elapsed_saving_percent", "modelledElapsedMs", "lower median elapsed time", COUNTED, "elapsed"),
+    savings = (  # the published key, our measure, the figure in words, the word for less, the kinds
+        ("median_saving_percent", "totalTokens", "median tokens, input and output", "fewer", REPORTED, "tokens"),
+        ("median_elapsed_saving_percent", "modelledElapsedMs", "median elapsed time", "less", COUNTED, "elapsed"),
     )
-    for key, measure, words, value_is, ours_are in savings:
+    for key, measure, words, fewer, value_is, ours_are in savings:
         value = getattr(published, key)
         if value is None:
             continue
         change = _change(med[measure], other, base, comparable)
-        ours = None if change is None else -change
-        add(f"{other}: {words}, %", value, value_is, refs.get(key), ours, kind[ours_are])
+        ours = None if change is None else saving.change(change, fewer)
+        said = " ".join(saving.amount(value, fewer))
+        add(f"{other} against {base}: {words}", said, value_is, refs.get(key), ours, kind[ours_are])
     return out

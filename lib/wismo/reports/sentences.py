@@ -216,9 +216,10 @@ def medians_sentence(group: dict[str, Any]) -> str:
         )
     else:
         elapsed = f"elapsed time {changes('wallMs')} (measured)"
+    saved = "; ".join(f"{s['design']} {s['says']}" for s in group.get("saving", []))
     return (
         f"**{group['label']}**, medians per conversation: model turns {turns} ({kinds['turns']}); against the {ref} "
-        f"design, tokens {changes('totalTokens')} ({kinds['tokens']}) and {elapsed}."
+        f"design, {saved or 'no input tokens compared'} (median per case, {kinds['tokens']}) and {elapsed}."
     )
 
 

@@ -82,8 +82,8 @@ def model_sentence(runs: dict[str, Any] | None, study_file: str, default_study: 
         return "Live model runs in this build: " + "; ".join(said) + "."
     where = "" if default_study else f"--study {study_file} "
     return (
-        "No live model ran in this build: the recorded runs are the scripted stand-in. "
-        f"`wismo evaluate {where}both 3 MODEL openai` records one (with OPENAI_API_KEY)."
+        "No live model ran in this build (the recorded runs are the scripted stand-in); "
+        f"`wismo evaluate {where}both 3 MODEL openai` records one, with OPENAI_API_KEY set."
     )
 
 
