@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from wismo import cost
-from wismo.render import charts, price_charts
+from wismo.render import answer_chart, charts, price_charts
 from wismo.reports import case_study as case_study_report
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD", "MB")
@@ -132,6 +132,13 @@ SAMPLES = {
     ),
     "sweep_heatmap": lambda: charts.sweep_heatmap(cost.sweep(6000, [250, 1500, 18000], [1, 2, 3, 7], 128000), 128000),
     "growth_per_call": lambda: charts.growth_per_call(_growth_rows(), "ORD-1002"),
+    "answer_requests": lambda: answer_chart.answer_requests(
+        [{**r, "toolDefinitions": 300 if r["design"] == "granular" else 120} for r in _growth_rows()],
+        "ORD-1002",
+        "orderId",
+        "python",
+        {"granular": [718, 1005, 1719]},
+    ),
     "totals_per_case": lambda: charts.totals_per_case(_growth_rows()),
     "recorded_medians": lambda: charts.recorded_medians(_recorded_rows(), "tiktoken-estimated"),
     "framing_by_record": lambda: charts.framing_by_record(
@@ -191,7 +198,7 @@ NOT_OUR_DESIGNS = {"case_study_sessions", "sweep_heatmap", "framing_by_record", 
 
 CHARTS = sorted(
     name
-    for module in (charts, price_charts)
+    for module in (charts, price_charts, answer_chart)
     for name, fn in vars(module).items()
     if inspect.isfunction(fn)
     and not name.startswith("_")

@@ -121,11 +121,12 @@ def test_index_page_lists_every_report_with_links_and_figures(tmp_path):
     assert "ratio 5.7" in page and "declares no key figures" in page
     assert "2026-10-08 12:00 UTC" in page and "at an unknown time" in page and "1.2 s" in page
     assert "<script" not in page and "http" not in page
-    # One line of legend under the title names every kind of number, before the first report.
+    # One line of legend under the title names every kind of number the cards show, before the first report.
     legend = page.index("class='legend'")
     assert legend < page.index('<article class="report"')
+    shown = {"measured", "modelled"}
     for kind, _ in index_page.KINDS:
-        assert f"<b>{kind}</b>" in page
+        assert (f"<b>{kind}</b>" in page) == (kind in shown), kind
     assert {"scripted (no model)", "derived from published", "server-reported"} <= {k for k, _ in index_page.KINDS}
 
 

@@ -25,9 +25,10 @@ from wismo.core import processes
 from wismo.core.environ import temporary_env
 from wismo.core.errors import WismoError
 from wismo.core.paths import ARTICLE_STUDY, BUILD_ENV, NOTEBOOKS, OUTPUTS, output_dir
-from wismo.render import figures, index_page, versions
+from wismo.render import figures, index_page
 from wismo.render.index_page import Rendered
 from wismo.render.staging import Staged, Staging, sentence
+from wismo.render.versions import to_html
 from wismo.render.workers import JOBS_ENV, Progress, in_parallel, jobs_wanted, one_at_a_time
 
 __all__ = [
@@ -46,10 +47,8 @@ __all__ = [
 KERNEL = "python3"
 EXECUTION_TIMEOUT_S = 600
 START_TIMEOUT_S = 120
-TEMPLATES = Path(__file__).parent / "templates"
 # The kernel's only start-up warning is that it talks plain TCP on localhost; it would break the progress bar.
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
-FULL, READER = "Full version with code", "Reader's version: narrative, tables and charts"
 MEASUREMENTS = ".measurements"  # under the output folder: the generated orders measured once per build
 SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sockets and connection files
 # A fresh clone's build has no last run to order by: these, the longest notebooks by far, start first; started by
@@ -163,61 +162,6 @@ def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
         kernel_manager_class=_ipc_kernel_manager(),
     )
     return target
-
-
-def _drop_stderr(nb) -> None:
-    """Remove stderr streams (progress bars, warnings): the reader's version shows narrative and results only."""
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = [o for o in cell.outputs if not (o.output_type == "stream" and o.name == "stderr")]
-
-
-def to_html(executed: Path, out: Path, reader: bool = False, title: str | None = None) -> Path:
-    """Render an executed notebook to one self-contained HTML page in out/html/: full, or the reader's version
-    (without its forensic cells, each run of them one linked sentence)."""
-    import nbformat
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
-
-    nb = nbformat.read(executed, as_version=4)
-    # A progress bar is one stream output per refresh; merged, its carriage returns leave only the final state.
-    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
-    full_page = f"{executed.stem}.html"
-    reader_page = f"{executed.stem}-reader.html"
-    if reader:
-        _drop_stderr(nb)
-        versions.for_reader(nb, full_page, nbformat.v4.new_markdown_cell)
-    else:
-        versions.for_full(nb, nbformat.v4.new_markdown_cell)
-    if title:
-        versions.retitle(nb, title)
-    nb.metadata["title"] = (title or executed.stem) + (" (reader's version)" if reader else " (with code)")
-    exporter = HTMLExporter(
-        template_name="wismo",
-        extra_template_basedirs=[str(TEMPLATES)],
-        exclude_input=reader,
-        exclude_input_prompt=reader,
-        exclude_output_prompt=reader,
-    )
-    links = {
-        "index_href": "../index.html",
-        "this_version": READER if reader else FULL,
-        "other_href": full_page if reader else reader_page,
-        "other_version": FULL if reader else "Reader's version",
-        "pages": [
-            {"href": f"{stem}-reader.html", "name": name, "current": stem == executed.stem} for stem, name in _pages()
-        ],
-    }
-    body, _ = exporter.from_notebook_node(nb, resources={"wismo": links})
-    target = out / "html" / (reader_page if reader else full_page)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(body, encoding="utf-8")
-    return target
-
-
-def _pages() -> list[tuple[str, str]]:
-    """Every report's page stem and its short name ("02 context cost"), for the bar that links the pages."""
-    return [(p.stem, p.stem.replace("-", " ", 1).replace("-", " ")) for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
 
 
 def ran(executed: Path) -> tuple[str, float]:

@@ -7,9 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import matplotlib
-import matplotlib.artist
 import matplotlib.colors
-import matplotlib.lines
 import matplotlib.patches
 import matplotlib.pyplot as plt
 import matplotlib.ticker
@@ -53,16 +51,13 @@ def designs_present(names: Iterable[str]) -> list[str]:
     return [d for d in order if d in wanted] + [d for d in wanted if d not in order]
 
 
-def legend_above(fig: Figure, title: str | None = None, **options: Any) -> None:
-    """The figure's legend in one row above its axes (and their titles), clear of every bar and bar label: inside
-    the axes, "best" still lands on a bar when the tallest ones stand where a legend would go."""
+def legend_below(fig: Figure, title: str | None = None, **options: Any) -> None:
+    """The figure's legend in one row under its axes, so a reader meets the title first and the legend clear of every
+    bar and bar label (inside the axes, "best" still lands on a bar where the tallest ones stand; above them, it runs
+    into the title)."""
     handles, labels = fig.axes[0].get_legend_handles_labels()
     handles, labels = options.pop("handles", handles), options.pop("labels", labels)
-    if len(fig.axes) == 1 and fig.axes[0].get_title() and not fig.get_suptitle():
-        # The title above the legend: one axes' title becomes the figure's, which an outside legend stands under.
-        fig.suptitle(fig.axes[0].get_title())
-        fig.axes[0].set_title("")
-    fig.legend(handles, labels, title=title, loc="outside upper right", ncols=len(handles), frameon=False, **options)
+    fig.legend(handles, labels, title=title, loc="outside lower center", ncols=len(handles), frameon=False, **options)
 
 
 # Constrained layout leaves ~8 px between side-by-side panels: a y-label then reads as the left panel's.
@@ -93,7 +88,7 @@ def _paired_bars(labels: list[str], values: dict[str, list[float]], title: str, 
     thousands(ax)
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
-    legend_above(fig, "design")
+    legend_below(fig, "design")
     return fig
 
 
@@ -349,7 +344,7 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     thousands(ax)
     ax.margins(y=0.15)
     ax.spines[["top", "right"]].set_visible(False)
-    legend_above(fig, "client profile")
+    legend_below(fig, "client profile")
     return fig
 
 
@@ -380,75 +375,5 @@ def session_memory(bound: dict[str, Any], before: dict[str, Any] | None = None) 
     )
     thousands(ax, "x")
     ax.spines[["top", "right"]].set_visible(False)
-    legend_above(fig)
-    return fig
-
-
-# The parts of a model request, bottom to top, as the verdict's chart stacks them: (label, alpha, hatch).
-REQUEST_PARTS = (
-    ("instructions and question", 0.25, None),
-    ("tool definitions", 0.5, "//"),
-    ("history: earlier turns resent", 0.75, ".."),
-    ("results: the newest turn's calls and results", 1.0, None),
-)
-
-
-def request_parts(row: Mapping[str, Any]) -> list[tuple[int, int, int, int]]:
-    """Each request of one conversation row split into REQUEST_PARTS: instructions (the base less the definitions),
-    the tool definitions, earlier turns resent, and the newest turn."""
-    out = []
-    for k, total in enumerate(row["inputs"], start=1):
-        newest = row["additions"][k - 2] if k > 1 else 0
-        out.append((row["base"] - row["toolDefinitions"], row["toolDefinitions"], total - row["base"] - newest, newest))
-    return out
-
-
-def answer_requests(
-    rows: list[dict[str, Any]],
-    case: str,
-    key: str,
-    profile: str,
-    published: Mapping[str, list[int]] | None = None,
-    published_kind: str = "published",
-) -> Figure:
-    """The verdict's picture: every model request of one case per design, stacked by what it carries, with the
-    published requests marked where the study declares them."""
-    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
-    x: float = 0
-    ticks, marked = [], False
-    for design in designs_present(r["design"] for r in rows if r[key] == case):
-        row = next(r for r in rows if r["design"] == design and r[key] == case)
-        color = DESIGN_COLORS[design]
-        printed = list((published or {}).get(design, []))
-        for k, parts in enumerate(request_parts(row), start=1):
-            bottom = 0
-            for value, (_, alpha, hatch) in zip(parts, REQUEST_PARTS):
-                ax.bar(x, value, bottom=bottom, color=color, alpha=alpha, edgecolor=color, hatch=hatch)
-                bottom += value
-            ax.text(x, bottom * 1.01, f"{bottom:,}", ha="center", va="bottom", fontsize=8)
-            if k <= len(printed):
-                ax.plot([x - 0.42, x + 0.42], [printed[k - 1]] * 2, color="black", linewidth=2)
-                ax.text(x + 0.44, printed[k - 1], f"{printed[k - 1]:,}", va="center", fontsize=8)
-                marked = True
-            ticks.append((x, f"{design}\nrequest {k}"))
-            x += 1
-        x += 0.7
-    ax.set_xticks([t[0] for t in ticks], [t[1] for t in ticks], fontsize=8)
-    handles: list[matplotlib.artist.Artist] = [
-        matplotlib.patches.Patch(facecolor="grey", alpha=a, hatch=h, label=label) for label, a, h in REQUEST_PARTS
-    ]
-    if marked:
-        handles.append(
-            matplotlib.lines.Line2D([], [], color="black", linewidth=2, label=f"the study's request ({published_kind})")
-        )
-    ax.set(
-        title=f"{case}: what each model request carries, per design (tiktoken-estimated, {profile} profile)",
-        ylabel="input tokens per request",
-        xlabel="model request, by design",
-    )
-    # Inside the axes, under the title, where the shorter designs leave room.
-    ax.legend(handles=handles, loc="upper right", frameon=False, fontsize=8)
-    thousands(ax)
-    ax.margins(y=0.12)
-    ax.spines[["top", "right"]].set_visible(False)
+    legend_below(fig)
     return fig

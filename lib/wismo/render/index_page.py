@@ -159,7 +159,7 @@ def inline(text: str) -> str:
 
 def answer_block(found: Answer) -> str:
     """The study's answer: its sentences, then its picture (an inline PNG with its title and finding as alt text)."""
-    from wismo.render.charts import answer_requests
+    from wismo.render.answer_chart import answer_requests
     from wismo.render.display import Shown
 
     picture = Shown(

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.typing import LineStyleType
 
-from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, legend_above, thousands
+from wismo.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, legend_below, thousands
 
 # Line styles of the price charts: the same design, priced two ways or called two ways.
 _STYLES: dict[str, LineStyleType] = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
@@ -136,7 +136,7 @@ def price_per_conversations(rows: list[dict[str, Any]], models: list[str], conve
     ax.spines[["top", "right"]].set_visible(False)
     handles, labels = ax.get_legend_handles_labels()
     designs_first = sorted(range(len(labels)), key=lambda i: labels[i] not in shown)  # then the diamond
-    legend_above(
+    legend_below(
         fig,
         "design (bars: no caching)",
         handles=[handles[i] for i in designs_first],
@@ -261,5 +261,5 @@ def strategy_per_design(conversations: list[dict[str, Any]], case: str) -> Figur
         Patch(facecolor="lightgrey", edgecolor="white", label="every call of a turn at once (parallel)"),
         Patch(facecolor="lightgrey", edgecolor="black", hatch="//", label="one call per request (sequential)"),
     ]
-    legend_above(fig, "call strategy", handles=handles, labels=[h.get_label() for h in handles])
+    legend_below(fig, "call strategy", handles=handles, labels=[h.get_label() for h in handles])
     return fig

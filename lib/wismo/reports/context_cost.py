@@ -13,10 +13,10 @@ from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import DERIVED, MEASURED, MODELLED, PUBLISHED, TIKTOKEN
 from wismo.core.paths import report_dir
-from wismo.cost import prices, saving
+from wismo.cost import prices
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
-from wismo.reports import context_price
+from wismo.reports import context_price, verdict
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -179,42 +179,17 @@ def study_block(study: Study) -> dict[str, Any]:
     }
 
 
-def verdict(
+def counted_verdict(
     study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str, fitted: str | None
 ) -> dict[str, Any]:
-    """The study's one answer: each design's saving against the reference (cost.saving, the one function every report
-    takes it from), per case and as the median under the report's profile, with its range from bare text to the
-    best-fitting framing where a published conversation was fitted (else across every packaged profile), and the
-    study's published median beside it."""
+    """The study's one answer (verdict.computed) from our servers' conversations counted under each profile its
+    range spans (the rows already counted under the report's profile are reused)."""
     profile = rows[0]["profile"]
-    names = list(dict.fromkeys([profile, framing.PYTHON.name, fitted] if fitted else [profile, *framing.PROFILES]))
-    counted = {n: rows if n == profile else our_servers(recorded, study.key, encoding, n) for n in names}
-    published = study.published
-    pub = {}
-    pair = published.compared() if published is not None else None
-    if published is not None and published.median_saving_percent is not None and pair and pair[0] == study.reference:
-        pub = {pair[1]: published.median_saving_percent}
-    found = saving.savings({n: saving.from_rows(counted[n], study.key) for n in names}, study.reference, profile, pub)
-    return {
-        "reference": study.reference,
-        "profile": profile,
-        "profiles": names,
-        "fittedProfile": fitted,
-        "range": (
-            f"from bare text to the best-fitting framing ({fitted})"
-            if fitted
-            else "across the client profiles wismo models"
-        ),
-        "cases": max((len(s.per_case) for s in found), default=0),
-        # The requests the study publishes for its focus case, for the verdict's picture to mark.
-        "publishedCase": study.focus_key,
-        "publishedRequests": {
-            c.design: list(c.requests)
-            for c in (published.conversations if published is not None else [])
-            if c.case == study.focus_key and c.requests
-        },
-        "savings": [s.as_dict() for s in found],
+    counted = {
+        n: rows if n == profile else our_servers(recorded, study.key, encoding, n)
+        for n in verdict.profiles(profile, fitted)
     }
+    return verdict.computed(study, counted, profile, fitted)
 
 
 def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]:
@@ -274,20 +249,6 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
     # The framing's share of each conversation, with the instructions as large as the published request says.
     out["framingShare"] = calibration.framing_share(recorded, which.case, best["instructionsTokensSolved"], encoding)
     return out
-
-
-def published_saving(study: Study, recorded: Recorded, found: dict[str, Any], encoding: str) -> dict[str, Any]:
-    """Ours like for like with the study's own saving: the verdict's medians under each of its profiles, and the
-    published case's saving under each, beside the published conversations' own (empty without a second design's
-    published conversation)."""
-    published = study.published
-    which = calibration.calibrated(published)
-    if published is None or which is None or which.second is None or which.case not in recorded["prompts"]:
-        return {}
-    second = next(s for s in found["savings"] if s["design"] == which.second)
-    medians = {name: second["byProfile"][name] for name in found["profiles"]}
-    pub = calibration.published_figures(published, which)
-    return calibration.savings_against_published(recorded, pub, medians, published.median_saving_percent, encoding)
 
 
 async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -362,8 +323,9 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         result["labels"]["published"] = REPORTED
         result |= published_blocks(study, recorded, rows, p["encoding"])
     fitted = result.get("sensitivity", {}).get("bestFit", {}).get("profile")
-    result["verdict"] = verdict(study, recorded, rows, p["encoding"], fitted)
-    if study.published is not None and (against := published_saving(study, recorded, result["verdict"], p["encoding"])):
+    result["verdict"] = counted_verdict(study, recorded, rows, p["encoding"], fitted)
+    against = verdict.beside_published(study, recorded, result["verdict"], p["encoding"])
+    if against:
         result["savingAgainstPublished"] = against
     result |= await context_price.build(p, cs, recorded, focus, cp["window"], study, fitted=fitted)
     result["headline"] = headline(result, study.reference, key)

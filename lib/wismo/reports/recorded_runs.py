@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from statistics import median
 from typing import Any
 
 import anyio
@@ -19,7 +18,7 @@ from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import numbers
 from wismo.cost import saving
-from wismo.reports import check
+from wismo.reports import check, run_groups
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.reports.run_costs import PER_CONVERSATIONS, Fitted, run_costs
@@ -77,7 +76,7 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     counted = f" ({', '.join(profiles)} profile{where})" if profiles else ""
     tokens_are = ", ".join(sorted({m["figures"]["tokens"] for m in manifests})) + counted
     scripted = backends == ["scripted"]
-    stand_in = not live_model(manifests)
+    stand_in = not run_groups.live_model(manifests)
     if backends == [runs.IMPORTED]:
         providers = sorted({p for m in manifests for p in m["source"]["providers"]})
         tokens_are = tokens_are + " (imported traces" + (f"; provider {', '.join(providers)})" if providers else ")")
@@ -205,7 +204,7 @@ def _group(
     kind = kinds(manifests)
     # Runs that differ in repetitions or latency model are shown side by side, never compared.
     differ = summaries.differences(manifests)
-    reply = "model replied" if live_model(manifests) else "scripted reply"
+    reply = "model replied" if run_groups.live_model(manifests) else "scripted reply"
     present = summaries.designs_in(rows, order)
     shown = [d for d in present if _has_focus(loaded, d, focus)]
     medians = summaries.medians(rows, study.reference, order, comparable=not differ)
@@ -257,37 +256,10 @@ def _group(
         else [],
         "costs": run_costs(loaded, reference_model, price_date, fitted),
     }
-    group["liveModel"] = live_model(manifests)
-    group["saving"] = run_savings(rows, study, kind["tokens"]) if not differ else []
+    group["liveModel"] = run_groups.live_model(manifests)
+    group["saving"] = run_groups.run_savings(rows, study, kind["tokens"]) if not differ else []
     group["headline"] = headline(group, manifests)
     return group
-
-
-# Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
-# function and test models (pydantic-ai's FunctionModel and TestModel).
-STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
-
-
-def live_model(manifests: list[dict[str, Any]]) -> bool:
-    """Whether a model answered these runs: not wismo's scripted stand-in, nor imported traces of a stand-in."""
-    if all(m["backend"] == "scripted" for m in manifests):
-        return False
-    if all(m["backend"] == runs.IMPORTED for m in manifests):
-        providers = {p for m in manifests for p in m["source"]["providers"]}
-        return bool(providers - STAND_IN_PROVIDERS)
-    return True
-
-
-def run_savings(rows: list[dict[str, Any]], study: Study, tokens_are: str) -> list[dict[str, Any]]:
-    """Each design's input-token saving against the reference over these runs, by the one saving function
-    (cost.saving): per case the median of its repetitions, then the median across the cases."""
-    per: dict[tuple[str, str], list[int]] = {}
-    for r in rows:
-        if r["inputTokens"] is not None:
-            per.setdefault((r["design"], r["case"]), []).append(r["inputTokens"])
-    totals = {k: median(v) for k, v in per.items()}
-    found = saving.savings({tokens_are: totals}, study.reference, tokens_are) if totals else []
-    return [s.as_dict() for s in found if s.per_case]
 
 
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -318,14 +290,14 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     # Live models' runs lead; the stand-in's follow, scripted before its imported traces.
     groups = [g for g in built if g["liveModel"]] + [g for g in built if not g["liveModel"]]
     for i, g in enumerate(groups):
-        g["repeats"] = next((e["label"] for e in groups[:i] if repeated(g, e)), None)
+        g["repeats"] = next((e["label"] for e in groups[:i] if run_groups.repeated(g, e)), None)
     live = any(g["liveModel"] for g in groups)
     result: dict[str, Any] = {
         "study": study_block(study),
         "focus": focus,
         "groups": groups,
-        "title": TITLE if live else SCRIPTED_TITLE,
-        "banner": banner(groups, study),
+        "title": run_groups.TITLE if live else run_groups.SCRIPTED_TITLE,
+        "banner": run_groups.banner(groups, study),
     }
     if study.published is not None:
         result["published"] = {
@@ -336,26 +308,6 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         }
     write_stable(report_dir(p["output_dir"]) / OUTPUT, result)
     return result
-
-
-TITLE = "Recorded runs: turns, tool calls, tokens and scores"
-SCRIPTED_TITLE = "Scripted runs: no model"
-
-
-def banner(groups: list[dict[str, Any]], study: Study) -> str:
-    """One line under the title: which runs are a model's and which the scripted stand-in's, and how to record a
-    live model's runs where there are none."""
-    live = [g["label"] for g in groups if g["liveModel"]]
-    stand_ins = [g["label"] for g in groups if not g["liveModel"]]
-    if not live:
-        return (
-            "No model ran: every run here is the scripted stand-in, which asks for the calls the study declares and "
-            "writes its answer from the evidence by fixed rules, so turns, calls and scores are fixed by its script. "
-            f"`wismo evaluate --study {study.path.name} both 3 MODEL openai` records a live model's runs."
-        )
-    return f"Live model runs: {'; '.join(live)}" + (
-        f"; then the scripted stand-in's ({'; '.join(stand_ins)})." if stand_ins else "."
-    )
 
 
 def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
@@ -373,37 +325,6 @@ def check_resent_history(result: dict[str, Any], group: dict[str, Any]) -> str:
         "; ".join(f"{d} inputs {numbers(g['inputs'])}" for d, g in growth.items()) + f" tokens ({group['tokensAre']})",
     )
     return f"{claim} {requests_statement(focus, ref, growth)}"
-
-
-def _conversations(group: dict[str, Any]) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """Each design's and case's first conversation as turns, tool calls and input tokens."""
-    return {
-        (r["design"], r["case"]): (r["turns"], r["toolCalls"], r["inputTokens"])
-        for r in group["cases"]
-        if r["repetition"] == 1
-    }
-
-
-def repeated(group: dict[str, Any], earlier: dict[str, Any]) -> bool:
-    """Whether every conversation of `group` is one of `earlier`'s, case for case, in turns, calls and input tokens
-    (imported traces of the scripted loop repeat its runs): such a group is said once, not shown again."""
-    mine, theirs = _conversations(group), _conversations(earlier)
-    return bool(mine) and all(theirs.get(k) == v for k, v in mine.items())
-
-
-def shown(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The groups a reader is shown: every group but those that repeat an earlier one."""
-    return [g for g in result["groups"] if not g.get("repeats")]
-
-
-def repeats_sentence(result: dict[str, Any]) -> str:
-    """One sentence for each group left unshown because it repeats an earlier one, or nothing."""
-    return " ".join(
-        f"The {g['label']} hold the same conversations as the {g['repeats']}, case for case (turns, calls and input "
-        "tokens), so they are not shown again."
-        for g in result["groups"]
-        if g.get("repeats")
-    )
 
 
 def same_requests(group: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[str, Any] | None:

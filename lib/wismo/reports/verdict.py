@@ -9,10 +9,70 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wismo.analyses import calibration
+from wismo.cost import saving
 from wismo.cost.saving import says, span
+from wismo.studies.declaration import Study
+from wismo.studies.recording import Recorded
+from wismo.tokens import framing
 
 COST = "context-cost.json"
 RUNS = "recorded-runs.json"
+
+
+def profiles(profile: str, fitted: str | None) -> list[str]:
+    """The client profiles a saving's range spans: the report's, bare text and the best-fitting framing where a
+    published conversation was fitted, else every packaged profile."""
+    return list(dict.fromkeys([profile, framing.PYTHON.name, fitted] if fitted else [profile, *framing.PROFILES]))
+
+
+def computed(
+    study: Study, counted: dict[str, list[dict[str, Any]]], profile: str, fitted: str | None
+) -> dict[str, Any]:
+    """The study's one answer: each design's saving against the reference (cost.saving, the one function every report
+    takes it from), per case and as the median under the report's profile, with its range across the profiles the
+    conversations were `counted` under, and the study's published median beside it."""
+    published = study.published
+    pub = {}
+    pair = published.compared() if published is not None else None
+    if published is not None and published.median_saving_percent is not None and pair and pair[0] == study.reference:
+        pub = {pair[1]: published.median_saving_percent}
+    by = {n: saving.from_rows(rows, study.key) for n, rows in counted.items()}
+    found = saving.savings(by, study.reference, profile, pub)
+    return {
+        "reference": study.reference,
+        "profile": profile,
+        "profiles": list(counted),
+        "fittedProfile": fitted,
+        "range": (
+            f"from bare text to the best-fitting framing ({fitted})"
+            if fitted
+            else "across the client profiles wismo models"
+        ),
+        "cases": max((len(s.per_case) for s in found), default=0),
+        # The requests the study publishes for its focus case, for the verdict's picture to mark.
+        "publishedCase": study.focus_key,
+        "publishedRequests": {
+            c.design: list(c.requests)
+            for c in (published.conversations if published is not None else [])
+            if c.case == study.focus_key and c.requests
+        },
+        "savings": [s.as_dict() for s in found],
+    }
+
+
+def beside_published(study: Study, recorded: Recorded, found: dict[str, Any], encoding: str) -> dict[str, Any]:
+    """Ours like for like with the study's own saving: the verdict's medians under each of its profiles, and the
+    published case's saving under each, beside the published conversations' own (empty without a second design's
+    published conversation)."""
+    published = study.published
+    which = calibration.calibrated(published)
+    if published is None or which is None or which.second is None or which.case not in recorded["prompts"]:
+        return {}
+    second = next(s for s in found["savings"] if s["design"] == which.second)
+    medians = {name: second["byProfile"][name] for name in found["profiles"]}
+    pub = calibration.published_figures(published, which)
+    return calibration.savings_against_published(recorded, pub, medians, published.median_saving_percent, encoding)
 
 
 @dataclass(frozen=True)
