@@ -184,10 +184,15 @@ def test_scripted_runs_are_titled_so_and_a_repeated_group_is_said_once(built_rep
     assert "so they are not shown again" in reader
 
 
-def test_a_section_with_no_data_is_left_out(built_reports):
-    # No make fuzz in this build: nothing describes it.
+def test_a_section_with_no_data_is_left_out_and_the_index_says_how_to_get_it(built_reports):
+    # No make fuzz in this build: nothing describes it, and the index names the command that brings it.
     reader = text(next(r for r in built_reports.rendered if r.name == "01-equivalence").reader.read_text())
     assert "make fuzz" not in reader and "Sessions abandoned" not in reader
+    index = text((built_reports.out / "index.html").read_text())
+    assert (
+        "Not in this build hostile input at scale on wismo's own servers (report 01): make fuzz , then make report"
+        in index
+    )
 
 
 def test_the_verdict_needs_the_context_cost_result(tmp_path):

@@ -406,8 +406,9 @@ async def test_a_server_run_appears_in_the_recorded_runs_report_beside_not_mixed
             runs_dir=runs_dir,
         )
     result = recorded_runs.build({"runs_dir": str(runs_dir), "output_dir": str(tmp_path / "out")})
-    scripted, from_server = result["groups"]
+    from_server, scripted = result["groups"]  # a model's runs lead, the stand-in's follow
     assert (scripted["backend"], from_server["backend"], from_server["model"]) == ("scripted", "openai-chat", ASKED)
+    assert from_server["liveModel"] and not scripted["liveModel"] and result["title"].startswith("Recorded runs")
     assert from_server["kinds"]["tokens"] == "server-reported" and from_server["server"]["reportedModels"] == [MODEL]
     assert (
         scripted["kinds"]["runs"] == "scripted (no model)"

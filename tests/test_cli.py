@@ -191,7 +191,7 @@ def _run_hostile_cells(output_dir: Path) -> dict:
     """Execute notebook 01's cells from its `make fuzz` heading on, with display recorded, on `output_dir`."""
     from notebook_cells import run_cells
 
-    return run_cells("## Hostile input at scale", "## The record of this run", {"output_dir": str(output_dir)})
+    return run_cells("fuzzed = hostile.load(output_dir)", "## The record of this run", {"output_dir": str(output_dir)})
 
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------

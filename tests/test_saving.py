@@ -70,7 +70,7 @@ def _verdict(designs=("focused",), fitted="csharp-raw-element"):
         "profile": "python",
         "profiles": ["python", fitted],
         "fittedProfile": fitted,
-        "range": f"from bare text to the best-fitting framing ({fitted})",
+        "range": f"from bare text to the best-fitting framing, {fitted}",
         "cases": 2,
         "savings": [s.as_dict() for s in found],
     }
@@ -82,8 +82,8 @@ def test_the_verdict_names_the_winner_its_saving_range_and_the_published_figure(
         "**focused** wins: it uses 55% fewer input tokens than **granular**, 43% to 55% fewer across client profiles."
     )
     basis = verdict.basis_sentence(_verdict())
-    assert basis.startswith("Medians of 2 cases under the python client profile, ranges from bare text to the")
-    assert basis.endswith("; the study published a median of 42% fewer tokens, input and output, for focused.")
+    assert basis.startswith("Medians of 2 cases (python client profile; ranges from bare text to the best-fitting")
+    assert basis.endswith("; the study published a median of 42% fewer tokens (input and output) for focused.")
 
 
 def test_every_design_of_a_study_in_the_same_sentence_shape():

@@ -30,7 +30,7 @@ from wismo.studies.declaration import load
 
 HELPDESK = REPO_ROOT / "tests" / "studies" / "helpdesk"
 FILESYSTEM = REPO_ROOT / "data" / "studies" / "filesystem.toml"
-SECTION = ("## Hostile input on this study's servers", "## Hostile input at scale")
+SECTION = ("## Hostile input on this study's servers", "fuzzed = hostile.load(output_dir)")
 # Planted in a copy of helpdesk.py, each behind a word of HELPDESK_HOSTILE: get_ticket exits on an ID of 5,000
 # characters (the fixed "long" case), get_comment sleeps for ever on an empty ID (the fixed "empty" case).
 CRASH = """        if "crash" in os.environ.get("HELPDESK_HOSTILE", "") and len(ticketId) >= 5000:

@@ -50,6 +50,7 @@ START_TIMEOUT_S = 120
 # The kernel's only start-up warning is that it talks plain TCP on localhost; it would break the progress bar.
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 MEASUREMENTS = ".measurements"  # under the output folder: the generated orders measured once per build
+EQUIVALENCE = "01-equivalence"  # the report that shows make fuzz's results where a build has them
 SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sockets and connection files
 # A fresh clone's build has no last run to order by: these, the longest notebooks by far, start first; started by
 # name, 04 began third and ended the build alone on one core (the README gives the figures).
@@ -205,7 +206,7 @@ def write_index(
     """outputs/index.html: the study's answer first (where the context-cost report wrote it), then one entry per
     report with its title, what it shows, key figures and links, the reports left out with why (and, for a build
     that stopped, why and what of the failed report was written)."""
-    from wismo.reports import verdict
+    from wismo.reports import hostile, verdict
 
     target = out / "index.html"
     from wismo.render import charts
@@ -215,6 +216,8 @@ def write_index(
     found = None if failure is not None else verdict.answer(out, os.path.relpath(study) if study else "", article)
     if found is not None:
         charts.use_study(load(study or ARTICLE_STUDY))  # the answer's picture in the study's own colours
+    if article and failure is None and any(r.name == EQUIVALENCE for r in rendered):
+        left_out = (*left_out, *filter(None, [hostile.left_out(out)]))
     # Written aside and moved into place, so a reader never finds half an index.
     partial = target.with_name(".index.html.partial")
     page = index_page.render(rendered, out, title, failure, intro, left_out, found)

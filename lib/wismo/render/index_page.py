@@ -197,8 +197,8 @@ def render(
         )
         entries += "\n" + failed_entry(failure, out)
     missing = (
-        "<section class='left-out'><h2>Not in this study's reports</h2><ul>"
-        + "".join(f"<li>{html.escape(x)}</li>" for x in left_out)
+        "<section class='left-out'><h2>Not in this build</h2><ul>"
+        + "".join(f"<li>{inline(x)}</li>" for x in left_out)
         + "</ul></section>\n"
         if left_out
         else ""
@@ -212,6 +212,5 @@ def render(
         + (f"<p class='intro'>{html.escape(intro)}</p>\n" if intro else "")
         + f"<p class='legend'>{legend(rendered)}</p>\n"
         f"{stopped}{entries}\n{missing}"
-        "<footer>Figures are read from each report's JSON of this run.</footer>"
         "</body></html>\n"
     )

@@ -23,6 +23,13 @@ def load(out: str | Path | None) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def left_out(out: str | Path) -> str | None:
+    """What a build's index says when `make fuzz` has not written its results into it, or None when it has."""
+    if (Path(out) / "fuzz.json").exists():
+        return None
+    return "hostile input at scale on wismo's own servers (report 01): `make fuzz`, then `make report`"
+
+
 def arguments_sentence(fuzzed: dict[str, Any] | None) -> str:
     """One sentence on the argument fuzzing: examples, crashes, hangs, unclear errors, peak memory (measured)."""
     if fuzzed is None:

@@ -338,6 +338,8 @@ def answer_strategy(result: dict[str, Any]) -> str:
     ]
     if largest:
         text += f"; at {largest[0]['lines']:,} lines " + ", ".join(
-            f"{r['design']} {saves(r['parallel %'])} against {' '.join(amount(r['sequential %']))}" for r in largest
+            f"{r['design']} {saves(r['parallel %'])} with the calls of a turn asked at once and "
+            f"{' '.join(amount(r['sequential %']))} with one call per request"
+            for r in largest
         )
     return text[0].upper() + text[1:] + " (modelled)."

@@ -45,7 +45,7 @@ def computed(
         "profiles": list(counted),
         "fittedProfile": fitted,
         "range": (
-            f"from bare text to the best-fitting framing ({fitted})"
+            f"from bare text to the best-fitting framing, {fitted}"
             if fitted
             else "across the client profiles wismo models"
         ),
@@ -117,14 +117,13 @@ def basis_sentence(verdict: dict[str, Any]) -> str:
     """The second sentence: what the figures are and rest on, and the study's published figure beside them."""
     n = verdict["cases"]
     said = (
-        f"Medians of {n} case{'s' if n != 1 else ''} under the {verdict['profile']} client profile, ranges "
-        f"{verdict['range']}, resting on each design's real MCP server answering every case with no model and every "
-        "request counted with tiktoken"
+        f"Medians of {n} case{'s' if n != 1 else ''} ({verdict['profile']} client profile; ranges {verdict['range']}), "
+        "from each design's real MCP server answering every case without a model, every request counted with tiktoken"
     )
     published = [s for s in verdict["savings"] if s.get("publishedPercent") is not None]
     if published:
         said += "; the study published " + ", ".join(
-            f"a median of {s['publishedPercent']:g}% fewer tokens, input and output, for {s['design']}"
+            f"a median of {s['publishedPercent']:g}% fewer tokens (input and output) for {s['design']}"
             for s in published
         )
     return said + "."
