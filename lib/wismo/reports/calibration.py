@@ -347,9 +347,9 @@ def savings_statement(result: dict[str, Any]) -> str:
         f"On {case}, each conversation starts from its published first request ({starts}), so the part of it we "
         "cannot rebuild (the request-1 residual) is in both, and adds our servers' turns rebuilt under each profile: "
         f"input in all, {inputs} (tiktoken-estimated turns, modelled). The median row is each case's saving as "
-        "section 3 computes it, under each profile, and its median (the python value is the report's headline). Ours count input only; the "
-        "study's count every request's input and output, and its median is the saving of its runs' median "
-        "conversations, so the two differ by the outputs' share as well as by the framing."
+        "section 3 computes it, under each profile, and its median (the python value is the report's headline). "
+        "Ours count input only; the study's count every request's input and output, and its median is the saving "
+        "of its runs' median conversations, so the two differ by the outputs' share as well as by the framing."
     )
 
 
