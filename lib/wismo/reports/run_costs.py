@@ -232,7 +232,26 @@ def cost_answer(group: dict[str, Any]) -> str:
 
 
 def costs_table(group: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each run's price as a reader's table: what was priced, as which model, from which tokens."""
+    """Each run's price as a reader's table, without the columns every run shares (costs_shared says those)."""
+    rows = _cost_rows(group)
+    shared = _shared(rows)
+    return [{k: v for k, v in r.items() if k not in shared or k in ("run", "design")} for r in rows]
+
+
+def costs_shared(group: dict[str, Any]) -> str:
+    """What every run of the costs table shares (the model, what it was priced as, from which tokens and prices), in
+    one sentence, so the table keeps to the page."""
+    shared = {k: v for k, v in _shared(_cost_rows(group)).items() if k not in ("run", "design")}
+    return "Every run here: " + "; ".join(f"{k} {v}" for k, v in shared.items()) + "." if shared else ""
+
+
+def _shared(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The columns whose value is the same in every row, with that value."""
+    return {k: v for k, v in rows[0].items() if all(r.get(k) == v for r in rows)} if rows else {}
+
+
+def _cost_rows(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each run's price: what was priced, as which model, from which tokens."""
     per = f"usdPer{PER_CONVERSATIONS}"
     return [
         {
