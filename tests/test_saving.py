@@ -112,3 +112,10 @@ def test_the_verdict_says_when_no_live_model_ran():
     assert verdict.model_sentence(live, "x.toml", True) == (
         "Live model runs in this build: gpt-4.1-mini (openai): focused uses 48% fewer input tokens."
     )
+
+
+def test_a_count_against_the_reference_is_never_signed():
+    from wismo.reports.equivalence import more_or_fewer
+
+    assert more_or_fewer(319, "bytes") == "319 more bytes" and more_or_fewer(-18, "calls") == "18 fewer calls"
+    assert more_or_fewer(0, "calls") == "as many calls" and more_or_fewer(-1200, "bytes") == "1,200 fewer bytes"

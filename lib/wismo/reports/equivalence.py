@@ -109,6 +109,13 @@ def timing_sentence(result: dict[str, Any]) -> str:
     return f"Ready to serve, over {result['transport']}: " + ", ".join(parts) + " (measured, this run)."
 
 
+def more_or_fewer(difference: int, what: str) -> str:
+    """A count's difference from the reference in words, never signed: "319 more bytes", "18 fewer calls"."""
+    if difference == 0:
+        return f"as many {what}"
+    return f"{abs(difference):,} {'more' if difference > 0 else 'fewer'} {what}"
+
+
 def compression_statement(result: dict[str, Any]) -> str:
     """Whether aggregation compresses the evidence, per design against the reference, over the cases that
     returned evidence: the bytes each design returned and the MCP calls it took, said as found (measured)."""
@@ -122,7 +129,7 @@ def compression_statement(result: dict[str, Any]) -> str:
         b, c = sum(r[d]["bytes"] for r in rows), sum(r[d]["calls"] for r in rows)
         more = sum(r[d]["bytes"] >= r[ref]["bytes"] for r in rows)
         parts.append(
-            f"**{d}** returned {b:,} bytes in {c:,} calls ({b - ref_bytes:+,} bytes, {c - ref_calls:+,} calls; at "
+            f"**{d}** returned {b:,} bytes in {c:,} calls ({more_or_fewer(b - ref_bytes, 'bytes')}, {more_or_fewer(c - ref_calls, 'calls')}; at "
             f"least the {ref} design's bytes in {more} of {len(rows)} cases)"
         )
     return (
