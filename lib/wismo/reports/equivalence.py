@@ -128,9 +128,10 @@ def compression_statement(result: dict[str, Any]) -> str:
             continue
         b, c = sum(r[d]["bytes"] for r in rows), sum(r[d]["calls"] for r in rows)
         more = sum(r[d]["bytes"] >= r[ref]["bytes"] for r in rows)
+        against = f"{more_or_fewer(b - ref_bytes, 'bytes')}, {more_or_fewer(c - ref_calls, 'calls')}"
         parts.append(
-            f"**{d}** returned {b:,} bytes in {c:,} calls ({more_or_fewer(b - ref_bytes, 'bytes')}, {more_or_fewer(c - ref_calls, 'calls')}; at "
-            f"least the {ref} design's bytes in {more} of {len(rows)} cases)"
+            f"**{d}** returned {b:,} bytes in {c:,} calls ({against}; at least the {ref} design's bytes in {more} of "
+            f"{len(rows)} cases)"
         )
     return (
         f"Over the {len(rows)} cases that returned evidence, the {ref} design returned {ref_bytes:,} bytes in "
