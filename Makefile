@@ -7,10 +7,22 @@ STAMP  := $(VENV)/.wismo-installed
 # processes, sockets and timeouts
 WORKERS := 3
 
-.PHONY: setup report test quick lint browser lab runs traces fuzz bench peers clean
+.PHONY: setup notebook-filter report test quick lint browser lab runs traces fuzz bench peers clean
 
-## setup: create .venv if missing and install the pinned dependencies and wismo itself
-setup: $(STAMP)
+## setup: create .venv if missing and install the pinned dependencies and wismo itself; set up the notebook filter
+setup: $(STAMP) notebook-filter
+
+# What the filter strips besides outputs and execution counts: metadata JupyterLab and papermill write on every run.
+STRIP_KEYS := metadata.language_info metadata.papermill cell.metadata.papermill cell.metadata.execution
+
+## notebook-filter: in this git working copy, strip notebook outputs and volatile metadata on commit and in diffs
+## (nbstripout, as .gitattributes names it), so a notebook run and saved in JupyterLab commits only its source
+notebook-filter: $(STAMP)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean "'$(abspath $(BIN))/nbstripout' --keep-id --extra-keys '$(STRIP_KEYS)'" && \
+	  git config filter.nbstripout.smudge cat && \
+	  git config filter.nbstripout.required true && \
+	  git config diff.ipynb.textconv "'$(abspath $(BIN))/nbstripout' --keep-id --extra-keys '$(STRIP_KEYS)' -t"; fi
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,7 +33,7 @@ $(STAMP): pyproject.toml requirements.lock
 
 ## report: execute every notebook with papermill into outputs/, render HTML and outputs/index.html; notebooks run
 ## in parallel, one per core (WISMO_REPORT_JOBS=N to choose), the index is written once all have succeeded
-report: $(STAMP)
+report: $(STAMP) notebook-filter
 	$(BIN)/wismo report
 
 ## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on
@@ -29,11 +41,11 @@ report: $(STAMP)
 ## tests/conftest.py); it ends with the 30 slowest tests, where the suite's time goes; the reference servers its
 ## studies run on are installed first, as Chromium is (`make peer-npm peer-git`, once: about 30 s from the registries
 ## in a fresh clone)
-test: $(STAMP) browser peer-npm peer-git lint
+test: $(STAMP) notebook-filter browser peer-npm peer-git lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=30
 
 ## quick: lint, then the test suite without the slow tests (notebooks, JupyterLab, the browser, fuzzing, benchmarks)
-quick: $(STAMP) lint
+quick: $(STAMP) notebook-filter lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" -q
 
 ## lint: ruff over the library, the tests and the notebooks (rules and line length in pyproject.toml), then mypy over
@@ -56,7 +68,7 @@ browser:
 # PORT is set here, not with ?=, so a PORT in the environment (many hosts set one) does not choose it unasked.
 PORT =
 ALLOW_ROOT = $(if $(filter 0,$(shell id -u)),--allow-root)
-lab: $(STAMP)
+lab: $(STAMP) notebook-filter
 	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ip 127.0.0.1 $(if $(PORT),--port $(PORT)) --notebook-dir notebooks --MappingKernelManager.default_kernel_name=python3 $(ALLOW_ROOT)
 
 ## runs: record a new pair of scripted runs (6 orders x 3 repetitions per design) into data/runs/

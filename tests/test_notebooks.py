@@ -18,9 +18,44 @@ from wismo.reports import context_cost, equivalence
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
+def committed_form(path, content: bytes | None = None) -> dict:
+    """What git would commit for a notebook: the working copy (or `content` at its path) through the clean filter
+    .gitattributes names for it, as `make` sets it up in this working copy."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=path.parent, capture_output=True, text=True, check=False)
+
+    if git("rev-parse", "--is-inside-work-tree").returncode != 0:
+        pytest.skip("not a git working copy: nothing is committed from here")
+    name = git("check-attr", "filter", "--", path.name).stdout.rsplit(": ", 1)[-1].strip()
+    assert name == "nbstripout", f".gitattributes names no notebook filter for {path.name}: {name!r}"
+    clean = git("config", "--get", f"filter.{name}.clean").stdout.strip()
+    assert clean, "the notebook filter is not set up in this working copy: `make notebook-filter` sets it"
+    done = subprocess.run(
+        clean, shell=True, input=path.read_bytes() if content is None else content, capture_output=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_filter_strips_what_a_run_in_jupyterlab_saves():
+    path = NOTEBOOK_PATHS[0]
+    stored = json.loads(path.read_text())
+    ran = json.loads(path.read_text())
+    ran["metadata"]["language_info"] = {"name": "python", "version": "3.11.7", "mimetype": "text/x-python"}
+    ran["metadata"]["papermill"] = {"duration": 1.0}
+    for i, cell in enumerate(c for c in ran["cells"] if c["cell_type"] == "code"):
+        cell["execution_count"] = i + 1
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "hello\n"}]
+        cell["metadata"]["execution"] = {"iopub.status.idle": "2026-12-03T12:00:00Z"}
+        cell["metadata"]["papermill"] = {"duration": 0.1}
+        cell["metadata"]["scrolled"] = True
+    assert committed_form(path, json.dumps(ran, indent=2).encode()) == stored
+
+
 @pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.name)
 def test_stored_without_outputs_and_parameterised(path):
-    nb = json.loads(path.read_text())
+    nb = committed_form(path)  # a run saved in the working copy commits without its outputs
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert all(not c["outputs"] and c["execution_count"] is None for c in code)
     assert sum("parameters" in c.get("metadata", {}).get("tags", []) for c in code) == 1
@@ -259,3 +294,32 @@ def test_every_chart_a_cell_draws_is_shown(built_reports):
             for o in cell.get("outputs", []):
                 if "image/png" in o.get("data", {}):  # alt text: the chart's title and the finding shown above it
                     assert o.get("metadata", {}).get("image/png", {}).get("alt"), f"{r.executed.name}: a PNG has no alt"
+
+
+CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+def read_as_maths(text: str) -> list[str]:
+    """The paragraphs of Markdown JupyterLab would typeset as maths: two or more unescaped dollar signs outside code
+    (its removeMath takes the text from one `$` to the next, paragraph by paragraph, and leaves code alone)."""
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return [p for p in re.split(r"\n\s*\n", text) if len(DOLLAR.findall(CODE_SPAN.sub("", p))) >= 2]
+
+
+def test_a_maths_pair_is_found_as_jupyterlab_finds_it():
+    assert read_as_maths("costs $1.18 granular and $0.62 focused") and read_as_maths("$$x$$")
+    assert not read_as_maths("costs USD 1.18 and `$0.62` in code") and not read_as_maths(r"\$1.18 and \$0.62")
+    assert not read_as_maths("one $5 note\n\nand another $3 one")  # a pair must share a paragraph
+
+
+def test_no_displayed_text_is_read_as_maths(built_reports):
+    for r in built_reports.rendered:
+        nb = json.loads(r.executed.read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            shown = ["".join(cell["source"])] if cell["cell_type"] == "markdown" else []
+            for o in cell.get("outputs", []):
+                shown += ["".join(o.get("data", {}).get(k, "")) for k in ("text/markdown", "text/html")]
+            for text in shown:
+                found = read_as_maths(re.sub(r"<[^>]+>", " ", text))
+                assert not found, f"{r.name}: {found[0][:160]!r}"

@@ -87,4 +87,4 @@ def test_a_model_the_library_lacks_is_priced_by_parameters(offline):
         ("my-model", 1.0, "parameters"),
     ]
     assert prices.from_dict(chosen[0].as_dict()) == chosen[0]
-    assert prices.usd(1234.5) == "$1,234.50" and prices.usd(0.0234) == "$0.0234" and prices.usd(None) == "–"
+    assert prices.usd(1234.5) == "USD 1,234.50" and prices.usd(0.0234) == "USD 0.0234" and prices.usd(None) == "–"

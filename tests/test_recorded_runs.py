@@ -88,7 +88,7 @@ def test_a_three_design_study_sets_each_design_against_the_reference_in_its_own_
     }
     for design in ("focused", "lean"):
         assert f"{design} {next(x for x in group['saving'] if x['design'] == design)['says']}" in said["medians"]
-        assert f"with {design} $" in said["cost"]
+        assert f"with {design} USD " in said["cost"]
     assert "for granular, 2 for focused, 3 for lean" in said["medians"]
     assert said["history"].endswith("granular (the reference) 3; focused 2, 1 fewer; lean 3, as many.")
     assert set(group["transcripts"]) == {"granular", "focused", "lean"}

@@ -95,3 +95,21 @@ def test_each_notebook_is_reported_as_it_finishes_through_a_pipe(tmp_path):
     assert all(_arrived(chunks, t) <= released for t in awaited)
     assert _arrived(chunks, "92-slow.ipynb: executed in") >= released, text
     assert text.index("91-fast.ipynb") < text.index("92-slow.ipynb: executed in")
+
+
+def test_a_bar_is_text_in_a_terminal_a_widget_in_a_notebook_and_none_in_the_build(monkeypatch, capsys):
+    from tqdm.notebook import tqdm as widget
+
+    from wismo.core import progress
+    from wismo.core.paths import BUILD_ENV
+
+    monkeypatch.delenv(BUILD_ENV, raising=False)
+    with progress.bar(2, "cases") as shown:
+        shown.update(2)
+    assert "cases: 100%" in capsys.readouterr().err  # the terminal: text on stderr
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    assert progress._bar_class() is widget  # a notebook run by hand: a widget, nothing on stderr
+    monkeypatch.setenv(BUILD_ENV, "/somewhere")
+    with progress.bar(2, "cases") as built:
+        built.update(2)
+    assert built.disable and capsys.readouterr().err == ""  # the build's kernels: no bar at all

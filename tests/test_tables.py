@@ -24,11 +24,11 @@ def test_a_count_is_an_integer_and_nothing_is_nan():
 
 
 def test_money_reads_as_the_charts_print_it():
-    assert tables.cell(1.1834, usd=True) == "$1.18" and tables.cell(0.624, usd=True) == "$0.62"
-    assert tables.cell(0.00107, usd=True) == "$0.00107" and tables.cell(None, usd=True) == "–"
+    assert tables.cell(1.1834, usd=True) == "USD 1.18" and tables.cell(0.624, usd=True) == "USD 0.62"
+    assert tables.cell(0.00107, usd=True) == "USD 0.00107" and tables.cell(None, usd=True) == "–"
     # A column whose header says USD is money, without the caller saying so.
     html = tables.show([{"price (USD per 1,000 conversations)": 1.1834}]).to_html()
-    assert "$1.18" in html and "USD per 1,000 conversations" in html  # the unit keeps its case
+    assert "USD 1.18" in html and "USD per 1,000 conversations" in html  # the unit keeps its case
 
 
 def test_a_column_of_counts_with_a_gap_stays_counts():

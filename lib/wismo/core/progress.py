@@ -1,18 +1,45 @@
-"""Progress bars for long work: in the terminal on stderr, and as a widget-free bar in notebooks."""
+"""Progress bars for long work: a text bar on stderr in a terminal, a widget in a notebook a person runs, and none in
+a notebook the report build runs (its pages show results, not a bar's last state)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from tqdm import tqdm
+
+from wismo.core.paths import BUILD_ENV
+
+
+def in_notebook() -> bool:
+    """Whether this process is a notebook's kernel (IPython's kernel shell), where a widget can be shown."""
+    shell = sys.modules.get("IPython")
+    ipython = shell.get_ipython() if shell is not None else None  # type: ignore[attr-defined]
+    return type(ipython).__name__ == "ZMQInteractiveShell"
+
+
+def _bar_class() -> type[tqdm]:
+    """tqdm's widget bar in a notebook's kernel (tqdm.notebook, on ipywidgets), its text bar anywhere else."""
+    if in_notebook():
+        from tqdm.notebook import tqdm as widget
+
+        return widget
+    return tqdm
 
 
 @contextmanager
 def bar(total: int, label: str, unit: str = "case") -> Iterator[tqdm]:
-    """A progress bar of `total` steps; text-only so it renders in terminals, notebooks and HTML alike."""
-    progress = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+    """A progress bar of `total` steps: a widget in a notebook run by hand, text on stderr in a terminal, and
+    disabled in a notebook the report build runs."""
+    built = bool(os.environ.get(BUILD_ENV)) and in_notebook()
+    kind = _bar_class()
+    options: dict[str, Any] = {"total": total, "desc": label, "unit": unit, "disable": built}
+    if kind is tqdm:
+        options |= {"file": sys.stderr, "dynamic_ncols": True, "mininterval": 0.2}
+    progress = kind(**options)
     try:
         yield progress
     finally:

@@ -250,5 +250,6 @@ def charge(price: Price, calls: Iterable[CallUsage]) -> float:
 
 
 def usd(value: float | None) -> str:
-    """Dollars as a reader reads them: cents from ten cents up, four decimals below, a dash for no price."""
-    return "–" if value is None else f"${value:,.2f}" if value >= 0.1 else f"${value:,.4f}"
+    """Dollars as a reader reads them, named, never with a dollar sign that a notebook would take for maths: cents
+    from ten cents up (USD 1.18), four decimals below, a dash for no price."""
+    return "–" if value is None else f"USD {value:,.2f}" if value >= 0.1 else f"USD {value:,.4f}"

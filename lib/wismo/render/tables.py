@@ -86,8 +86,9 @@ def _plain(value: Any) -> Any:
 
 
 def money(value: float) -> str:
-    """Dollars as the charts print them: cents from ten cents up, else three significant digits ($0.00107)."""
-    return f"${value:,.2f}" if abs(value) >= 0.1 or value == 0 else f"${value:.3g}"
+    """Dollars in a table, named (a dollar sign in a notebook's output is read as maths): cents from ten cents up,
+    else three significant digits (USD 0.00107)."""
+    return f"USD {value:,.2f}" if abs(value) >= 0.1 or value == 0 else f"USD {value:.3g}"
 
 
 def cell(value: Any, decimals: int = 1, usd: bool = False) -> str:

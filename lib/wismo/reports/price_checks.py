@@ -57,7 +57,7 @@ def check_quadratic(result: dict[str, Any]) -> str:
                 check(
                     False,
                     "caching prices the resent history at the cached-input price",
-                    f"{row['model']} {design}: ${d['resentHit']:,.4f} outside ${low:,.4f} to ${low + slack:,.4f}",
+                    f"{row['model']} {design}: USD {d['resentHit']:,.4f} outside USD {low:,.4f} to USD {low + slack:,.4f}",
                 )
         b = row["broad"]
         details.append(
@@ -106,8 +106,8 @@ def check_prices(result: dict[str, Any]) -> str:
                     check(
                         False,
                         "calc_price charges cache reads and writes at the per-million prices",
-                        f"{price.model} {c['design']} {c['strategy']}: ${by_library:.9f} by the library, "
-                        f"${by_hand:.9f} by hand",
+                        f"{price.model} {c['design']} {c['strategy']}: USD {by_library:.9f} by the library, "
+                        f"USD {by_hand:.9f} by hand",
                     )
                 compared += 1
     lib = result["priceLibrary"]

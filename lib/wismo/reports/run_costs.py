@@ -9,7 +9,7 @@ from typing import Any
 
 from wismo import runs
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
-from wismo.cost import prices
+from wismo.cost import prices, saving
 from wismo.reports import check
 from wismo.runs.recount import recount
 
@@ -148,7 +148,7 @@ def check_costs(group: dict[str, Any]) -> str:
             check(
                 False,
                 "each run's price is its tokens at its model's per-million prices",
-                f"{c['run']}: ${c['totalUsd']:.6f} request by request, ${whole:.6f} from its totals",
+                f"{c['run']}: USD {c['totalUsd']:.6f} request by request, USD {whole:.6f} from its totals",
             )
     if not priced:
         return "No run's model has a price in genai-prices; nothing to check."
@@ -211,7 +211,8 @@ def cost_answer(group: dict[str, Any]) -> str:
             f"{' and '.join(d['property'] for d in group['differences'])} ({g['priceSource']})."
         )
     each = "; ".join(
-        f"with {d} {prices.usd(priced[d][per])}, {(priced[d][per] - g[per]) / g[per] * 100:+.1f}% against {ref}"
+        f"with {d} {prices.usd(priced[d][per])}, {saving.change((priced[d][per] - g[per]) / g[per] * 100, 'less')} "
+        f"than {ref}"
         for d in others
     )
     profile = group.get("headline", {}).get("profile")
