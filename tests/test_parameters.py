@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from wismo.core import processes
 from wismo.core.paths import OUTPUTS, REPO_ROOT, OutputsProtected, report_dir
 from wismo.reports import context_cost, equivalence, recorded_runs, scale
-from wismo.reports.params import ParameterError
+from wismo.reports.params import EARLIER, ParameterError
 
 ONE_SENTENCE = r"^[^\n]*\.$"
 
@@ -42,7 +44,8 @@ def test_a_bad_parameter_is_one_sentence_naming_it_before_anything_runs(report, 
         report.checked(params)
     assert err.value.name == name and says in str(err.value), str(err.value)
     assert "\n" not in str(err.value) and str(err.value).endswith(".")
-    assert err.value._render_traceback_() == [f"ParameterError: {err.value}"]  # what a notebook shows
+    # What a notebook shows: the sentence, and that the cells below are an earlier run's.
+    assert err.value._render_traceback_() == [f"ParameterError: {err.value}", EARLIER]
     assert time.perf_counter() - started < 5  # no server was started to find out
 
 
@@ -81,6 +84,12 @@ def test_a_notebook_run_by_hand_with_parameters_leaves_outputs_as_it_was(tmp_pat
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert _listing() == before
+    # Its last cell names the folder of this run's own, which holds what it wrote.
+    executed = json.loads((tmp_path / "x.ipynb").read_text(encoding="utf-8"))
+    said = "".join(executed["cells"][-1]["outputs"][0]["data"]["text/markdown"])
+    folder = Path(re.search(r"`([^`]+)`", said).group(1))
+    assert folder.name.startswith("equivalence-") and (folder / "deterministic-comparison.json").is_file(), said
+    assert not folder.resolve().is_relative_to(OUTPUTS.resolve())
     bad = subprocess.run(
         [processes.interpreter(), "-m", "papermill", "notebooks/04-scale.ipynb", str(tmp_path / "y.ipynb"), "-y",
          "{sizes: [0]}", "--cwd", "notebooks"],
@@ -91,6 +100,16 @@ def test_a_notebook_run_by_hand_with_parameters_leaves_outputs_as_it_was(tmp_pat
     errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert len(errors) == 1 and errors[0]["traceback"] == [
         "ParameterError: the scale report: parameter sizes = [0] is not allowed; it must be a list of whole numbers "
-        "of at least 1 (give lists and tables with papermill's -y, for example -y 'sizes: [1, 10]')."
+        "of at least 1 (give lists and tables with papermill's -y, for example -y 'sizes: [1, 10]').",
+        "The cells below this one still show an earlier run's results: this run stopped here.",
     ], errors
     assert _listing() == before
+
+
+def test_each_run_by_hand_gets_a_folder_of_its_own(monkeypatch):
+    monkeypatch.delenv("WISMO_REPORT_BUILD", raising=False)
+    first, second = (equivalence.checked({"orders": ["ORD-1004"]})["output_dir"] for _ in range(2))
+    assert first != second and Path(first).is_dir() and Path(second).is_dir()
+    assert Path(first).parent == Path(second).parent and Path(first).name.startswith("equivalence-")
+    monkeypatch.setenv("WISMO_REPORT_BUILD", "/the/build")
+    assert equivalence.checked({"orders": ["ORD-1004"]})["output_dir"] is None  # the build writes into its own

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from wismo.core.errors import WismoError
 
@@ -25,7 +31,24 @@ def fixtures_dir() -> Path:
 
 
 BUILD_ENV = "WISMO_REPORT_BUILD"  # set by the report build for its kernels: the folder it writes the reports into
-SCRATCH = "wismo-by-hand"  # under the system's temporary folder: where a notebook run by hand writes its JSON
+SCRATCH = "wismo-by-hand"  # under the system's temporary folder: where notebooks run by hand write their JSON
+
+
+def by_hand(report: str, parameters: Mapping[str, Any]) -> Path:
+    """A folder of its own for one run of a notebook by hand, created: under the temporary folder's SCRATCH, named
+    for the report, the time (UTC) and its parameters' digest, and never one another run already has."""
+    slug = re.sub(r"[^a-z0-9]+", "-", report.lower().removeprefix("the ").removesuffix(" report")).strip("-")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    digest = hashlib.sha256(json.dumps(parameters, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    root = Path(tempfile.gettempdir()) / SCRATCH
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{slug}-{stamp}-{digest}-", dir=root))
+
+
+def in_build() -> Path | None:
+    """The report build's folder, when the report build runs this notebook."""
+    build = os.environ.get(BUILD_ENV)
+    return Path(build) if build else None
 
 
 class OutputsProtected(WismoError, ValueError):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from wismo.core import paths
 from wismo.core.errors import WismoError
 
 # Kinds of parameter: what each accepts, in the words of the refusal.
@@ -30,6 +31,9 @@ KINDS = {
 LISTS = ("texts", "counts")
 
 
+EARLIER = "The cells below this one still show an earlier run's results: this run stopped here."
+
+
 class ParameterError(WismoError, ValueError):
     """A parameter a report cannot take: `report`, `name`, `value` and `allowed` (what it may be)."""
 
@@ -40,8 +44,9 @@ class ParameterError(WismoError, ValueError):
         self.report, self.name, self.value, self.allowed = report, name, value, allowed
 
     def _render_traceback_(self) -> list[str]:
-        # IPython shows this instead of a traceback: the reader sees the sentence alone.
-        return [f"{type(self).__name__}: {self}"]
+        # IPython shows this instead of a traceback: the reader sees the sentence, and that what the cells below still
+        # show is an earlier run's, since a notebook keeps its outputs until a cell runs again.
+        return [f"{type(self).__name__}: {self}", EARLIER]
 
 
 @dataclass(frozen=True)
@@ -135,4 +140,7 @@ def checked(params: Mapping[str, Any] | None, spec: Mapping[str, Param], report:
         if not (value is None and p.optional) and not _fits(value, p):
             raise ParameterError(report, name, given[name], _allowed(name, p))
         out[name] = value
+    if "output_dir" in spec and out.get("output_dir") in (None, "") and paths.in_build() is None:
+        # Run by hand: a folder of this run's own, so it never overwrites another run's results or the build's.
+        out["output_dir"] = str(paths.by_hand(report, {k: v for k, v in out.items() if k != "output_dir"}))
     return out

@@ -57,7 +57,8 @@ def check_quadratic(result: dict[str, Any]) -> str:
                 check(
                     False,
                     "caching prices the resent history at the cached-input price",
-                    f"{row['model']} {design}: USD {d['resentHit']:,.4f} outside USD {low:,.4f} to USD {low + slack:,.4f}",
+                    f"{row['model']} {design}: USD {d['resentHit']:,.4f} outside USD {low:,.4f} to "
+                    f"USD {low + slack:,.4f}",
                 )
         b = row["broad"]
         details.append(

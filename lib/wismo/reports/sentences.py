@@ -3,9 +3,10 @@ number in them read from the result, none typed, so a notebook cell only display
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from wismo.core import processes
+from wismo.core import paths, processes
 from wismo.cost.saving import change
 from wismo.studies import matching
 
@@ -264,3 +265,15 @@ def transcript_headings(group: dict[str, Any]) -> dict[str, str]:
         said[design] = answer
         out[design] = f"**{group['label']}, {design}** ({group['kinds']['runs']}): final summary: {summary}"
     return out
+
+
+def written_to(folder: str) -> str:
+    """Where this run's results went, for a notebook's last cell: the build's folder, or the folder of its own a run
+    by hand gets (never another run's, never the build's)."""
+    build = paths.in_build()
+    if build is not None and Path(folder).resolve() == build.resolve():
+        return "This build's results are the JSON files beside these pages, in the build's output folder."
+    return (
+        f"This run's results are in `{folder}`, a folder of this run's own: no other run's results and none of the "
+        "build's in `outputs/` were changed."
+    )

@@ -41,11 +41,16 @@ def files(p: Mapping[str, Any]) -> list[str]:
     return [str(t) for t in study.traces]
 
 
+def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The report's parameters checked before any file is read (ParameterError, one sentence)."""
+    return check_parameters(params, PARAMETERS, REPORT)
+
+
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read the trace files, find the chains, links and savings, write the JSON."""
     from wismo.traces import analysis
 
-    p = check_parameters(params, PARAMETERS, REPORT)
+    p = checked(params)
     given = files(p)
     study = chosen(p["study"])
     # A traced model the price library lacks (the shipped traces' scripted one) is priced as the study's published
