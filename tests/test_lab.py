@@ -35,7 +35,7 @@ HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 def lab_command() -> tuple[dict[str, str], list[str]]:
     """What `make lab` runs (printed by make, this environment as BIN): its VAR=value assignments, then its argv."""
     recipe = subprocess.run(
-        ["make", "-s", "-n", "-o", ".venv/.wismo-installed", "lab", f"BIN={BIN}"],
+        ["make", "-s", "-n", "-o", ".venv/.wismo-installed", "-o", "notebook-filter", "lab", f"BIN={BIN}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -85,59 +85,110 @@ def _get(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, 
         return err.code, err.read()
 
 
-def _run(ws: websocket.WebSocket, code: str, timeout: float = 60.0) -> str:
-    """Execute code in a running kernel over the server's websocket, as JupyterLab does; return its stdout."""
-    session, msg_id = uuid.uuid4().hex, uuid.uuid4().hex
+def _send(ws: websocket.WebSocket, msg_type: str, content: dict) -> str:
+    """Send one request on the kernel's shell channel over the server's websocket, as JupyterLab does; its id."""
+    msg_id = uuid.uuid4().hex
+    header = {"msg_id": msg_id, "session": uuid.uuid4().hex, "username": "test", "msg_type": msg_type, "version": "5.3"}
     ws.send(
         json.dumps(
             {
-                "header": {
-                    "msg_id": msg_id,
-                    "session": session,
-                    "username": "test",
-                    "msg_type": "execute_request",
-                    "version": "5.3",
-                },
+                "header": header,
                 "parent_header": {},
                 "metadata": {},
                 "channel": "shell",
                 "buffers": [],
-                "content": {
-                    "code": code,
-                    "silent": False,
-                    "store_history": False,
-                    "user_expressions": {},
-                    "allow_stdin": False,
-                },
+                "content": content,
             }
         )
     )
+    return msg_id
+
+
+def _execute(ws: websocket.WebSocket, code: str, timeout: float = 60.0) -> tuple[list[dict], int | None]:
+    """Execute code in a running kernel; the outputs as JupyterLab keeps them in the notebook, and the count."""
+    msg_id = _send(
+        ws,
+        "execute_request",
+        {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False},
+    )
     # Output arrives on iopub, the reply on shell, in no fixed order: done when both the reply and idle are in.
-    out, replied, idle, deadline = [], False, False, time.monotonic() + timeout
+    outputs, count, replied, idle, deadline = [], None, False, False, time.monotonic() + timeout
     while not (replied and idle):
         if time.monotonic() > deadline:
             raise AssertionError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]}")
         msg = json.loads(ws.recv())
         if msg.get("parent_header", {}).get("msg_id") != msg_id:
             continue
-        kind = msg["header"]["msg_type"]
+        kind, content = msg["header"]["msg_type"], msg["content"]
         if kind == "stream":
-            out.append(msg["content"]["text"])
+            outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+        elif kind in ("display_data", "execute_result"):
+            outputs.append({"output_type": kind, "data": content["data"], "metadata": content["metadata"]})
         elif kind == "error":
-            raise AssertionError(f"kernel error: {msg['content']['ename']}: {msg['content']['evalue']}")
-        replied |= kind == "execute_reply"
-        idle |= kind == "status" and msg["content"]["execution_state"] == "idle"
-    return "".join(out)
+            raise AssertionError(f"kernel error: {content['ename']}: {content['evalue']}")
+        elif kind == "execute_reply":
+            count, replied = content.get("execution_count"), True
+        idle |= kind == "status" and content["execution_state"] == "idle"
+    return outputs, count
+
+
+def _run(ws: websocket.WebSocket, code: str, timeout: float = 60.0) -> str:
+    """Execute code in a running kernel; its stdout."""
+    outputs, _ = _execute(ws, code, timeout)
+    return "".join(o["text"] for o in outputs if o["output_type"] == "stream" and o["name"] == "stdout")
+
+
+def _language_info(ws: websocket.WebSocket) -> dict:
+    """The kernel's language_info, which JupyterLab writes into a notebook's metadata when it saves."""
+    msg_id = _send(ws, "kernel_info_request", {})
+    while True:
+        msg = json.loads(ws.recv())
+        if msg.get("parent_header", {}).get("msg_id") == msg_id and msg["header"]["msg_type"] == "kernel_info_reply":
+            return msg["content"]["language_info"]
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["git", "-c", "user.name=test", "-c", "user.email=test@localhost", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def _working_copy(tmp_path: Path) -> Path:
+    """A git working copy of the notebooks, with the notebook filter as `make` sets it up, all committed."""
+    repo = tmp_path / "repo"
+    (repo / "notebooks").mkdir(parents=True)
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        (repo / "notebooks" / path.name).write_bytes(path.read_bytes())
+    for kept in (".gitattributes", ".gitignore"):
+        (repo / kept).write_bytes((ROOT / kept).read_bytes())
+    assert _git(repo, "init", "-q").returncode == 0
+    made = subprocess.run(
+        ["make", "-s", "-o", ".venv/.wismo-installed", "notebook-filter", f"BIN={BIN}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)},
+    )
+    assert made.returncode == 0, made.stderr
+    assert _git(repo, "add", "-A").returncode == 0 and _git(repo, "commit", "-qm", "notebooks").returncode == 0
+    return repo
 
 
 @pytest.mark.slow
-def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(tmp_path):
+def test_make_lab_runs_and_saves_notebooks_and_git_commits_only_their_source(tmp_path):
     env, argv = lab_command()
+    repo = _working_copy(tmp_path)
     port, token = _free_port(), secrets.token_hex(16)
     log = (tmp_path / "lab.log").open("w+b")
     proc = subprocess.Popen(
         [*argv, f"--port={port}", "--ServerApp.port_retries=0", "--no-browser", f"--IdentityProvider.token={token}"],
-        cwd=ROOT,
+        cwd=repo,  # `make lab` serves notebooks/ of the working copy it runs in: here, the test's own
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -166,41 +217,33 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
         assert specs["default"] == "python3" and "python3" in specs["kernelspecs"]
         listed = {item["name"] for item in json.loads(_get(f"{base}/api/contents?{auth}")[1])["content"]}
         assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} <= listed
-        # Open the first notebook as JupyterLab does: a session on its path with the kernel its metadata names.
-        status, body = _get(
-            f"{base}/api/sessions?{auth}",
-            "POST",
-            {"path": "01-equivalence.ipynb", "type": "notebook", "name": "", "kernel": {"name": "python3"}},
-        )
-        assert status == 201, body
-        session = json.loads(body)
-        ws = websocket.create_connection(
-            f"ws://127.0.0.1:{port}/api/kernels/{session['kernel']['id']}/channels?{auth}", timeout=30
-        )
-        try:
-            out = _run(
-                ws,
-                "import os, sys, "
-                "wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())\nprint(wismo.core.paths.NOTEBOOKS)",
-            )
-            executable, cwd, notebooks = out.split()
-            assert Path(executable).parent == BIN
-            assert Path(cwd) == NOTEBOOKS and Path(notebooks) == NOTEBOOKS
-            # Then every cell of the notebook, top to bottom, as stored, with papermill's own parameters cell after
-            # its parameters cell: the output folder, so the run leaves outputs/ alone, and one transport with no
-            # hostile pass, as the report build runs both in full (test_notebooks) and this checks the lab.
-            parameters = {"output_dir": str(tmp_path / "outputs"), "transports": ["stdio"], "hostile_count": 0}
-            injected = translate_parameters("python3", "python", parameters, "Parameters")
-            nb = json.loads(_get(f"{base}/api/contents/01-equivalence.ipynb?{auth}")[1])["content"]
-            for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
-                _run(ws, cell["source"], timeout=120)
-                if "parameters" in cell["metadata"].get("tags", []):
-                    _run(ws, injected)
-            written = json.loads((tmp_path / "outputs" / "deterministic-comparison.json").read_text())
-            assert written["transportParity"]["transports"] == ["stdio"] and written["summary"]["allEqual"]
-        finally:
-            ws.close()
-            _get(f"{base}/api/sessions/{session['id']}?{auth}", "DELETE")
+        # Each notebook top to bottom, as stored, with papermill's own parameters cell after its parameters cell, then
+        # saved with its outputs as JupyterLab saves it. 01 gets an output folder (so the run leaves outputs/ alone),
+        # one transport and no hostile pass, as the report build runs both in full (test_notebooks); 05 gets none, so
+        # it writes into a folder of its own run, which its last cell names.
+        runs = {
+            "01-equivalence.ipynb": {
+                "output_dir": str(tmp_path / "outputs"),
+                "transports": ["stdio"],
+                "hostile_count": 0,
+            },
+            "05-traces.ipynb": {},
+        }
+        saved = {name: _run_and_save(base, auth, port, name, parameters, repo) for name, parameters in runs.items()}
+        written = json.loads((tmp_path / "outputs" / "deterministic-comparison.json").read_text())
+        assert written["transportParity"]["transports"] == ["stdio"] and written["summary"]["allEqual"]
+        said = "".join(saved["05-traces.ipynb"][-1]["outputs"][0]["data"]["text/markdown"])
+        folder = Path(re.search(r"`([^`]+)`", said).group(1))
+        assert folder.name.startswith("traces-") and (folder / "traces.json").is_file(), said
+        # What git would commit is the notebooks as they were: the filter strips what the run saved.
+        for name in runs:
+            assert '"output_type"' in (repo / "notebooks" / name).read_text(), f"{name} was not saved with its outputs"
+        # (git status may still list a saved notebook until it is staged: only its stat changed, not what it commits.)
+        diff = _git(repo, "diff", "--no-textconv", "--exit-code", "--", "notebooks")
+        assert diff.returncode == 0, diff.stdout[-3000:]
+        assert _git(repo, "add", "-A").returncode == 0
+        staged = _git(repo, "diff", "--cached", "--no-textconv", "--exit-code")
+        assert staged.returncode == 0, staged.stdout[-3000:]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -210,3 +253,42 @@ def test_make_lab_serves_and_runs_a_notebook_top_to_bottom_in_this_environment(t
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(10)
         log.close()
+
+
+def _run_and_save(base: str, auth: str, port: int, name: str, parameters: dict, repo: Path) -> list[dict]:
+    """Open a notebook as JupyterLab does (a session with the kernel its metadata names), run every code cell in
+    order with papermill's parameters cell after the parameters cell, save it with its outputs, execution counts
+    and the kernel's language_info through the contents API, as JupyterLab's save does; its cells as saved. Nothing
+    may be written on stderr."""
+    status, body = _get(
+        f"{base}/api/sessions?{auth}",
+        "POST",
+        {"path": name, "type": "notebook", "name": "", "kernel": {"name": "python3"}},
+    )
+    assert status == 201, body
+    session = json.loads(body)
+    ws = websocket.create_connection(
+        f"ws://127.0.0.1:{port}/api/kernels/{session['kernel']['id']}/channels?{auth}", timeout=30
+    )
+    try:
+        out = _run(ws, "import os, sys, wismo.core.paths\nprint(sys.executable)\nprint(os.getcwd())")
+        executable, cwd = out.split()
+        assert Path(executable).parent == BIN and Path(cwd) == repo / "notebooks"
+        injected = translate_parameters("python3", "python", parameters, "Parameters")
+        nb = json.loads(_get(f"{base}/api/contents/{name}?{auth}")[1])["content"]
+        for cell in (c for c in nb["cells"] if c["cell_type"] == "code"):
+            cell["outputs"], cell["execution_count"] = _execute(ws, cell["source"], timeout=120)
+            if "parameters" in cell["metadata"].get("tags", []):
+                _execute(ws, injected)
+            cell["metadata"]["scrolled"] = True  # a reader scrolled an output: JupyterLab keeps that in the file
+            stderr = [o["text"] for o in cell["outputs"] if o.get("name") == "stderr"]
+            assert not stderr, f"{name}: {cell['source'][:80]!r} wrote on stderr: {stderr}"
+        nb["metadata"]["language_info"] = _language_info(ws)
+        status, body = _get(
+            f"{base}/api/contents/{name}?{auth}", "PUT", {"type": "notebook", "format": "json", "content": nb}
+        )
+        assert status == 200, body
+        return nb["cells"]
+    finally:
+        ws.close()
+        _get(f"{base}/api/sessions/{session['id']}?{auth}", "DELETE")
