@@ -243,8 +243,8 @@ def check_equal(result: dict[str, Any]) -> str:
     s = result["summary"]
     agree = matching.match(result.get("study", {}).get("match")).agree.format(ref=s["reference"])
     return (
-        f"Checked: all {s['inputs']} inputs ({s['cases']} cases and {s['unfriendly']} unfriendly) {agree} in every "
-        "design, or are refused alike."
+        f"Checked: all {s['inputs']} inputs ({plural(s['cases'], 'case')} and {s['unfriendly']} unfriendly) {agree} "
+        "in every design, or are refused alike."
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from wismo.core.textgrid import LIST_SEPARATOR, count, figure
+from wismo.core.textgrid import LIST_SEPARATOR, count, figure, plural
 from wismo.studies import matching
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
@@ -286,7 +286,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
     match = result.get("study", {}).get("match", "equal")
     verdict = matching.match(match).agreeing.format(ref=ref)
     return (
-        f"**{s['casesEqual']}/{s['cases']} cases {verdict}**, {len(s['designs'])} designs, over {result['transport']} "
-        f"(protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "
-        f"{s['calls'][ref]} tool calls and returned {g:,} bytes of text; {against}; all measured."
+        f"**{s['casesEqual']}/{plural(s['cases'], 'case')} {verdict}**, {plural(len(s['designs']), 'design')}, over "
+        f"{result['transport']} (protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "
+        f"{plural(s['calls'][ref], 'tool call')} and returned {g:,} bytes of text; {against}; all measured."
     )

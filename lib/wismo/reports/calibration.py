@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from wismo.analyses import calibration
+from wismo.core.textgrid import plural
 from wismo.cost.saving import amount
 
 # What the sources say reaches the model, by repository, path and version as released (read for this report).
@@ -319,7 +320,7 @@ def savings_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     theirs = b.get("publishedCaseSaving"), b.get("publishedMedian")
     rows = (
         (f"{b['case']}, the published case", b["caseSaving"], theirs[0], "1 − {1:,} / {0:,}"),
-        (f"median across the {cases} cases", b["medianSaving"], theirs[1], "its runs' median tokens"),
+        (f"median across the {plural(cases, 'case')}", b["medianSaving"], theirs[1], "its runs' median tokens"),
     )
     return [
         {

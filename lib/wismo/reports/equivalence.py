@@ -10,6 +10,7 @@ from wismo.analyses import comparison
 from wismo.client.connection import TRANSPORTS
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
+from wismo.core.textgrid import plural
 from wismo.qa.hostile import STUDY_COUNT
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -130,12 +131,12 @@ def compression_statement(result: dict[str, Any]) -> str:
         more = sum(r[d]["bytes"] >= r[ref]["bytes"] for r in rows)
         against = f"{more_or_fewer(b - ref_bytes, 'bytes')}, {more_or_fewer(c - ref_calls, 'calls')}"
         parts.append(
-            f"**{d}** returned {b:,} bytes in {c:,} calls ({against}; at least the {ref} design's bytes in {more} of "
-            f"{len(rows)} cases)"
+            f"**{d}** returned {b:,} bytes in {plural(c, 'call')} ({against}; at least the {ref} design's bytes in "
+            f"{more} of {plural(len(rows), 'case')})"
         )
     return (
-        f"Over the {len(rows)} cases that returned evidence, the {ref} design returned {ref_bytes:,} bytes in "
-        f"{ref_calls:,} MCP calls; " + "; ".join(parts) + " (measured)."
+        f"Over the {plural(len(rows), 'case')} that returned evidence, the {ref} design returned {ref_bytes:,} bytes "
+        f"in {plural(ref_calls, 'MCP call')}; " + "; ".join(parts) + " (measured)."
     )
 
 
