@@ -287,6 +287,6 @@ def summary_sentence(result: dict[str, Any]) -> str:
     verdict = matching.match(match).agreeing.format(ref=ref)
     return (
         f"**{s['casesEqual']}/{plural(s['cases'], 'case')} {verdict}**, {plural(len(s['designs']), 'design')}, over "
-        f"{result['transport']} (protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the {ref} design made "
-        f"{plural(s['calls'][ref], 'tool call')} and returned {g:,} bytes of text; {against}; all measured."
+        f"{result['transport']} (protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the "
+        f"{ref} design made {plural(s['calls'][ref], 'tool call')} and returned {g:,} bytes of text; {against}; all measured."
     )
