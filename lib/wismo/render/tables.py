@@ -288,5 +288,6 @@ def summary_sentence(result: dict[str, Any]) -> str:
     return (
         f"**{s['casesEqual']}/{plural(s['cases'], 'case')} {verdict}**, {plural(len(s['designs']), 'design')}, over "
         f"{result['transport']} (protocol revision {result['protocolRevision']}).{unfriendly} Across the cases the "
-        f"{ref} design made {plural(s['calls'][ref], 'tool call')} and returned {g:,} bytes of text; {against}; all measured."
+        f"{ref} design made {plural(s['calls'][ref], 'tool call')} and returned {g:,} bytes of text; {against}; "
+        "all measured."
     )
