@@ -90,6 +90,12 @@ def test_a_notebook_run_by_hand_with_parameters_leaves_outputs_as_it_was(tmp_pat
     folder = Path(re.search(r"`([^`]+)`", said).group(1))
     assert folder.name.startswith("equivalence-") and (folder / "deterministic-comparison.json").is_file(), said
     assert not folder.resolve().is_relative_to(OUTPUTS.resolve())
+    # One case reads as one: "1/1 case", "in 1 call", never "the 1 cases".
+    shown = " ".join(
+        "".join(o.get("data", {}).get("text/markdown", "")) for c in executed["cells"] for o in c.get("outputs", [])
+    )
+    wrong = re.findall(r"(?<![\d.,])1 (?:cases|calls|MCP calls|tool calls)\b|1/1 cases", shown)
+    assert "1/1 case" in shown and not wrong, wrong
     bad = subprocess.run(
         [processes.interpreter(), "-m", "papermill", "notebooks/04-scale.ipynb", str(tmp_path / "y.ipynb"), "-y",
          "{sizes: [0]}", "--cwd", "notebooks"],

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from wismo.core.textgrid import LIST_SEPARATOR, count, figure, plural
+from wismo.cost.saving import change
 from wismo.studies import matching
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
@@ -272,8 +273,8 @@ def summary_sentence(result: dict[str, Any]) -> str:
     others = [d for d in s["designs"] if d != ref]
     g = s["bytes"][ref]
     against = "; ".join(
-        f"{d} {s['calls'][d]} tool calls and {s['bytes'][d]:,} bytes of text "
-        f"({((s['bytes'][d] - g) / g * 100 if g else 0.0):+.1f}% bytes)"
+        f"{d} {plural(s['calls'][d], 'tool call')} and {s['bytes'][d]:,} bytes of text "
+        f"({change((s['bytes'][d] - g) / g * 100 if g else 0.0)} bytes)"
         for d in others
     )
     unfriendly = (
