@@ -323,3 +323,13 @@ def test_no_displayed_text_is_read_as_maths(built_reports):
             for text in shown:
                 found = read_as_maths(re.sub(r"<[^>]+>", " ", text))
                 assert not found, f"{r.name}: {found[0][:160]!r}"
+
+
+def test_a_normal_run_writes_nothing_on_stderr(built_reports):
+    # No progress bar in the build's kernels and no warning: a reader's page shows results, not a pink box.
+    for r in built_reports.rendered:
+        nb = json.loads(r.executed.read_text(encoding="utf-8"))
+        said = [
+            "".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []) if o.get("name") == "stderr"
+        ]
+        assert not said, f"{r.name}: {said[0][:200]!r}"
