@@ -7,6 +7,7 @@ import re
 
 from bs4 import BeautifulSoup
 
+from wismo.cost import saving_percent
 from wismo.cost.saving import amount
 from wismo.reports import verdict
 
@@ -16,7 +17,7 @@ ALL_READERS = 8000
 INDEX = 700
 OPENING = 120
 # A saving or a change against the reference as every page says it: "51% fewer", "32% less", "1.3x more".
-FIGURE = re.compile(r"(?<![\d.])(\d+(?:\.\d)?%) (fewer|less)\b|(?<![\d.])(\d+\.\d+x) more\b")
+FIGURE = re.compile(r"(?<![\d.])(\d+(?:\.\d)?%) (fewer|less|more)\b|(?<![\d.])(\d+\.\d+x) more\b")
 # What the one convention forbids: a negative saving, a saving as a bare signed percent.
 FORBIDDEN = re.compile(r"sav\w* (of )?-\d|saves -|-\d+(\.\d+)?% (fewer|less|saving)|vs \w+ %")
 
@@ -117,6 +118,9 @@ def saving_figures(out):
     for name in ("context-cost.json", "recorded-runs.json", "traces.json"):
         if (out / name).exists():
             _savings_in(json.loads((out / name).read_text()), values)
+    # Report 01 sets each design's bytes against the reference's in the same words.
+    summary = json.loads((out / "deterministic-comparison.json").read_text())["summary"]
+    values |= {saving_percent(summary["bytes"][summary["reference"]], b) for b in summary["bytes"].values()}
     allowed = {amount(v)[0] for v in values}
     seen = 0
     for path in [out / "index.html", *sorted((out / "html").glob("*.html"))]:

@@ -48,7 +48,8 @@ def test_the_headline_profile_must_have_been_counted():
         (51.05, "uses 51% fewer input tokens"),
         (0.4, "uses 0.4% fewer input tokens"),
         (0.0, "uses as many input tokens"),
-        (-30.0, "uses 1.3x more input tokens"),
+        (-30.0, "uses 30% more input tokens"),
+        (-135.0, "uses 2.4x more input tokens"),
         (-2235.4, "uses 23.4x more input tokens"),
     ],
 )
@@ -59,8 +60,9 @@ def test_one_sign_convention(percent, said):
 
 def test_a_range_reads_in_the_same_words():
     assert saving.span(45.6, 51.05) == "46% to 51% fewer input tokens"
-    assert saving.span(-30.0, -10.0) == "1.1x to 1.3x more input tokens"
-    assert saving.span(-10.0, 5.0) == "1.1x more to 5% fewer input tokens"
+    assert saving.span(-30.0, -10.0) == "10% to 30% more input tokens"
+    assert saving.span(-10.0, 5.0) == "10% more to 5% fewer input tokens"
+    assert saving.span(-300.0, -150.0) == "2.5x to 4.0x more input tokens"
 
 
 def _verdict(designs=("focused",), fitted="csharp-raw-element"):
@@ -89,7 +91,7 @@ def test_the_verdict_names_the_winner_its_saving_range_and_the_published_figure(
 def test_every_design_of_a_study_in_the_same_sentence_shape():
     said = verdict.saving_sentence(_verdict(("focused", "scoped")))
     assert "**focused** wins: it uses 55% fewer" in said
-    assert "; **scoped** uses 2.0x more input tokens than **granular**, 1.9x to 2.0x more across client" in said
+    assert "; **scoped** uses 2.0x more input tokens than **granular**, 93% to 2.0x more across client" in said
     only_worse = verdict.saving_sentence(_verdict(("scoped",)))
     assert only_worse.startswith("**granular**, the reference, wins: **scoped** uses 2.0x more")
 

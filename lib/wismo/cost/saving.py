@@ -104,10 +104,14 @@ def from_rows(rows: Sequence[Mapping[str, Any]], key: str, value: str = "total")
 
 
 def amount(percent: float, fewer: str = "fewer") -> tuple[str, str]:
-    """A saving's size and direction as words: (51.05) -> ("51%", "fewer"), (-30.0) -> ("1.3x", "more")."""
+    """A saving's size and direction as words, never a negative saving: (51.05) -> ("51%", "fewer"), (-30.0) ->
+    ("30%", "more"), and from twice the reference on as a multiple, (-135.0) -> ("2.4x", "more")."""
     if percent >= 0:
         return (f"{percent:.0f}%" if percent >= 1 or percent == 0 else f"{percent:.1f}%"), fewer
-    return f"{1 - percent / 100:.1f}x", "more"
+    times = 1 - percent / 100
+    if times < 2:
+        return (f"{-percent:.0f}%" if percent <= -1 else f"{-percent:.1f}%"), "more"
+    return f"{times:.1f}x", "more"
 
 
 def change(percent_change: float | None, fewer: str = "fewer") -> str:
@@ -115,7 +119,7 @@ def change(percent_change: float | None, fewer: str = "fewer") -> str:
     "1.3x more", None -> "not compared".
 
     >>> change(-51.0), change(30.0, "less"), change(0.0), change(None)
-    ('51% fewer', '1.3x more', 'the same', 'not compared')
+    ('51% fewer', '30% more', 'the same', 'not compared')
     """
     if percent_change is None:
         return "not compared"
@@ -125,11 +129,13 @@ def change(percent_change: float | None, fewer: str = "fewer") -> str:
 
 
 def says(percent: float, what: str = "input tokens") -> str:
-    """A saving as every page says it: "uses 51% fewer input tokens", "uses 1.3x more input tokens", never a
+    """A saving as every page says it: "uses 51% fewer input tokens", "uses 30% more", "uses 2.4x more", never a
     negative saving.
 
-    >>> says(51.05), says(-30.0), says(0.0)
-    ('uses 51% fewer input tokens', 'uses 1.3x more input tokens', 'uses as many input tokens')
+    >>> says(51.05), says(-30.0), says(-135.0)
+    ('uses 51% fewer input tokens', 'uses 30% more input tokens', 'uses 2.4x more input tokens')
+    >>> says(0.0)
+    'uses as many input tokens'
     """
     if percent == 0:
         return f"uses as many {what}"
@@ -143,8 +149,8 @@ def span(low: float, high: float, what: str = "input tokens") -> str:
 
     >>> span(45.6, 51.05), span(51.0, 51.4)
     ('46% to 51% fewer input tokens', '51% fewer input tokens')
-    >>> span(-30.0, -10.0), span(-10.0, 5.0)
-    ('1.1x to 1.3x more input tokens', '1.1x more to 5% fewer input tokens')
+    >>> span(-30.0, -10.0), span(-10.0, 5.0), span(-250.0, -150.0)
+    ('10% to 30% more input tokens', '10% more to 5% fewer input tokens', '2.5x to 3.5x more input tokens')
     """
     (a, da), (b, db) = amount(low), amount(high)
     if (a, da) == (b, db):

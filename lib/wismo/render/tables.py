@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from wismo.core.textgrid import LIST_SEPARATOR, count, figure, plural
-from wismo.cost.saving import change
+from wismo.cost import saving_percent
+from wismo.cost.saving import amount
 from wismo.studies import matching
 
 # JSON keys as a reader's headers, with their units; a key not listed is split into words.
@@ -274,7 +275,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
     g = s["bytes"][ref]
     against = "; ".join(
         f"{d} {plural(s['calls'][d], 'tool call')} and {s['bytes'][d]:,} bytes of text "
-        f"({change((s['bytes'][d] - g) / g * 100 if g else 0.0)} bytes)"
+        f"({' '.join(amount(saving_percent(g, s['bytes'][d]) if g else 0.0))} bytes)"
         for d in others
     )
     unfriendly = (
