@@ -218,20 +218,21 @@ def test_make_lab_runs_and_saves_notebooks_and_git_commits_only_their_source(tmp
         listed = {item["name"] for item in json.loads(_get(f"{base}/api/contents?{auth}")[1])["content"]}
         assert {p.name for p in NOTEBOOKS.glob("*.ipynb")} <= listed
         # Each notebook top to bottom, as stored, with papermill's own parameters cell after its parameters cell, then
-        # saved with its outputs as JupyterLab saves it. 01 gets an output folder (so the run leaves outputs/ alone),
-        # one transport and no hostile pass, as the report build runs both in full (test_notebooks); 05 gets none, so
-        # it writes into a folder of its own run, which its last cell names.
+        # saved with its outputs as JupyterLab saves it. 01 to 04 get an output folder (so the run leaves outputs/
+        # alone) and fewer cases, sizes, transports and no hostile pass, as the report build runs them in full
+        # (test_notebooks); 05 gets none, so it writes into a folder of its own run, which its last cell names.
+        out = str(tmp_path / "outputs")
         runs = {
-            "01-equivalence.ipynb": {
-                "output_dir": str(tmp_path / "outputs"),
-                "transports": ["stdio"],
-                "hostile_count": 0,
-            },
+            "01-equivalence.ipynb": {"output_dir": out, "transports": ["stdio"], "hostile_count": 0},
+            "02-context-cost.ipynb": {"output_dir": out, "orders": ["ORD-1004"], "scale_sizes": [1, 10]},
+            "03-recorded-runs.ipynb": {"output_dir": out},
+            "04-scale.ipynb": {"output_dir": out, "sizes": [1, 10], "budget_sizes": [10]},
             "05-traces.ipynb": {},
         }
         saved = {name: _run_and_save(base, auth, port, name, parameters, repo) for name, parameters in runs.items()}
         written = json.loads((tmp_path / "outputs" / "deterministic-comparison.json").read_text())
         assert written["transportParity"]["transports"] == ["stdio"] and written["summary"]["allEqual"]
+        assert {r["lines"] for r in json.loads((tmp_path / "outputs" / "scale.json").read_text())["rows"]} == {1, 10}
         said = "".join(saved["05-traces.ipynb"][-1]["outputs"][0]["data"]["text/markdown"])
         folder = Path(re.search(r"`([^`]+)`", said).group(1))
         assert folder.name.startswith("traces-") and (folder / "traces.json").is_file(), said

@@ -273,3 +273,22 @@ def test_token_counts_are_remembered_within_a_character_bound():
     text = "<|endoftext|> an order of 10,000 lines"
     direct = len(tokens.encoding("o200k_base").encode(text, disallowed_special=()))
     assert tokens.count_text(text) == tokens.count_text(text) == direct
+
+
+def test_the_unbounded_session_claim_is_said_not_checked_where_nothing_is_paged():
+    from wismo.core.errors import ClaimFailed
+    from wismo.reports import scale as report
+
+    def rows(paged_calls, paged_total):
+        return {
+            "rows": [
+                {"design": report.ONE_CALL, "lines": 10, "toolCalls": 1, "totalInput": 2305},
+                {"design": report.PAGED, "lines": 10, "toolCalls": paged_calls, "totalInput": paged_total},
+            ]
+        }
+
+    # One page, as a run by hand on small orders has: nothing paged, said so, not failed.
+    assert report.check_session_unbounded(rows(1, 2282)).startswith("Not checked in this run: at 10 lines")
+    assert report.check_session_unbounded(rows(3, 9000)).startswith("Checked: at 10 lines the paged session")
+    with pytest.raises(ClaimFailed):
+        report.check_session_unbounded(rows(3, 2000))
