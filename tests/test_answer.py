@@ -201,3 +201,11 @@ def test_a_section_with_no_data_is_left_out_and_the_index_says_how_to_get_it(bui
 
 def test_the_verdict_needs_the_context_cost_result(tmp_path):
     assert verdict.answer(tmp_path) is None
+
+
+def test_report_05_predicts_the_replacement_by_the_one_accounting_and_shows_the_check(built_reports):
+    traces = json.loads((built_reports.out / "traces.json").read_text())
+    check = traces["checks"][0]
+    assert check["replacement"] == "get_order_support_context" and abs(check["errorPercent"]) <= 5
+    page = text(next(r for r in built_reports.rendered if r.name == "05-traces").reader.read_text())
+    assert f"Checked: {check['chain']} replaced by get_order_support_context holds within 5%" in page

@@ -343,3 +343,46 @@ def test_openllmetrys_tool_decorator_and_a_span_without_an_end(tmp_path):
     path = _write_lines(tmp_path / "no-end.json", document)
     (first,) = [s for s in otlp.read(path) if s.span_id == "1111111111111111"]
     assert first.end_ns == first.start_ns
+
+
+def test_a_replacement_is_predicted_by_the_accounting_of_report_02():
+    from wismo import tokens
+    from wismo.shared import walk
+    from wismo.tokens import conversation
+    from wismo.traces import prediction
+
+    result = '{"orderId":"ORD-1","records":[1,2,3]}'
+    r = prediction.Replacement(
+        chain=frozenset({"get_a", "get_b"}),
+        tool="get_all",
+        removed_definitions=300,
+        added_definitions=120,
+        results={prediction.case_key({"id": "ORD-1"}): ({"orderId": "ORD-1"}, result)},
+        profile="python",
+        encoding="o200k_base",
+        source="a test",
+    )
+    items = conversation.turn_items([walk.result("get_all", {"orderId": "ORD-1"}, result)], 1)
+    added = sum(tokens.count_item(i, "o200k_base") for i in items)
+    # The first request with the definitions exchanged, then the answer request with one call and its result.
+    assert r.predict(500, {"id": "ORD-1"}) == 2 * (500 - 300 + 120) + added
+    assert r.predict(500, {"id": "ORD-2"}) is None and r.predict(500, None) is None
+
+
+def test_a_prediction_is_checked_against_the_same_cases_only():
+    from wismo.traces import prediction
+
+    a, b, c = ({"id": k} for k in ("A", "B", "C"))
+    chains = [
+        {"tools": ["get_a", "get_b"], "cases": [a, b, c], "inputTokensByCase": [900, 1000, 1100],
+         "predicted": [{"tool": "get_all", "byCase": {prediction.case_key(a): 400, prediction.case_key(c): 600}}]},
+        {"tools": ["get_all"], "cases": [b, c], "inputTokensByCase": [480, 500], "predicted": []},
+    ]  # fmt: skip
+    (check,) = prediction.checks(chains)
+    # Only C is both predicted and observed: 600 against 500.
+    assert (check["cases"], check["predictedInput"], check["observedInput"], check["errorPercent"]) == (
+        1,
+        600,
+        500,
+        20.0,
+    )

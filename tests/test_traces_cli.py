@@ -208,3 +208,32 @@ def test_report_05_says_what_was_read_and_the_saving_priced_or_why_not(out):
     short = {**result, "read": {**result["read"], "modelCallSpans": result["read"]["modelCallSpans"] + 1}}
     with pytest.raises(AssertionError, match="every model call read is counted in exactly one chain"):
         trace_chains.check_accounted(short)
+
+
+def test_with_the_study_the_replacement_is_predicted_by_one_accounting_and_checked(tmp_path):
+    out = tmp_path / "out"
+    done = _wismo(
+        "traces", *map(str, SHIPPED), "--study", str(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml"),
+        "--out", str(out), "--no-report",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads((out / "traces.json").read_text(encoding="utf-8"))
+    (check, shorter) = result["checks"]
+    assert check["chain"] == " → ".join(GRANULAR) and check["replacement"] == "get_order_support_context"
+    assert check["cases"] == 5 and abs(check["errorPercent"]) <= 5, check
+    assert shorter["cases"] == 1 and abs(shorter["errorPercent"]) <= 5  # ORD-1003's shorter chain, its own check
+    assert set(check) == {"chain", "replacement", "cases", "predictedInput", "observedInput", "errorPercent"}
+    # The chain's saving is the same accounting's: today's input less the prediction, over the predicted cases.
+    top = result["chains"][result["topLinkedChain"]]
+    saving = top["saving"]
+    assert saving["inputTokensPerConversationReplaced"] == check["predictedInput"]
+    assert saving["model"].startswith("the study's definitions and focused results")
+    assert result["replacements"][0]["replaces"] == sorted(GRANULAR)
+    assert f"({check['errorPercent']:+.1f}%)" in done.stdout and "predicted get_order" in done.stdout
+
+
+def test_without_a_replacement_the_saving_is_the_resends_alone_and_said_so():
+    result = analysis.analyse(SHIPPED)
+    top = result["chains"][result["topLinkedChain"]]
+    assert result["checks"] == [] and top["saving"]["model"] == analysis.RESENDS
+    assert top["saving"]["inputTokensSavedPerConversation"] == 661.8

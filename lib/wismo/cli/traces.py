@@ -127,6 +127,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
             "trace_files": [str(Path(f).resolve()) for f in args.files],
             "price_model": args.price_model,
             "idle_s": args.idle,
+            **({"study": str(Path(args.study).resolve())} if args.study else {}),
         }
         build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
 
@@ -158,19 +159,22 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:
         return _record(Path(args.record))
-    block = None
+    block, replacements = None, []
     if args.study:
         from wismo.runs.recording import about
         from wismo.studies.declaration import load
+        from wismo.traces import prediction
 
-        block = about(load(Path(args.study)))
+        study = load(Path(args.study))
+        block = about(study)
+        replacements = prediction.from_study(study)
     runs_dir = (
         Path(args.runs_dir) if args.runs_dir else Path(args.out).parent / f".{Path(args.out).name}.runs-{os.getpid()}"
     )
     importer = imported.Importer(list(args.files), runs_dir, block)
     try:
         # One pass: the runs are written as each conversation completes, into hidden folders moved only at the end.
-        result = analysis.analyse(args.files, args.idle, args.price_model, each=importer.add)
+        result = analysis.analyse(args.files, args.idle, args.price_model, each=importer.add, replacements=replacements)
         _write(args, result, importer.finish())
     finally:
         importer.abort()
@@ -183,7 +187,18 @@ def run(args: argparse.Namespace) -> int:
     )
     if result["topLinkedChain"] is not None:
         print(_top_chain(result["chains"][result["topLinkedChain"]]))
+    for check in result["checks"]:
+        print(_check(check))
     return 0
+
+
+def _check(check: dict[str, Any]) -> str:
+    """A prediction beside what the traces show, in one line."""
+    return (
+        f"predicted {check['chain']} replaced by {check['replacement']}: {check['predictedInput']:,.1f} input tokens "
+        f"per conversation (modelled) against {check['observedInput']:,.1f} observed in the traces over "
+        f"{check['cases']} case{'s' if check['cases'] != 1 else ''} ({check['errorPercent']:+.1f}%)"
+    )
 
 
 def _top_chain(chain: dict[str, Any]) -> str:

@@ -48,7 +48,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read the trace files, find the chains, links and savings, write the JSON."""
-    from wismo.traces import analysis
+    from wismo.traces import analysis, prediction
 
     p = checked(params)
     given = files(p)
@@ -56,7 +56,9 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     # A traced model the price library lacks (the shipped traces' scripted one) is priced as the study's published
     # conversations' model, when it has one and no price model is given.
     price = p["price_model"] or (study.published.model if study.published and not p["trace_files"] else None)
-    result = analysis.analyse(given, p["idle_s"], price_model=price)
+    # The study's replacing tools are predicted for its own traces, or for any traces when the study is named.
+    replacements = prediction.from_study(study) if p["study"] or not p["trace_files"] else []
+    result = analysis.analyse(given, p["idle_s"], price_model=price, replacements=replacements)
     result["files"] = [Path(f).name for f in given]  # names, not paths: the same traces give the same JSON anywhere
     if result["topLinkedChain"] is not None:
         linked = result["chains"][result["topLinkedChain"]]
@@ -150,6 +152,29 @@ def read_sentence(result: Mapping[str, Any]) -> str:
     )
 
 
+TOLERANCE_PERCENT = 5.0  # a prediction this close to what the traces show is said to hold
+
+
+def checks_sentence(result: Mapping[str, Any]) -> str:
+    """Each prediction of a replaced chain beside the conversations of the same cases that used the replacement:
+    said to hold within TOLERANCE_PERCENT, else said to be off, with both figures (the report goes on either way:
+    how far a model is off is a finding about the traces, not a failure of the build)."""
+    said = []
+    for c in result.get("checks", []):
+        n = c["cases"]
+        both = (
+            f"predicted {c['predictedInput']:,.1f} input tokens per conversation (modelled) against "
+            f"{c['observedInput']:,.1f} observed ({result['labels']['tokens']}), over "
+            f"{'the one case' if n == 1 else f'the {n} cases'} both hold ({c['errorPercent']:+.1f}%)"
+        )
+        holds = c["errorPercent"] is not None and abs(c["errorPercent"]) <= TOLERANCE_PERCENT
+        verdict = f"holds within {TOLERANCE_PERCENT:g}%" if holds else f"is off by more than {TOLERANCE_PERCENT:g}%"
+        said.append(
+            f"{'Checked' if holds else 'Not confirmed'}: {c['chain']} replaced by {c['replacement']} {verdict}: {both}"
+        )
+    return "; ".join(said) + "." if said else ""
+
+
 def observed_sentence(result: Mapping[str, Any]) -> str:
     """What the traces themselves show where they hold the one-tool conversations of the same cases: the saving by
     the one saving function, said as every report says it, beside the chain's modelled one."""
@@ -177,7 +202,8 @@ def saving_sentence(chain: Mapping[str, Any]) -> str:
         priced = f"unpriced: {price['why']}"
     return (
         f"Replacing it with one call would save **{saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
-        f"conversation** (modelled, from {saving['inputTokensPerConversationToday']:,.1f}, "
-        f"{saving['label']['today']}), {priced}. `wismo traces` writes the study that checks such a tool: the traced "
-        "design's entry and links as above, and a focused design to point at the new tool."
+        f"conversation** (modelled by {saving.get('model', 'the history resends')}; from "
+        f"{saving['inputTokensPerConversationToday']:,.1f}, {saving['label']['today']}), {priced}. `wismo traces` "
+        "writes the study that checks such a tool: the traced design's entry and links as above, and a focused design "
+        "to point at the new tool."
     )

@@ -10,9 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.kinds import MODELLED, PROVIDER
-from wismo.traces import chains, conversations, otlp
+from wismo.traces import chains, conversations, otlp, prediction
 
 PER_CONVERSATIONS = 1000  # savings are stated per this many conversations
+# How a chain's replacement is modelled: the accounting of report 02 where the study gives the replacing tool, else
+# the history's resends alone.
+ONE_ACCOUNTING = "the study's definitions and focused results under the python profile, counted as report 02 counts"
+RESENDS = "the history's resends alone: the definitions and the focused result's envelope left out"
 IMPORTED = "imported traces"
 
 
@@ -44,14 +48,26 @@ def _price(models: Iterable[str], price_model: str | None) -> dict[str, Any]:
 
 
 def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict[str, Any]:
-    """A chain's saving per conversation and per 1,000 conversations, in tokens and, when priced, in USD."""
-    mean = summary["inputTokensSavedMean"]
+    """A chain's saving per conversation and per 1,000 conversations, in tokens and, when priced, in USD: by the one
+    accounting where a replacement was predicted (over the cases it was predicted for), else by the history resends
+    alone (said so: it leaves the definitions and the result's envelope out)."""
+    today, mean, how = summary["inputTokensMean"], summary["inputTokensSavedMean"], RESENDS
+    predicted = summary.get("predicted") or []
+    if predicted:
+        first = predicted[0]
+        by_case = {prediction.case_key(c): v for c, v in zip(summary["cases"], summary["inputTokensByCase"])}
+        pairs = [(by_case[k], v) for k, v in first["byCase"].items() if k in by_case]
+        if pairs:
+            today = round(sum(a for a, _ in pairs) / len(pairs), 2)
+            mean = round(today - sum(b for _, b in pairs) / len(pairs), 2)
+            how = f"{ONE_ACCOUNTING}, replaced by {first['tool']}"
     out: dict[str, Any] = {
-        "inputTokensPerConversationToday": summary["inputTokensMean"],
-        "inputTokensPerConversationReplaced": round(summary["inputTokensMean"] - mean, 2),
+        "inputTokensPerConversationToday": today,
+        "inputTokensPerConversationReplaced": round(today - mean, 2),
         "inputTokensSavedPerConversation": mean,
         f"inputTokensSavedPer{PER_CONVERSATIONS}": round(mean * PER_CONVERSATIONS, 2),
         "label": {"today": tokens, "replaced": MODELLED, "saved": MODELLED},
+        "model": how,
     }
     if price["priced"]:
         out[f"usdSavedPer{PER_CONVERSATIONS}"] = round(mean * PER_CONVERSATIONS * price["inputPerMTok"] / 1e6, 6)
@@ -68,11 +84,14 @@ def analyse(
     idle_s: float = conversations.IDLE_NS / 1e9,
     price_model: str | None = None,
     each: Callable[[conversations.Conversation], object] | None = None,
+    replacements: Sequence[prediction.Replacement] = (),
 ) -> dict[str, Any]:
     """The analysis of the trace files (JSON-ready), read in one pass that holds only the conversations open at
-    once; `each` is given every conversation as it completes. TraceUnreadable names the first bad line."""
+    once; `each` is given every conversation as it completes; each of `replacements` (prediction.from_study) is
+    predicted for the chains of its tools and checked against the conversations that used it. TraceUnreadable names
+    the first bad line."""
     tally = conversations.Tally()
-    counted = chains.Chains()
+    counted = chains.Chains(replacements)
     models: set[str] = set()
     providers: set[str] = set()
     kinds: set[str] = set()
@@ -91,6 +110,7 @@ def analyse(
         summary["saving"] = _saving(summary, summary["price"], label(kinds))
         summaries.append(summary)
     linked = [s for s in summaries if s["links"]]
+    checked = prediction.checks(summaries)
     return {
         "schema": "wismo.traces/1",
         "files": [str(p) for p in paths],
@@ -100,6 +120,11 @@ def analyse(
         "providers": sorted(providers),
         "chains": summaries,
         "topLinkedChain": summaries.index(linked[0]) if linked else None,
+        "checks": checked,
+        "replacements": [
+            {"tool": r.tool, "replaces": sorted(r.chain), "profile": r.profile, "source": r.source}
+            for r in replacements
+        ],
         "labels": {
             "tokens": label(kinds),
             "saving": MODELLED,

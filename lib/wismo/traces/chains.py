@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from wismo.traces.conversations import Conversation
+from wismo.traces.prediction import Replacement, case_key
 
 Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
 
@@ -173,9 +174,13 @@ class Chain:
     models: Counter[str] = field(default_factory=Counter)
     cases: list[dict[str, Any]] = field(default_factory=list)  # the first CASES distinct first-call arguments
     by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
+    # Per replacing tool, for each of `cases`: the input the conversation would take with the chain replaced.
+    predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)
 
-    def add(self, conversation: Conversation, counts: tuple[int, ...]) -> None:
-        """Counts one conversation showing this chain."""
+    def add(
+        self, conversation: Conversation, counts: tuple[int, ...], replacements: Sequence[Replacement] = ()
+    ) -> None:
+        """Counts one conversation showing this chain (and, for each replacement of its tools, what it would take)."""
         self.conversations += 1
         if len(self.examples) < EXAMPLES:
             self.examples.append(conversation.key)
@@ -194,7 +199,15 @@ class Chain:
             self.cases.append(arguments)
             self.by_case.append(Counter())
         if arguments is not None and arguments in self.cases:
-            self.by_case[self.cases.index(arguments)][sum(m.input_tokens for m in conversation.model_calls)] += 1
+            at = self.cases.index(arguments)
+            self.by_case[at][sum(m.input_tokens for m in conversation.model_calls)] += 1
+            for r in replacements:
+                if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
+                    predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
+                    if predicted is not None:
+                        per = self.predicted.setdefault(r.tool, [])
+                        per += [Counter() for _ in range(len(self.cases) - len(per))]
+                        per[at][predicted] += 1
         if conversation.tool_calls and all(
             c.arguments is not None and c.result is not None for c in conversation.tool_calls
         ):
@@ -220,6 +233,13 @@ class Chain:
             "linksCaptured": self.captured,
             "cases": self.cases,
             "inputTokensByCase": [_median(h) for h in self.by_case],
+            "predicted": [
+                {
+                    "tool": tool,
+                    "byCase": {case_key(c): _median(h) for c, h in zip(self.cases, per) if h},
+                }
+                for tool, per in sorted(self.predicted.items())
+            ],
             "links": [
                 {
                     "from": link.source,
@@ -236,16 +256,19 @@ class Chain:
 class Chains:
     """The recurring chains, counted one conversation at a time (memory grows with the distinct chains)."""
 
-    def __init__(self) -> None:
+    def __init__(self, replacements: Sequence[Replacement] = ()) -> None:
         self.by_tools: dict[tuple[str, ...], Chain] = {}
         self.total = 0
+        self.replacements = tuple(replacements)
 
     def add(self, conversation: Conversation) -> None:
         """Counts one conversation in its chain."""
         self.total += 1
         s = steps(conversation)
         tools = tuple(tool for tool, _ in s)
-        self.by_tools.setdefault(tools, Chain(tools)).add(conversation, tuple(count for _, count in s))
+        self.by_tools.setdefault(tools, Chain(tools)).add(
+            conversation, tuple(count for _, count in s), self.replacements
+        )
 
     def ranked(self) -> list[Chain]:
         """Most conversations first, then by tools."""
