@@ -386,3 +386,52 @@ def test_a_prediction_is_checked_against_the_same_cases_only():
         500,
         20.0,
     )
+
+
+def test_two_models_conversations_of_one_chain_are_kept_apart():
+    span = _span("t", "s", 1, {})
+
+    def conversation(key: str, model: str, provider: str, second: int) -> conversations.Conversation:
+        calls = tuple(
+            conventions.ToolCall(span, tool, "", '{"id": "O-1"}', '{"ok": 1}', False, "", "")
+            for tool in ("get_order", "get_payment")
+        )
+        models = (
+            conventions.ModelCall(span, model, provider, 100, 1, 0, "", ()),
+            conventions.ModelCall(span, model, provider, second, 1, 0, "", ()),
+            conventions.ModelCall(span, model, provider, second + 50, 1, 0, "", ()),
+        )
+        return conversations.Conversation(key, models, calls, (0, 1), ("f",))
+
+    counted = chains.Chains()
+    for key, model, provider, second in (
+        ("a", "gpt-4.1-mini", "openai", 300),
+        ("b", "gpt-4.1-mini", "openai", 500),
+        ("c", "function:agent", "function", 90),
+    ):
+        counted.add(conversation(key, model, provider, second))
+    (chain,) = counted.ranked()
+    by = {m["model"]: m for m in chain.summary(3)["byModel"]}
+    # Each model's own mean: the second request each conversation would not send, never the two models' pool.
+    assert by["gpt-4.1-mini"] == {
+        "model": "gpt-4.1-mini", "provider": "openai", "conversations": 2, "savedInputPerConversation": 400.0
+    }  # fmt: skip
+    assert by["function:agent"]["conversations"] == 1 and by["function:agent"]["savedInputPerConversation"] == 90.0
+
+
+def test_the_kind_of_a_model_calls_tokens_is_what_its_span_says():
+    from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
+
+    def kind(**attributes):
+        span = _span("t", "s", 1, {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 10,
+                                   "gen_ai.usage.output_tokens": 1, **attributes})  # fmt: skip
+        return conventions.model_call(span).usage_kind
+
+    assert kind(**{"gen_ai.provider.name": "openai", "server.address": "api.openai.com"}) == PROVIDER
+    # An agent framework's stand-in model counts its own words: not a provider's figure.
+    assert kind(**{"gen_ai.provider.name": "function"}) == SCRIPTED == kind(**{"gen_ai.provider.name": "test"})
+    # A request to this machine or a private network's server: a server's count, not a provider's.
+    for address in ("127.0.0.1", "localhost", "10.1.2.3", "192.168.0.9", "[::1]"):
+        assert kind(**{"gen_ai.provider.name": "openai", "server.address": address}) == SERVER, address
+    # The agent's own word wins: wismo's loop marks its estimates.
+    assert kind(**{"gen_ai.provider.name": "wismo.scripted", "wismo.usage.kind": TIKTOKEN}) == TIKTOKEN

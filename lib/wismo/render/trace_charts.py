@@ -14,9 +14,19 @@ def chains_by_share_and_saving(result: dict[str, Any], top: int = 8) -> Figure:
     """Horizontal bars, one row per chain (the `top` most common): the share of conversations that show it, and the
     input tokens one focused call would save per conversation (modelled from the traced token counts)."""
     chains = result["chains"][:top]
-    labels = [" → ".join(c["tools"]) or "(no tool call)" for c in chains][::-1]
+    # A chain several models answered shows its largest model's saving, named: two models are never pooled.
+    labels = [
+        (" → ".join(c["tools"]) or "(no tool call)")
+        + (f"\n({c['byModel'][0]['model']}, 1 of {len(c['byModel'])} models)" if len(c.get("byModel", [])) > 1 else "")
+        for c in chains
+    ][::-1]
     shares = [100 * c["share"] for c in chains][::-1]
-    saved = [c["saving"]["inputTokensSavedPerConversation"] for c in chains][::-1]
+    saved = [
+        c["byModel"][0]["savedInputPerConversation"]
+        if len(c.get("byModel", [])) > 1
+        else c["saving"]["inputTokensSavedPerConversation"]
+        for c in chains
+    ][::-1]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 1.2 + 0.55 * len(chains)), sharey=True, layout="constrained")
     left.barh(labels, shares, color=SHARE)
     left.set_xlabel("conversations showing the chain (%)")

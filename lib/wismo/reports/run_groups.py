@@ -10,10 +10,7 @@ from typing import Any
 from wismo import runs
 from wismo.cost import saving
 from wismo.studies.declaration import Study
-
-# Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
-# function and test models (pydantic-ai's FunctionModel and TestModel).
-STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
+from wismo.traces.conventions import STAND_IN_PROVIDERS
 
 
 def live_model(manifests: list[dict[str, Any]]) -> bool:

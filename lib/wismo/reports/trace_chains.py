@@ -62,10 +62,13 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     result["files"] = [Path(f).name for f in given]  # names, not paths: the same traces give the same JSON anywhere
     if result["topLinkedChain"] is not None:
         linked = result["chains"][result["topLinkedChain"]]
+        largest = linked["byModel"][0]  # never two models pooled: the model with the most conversations
         result["headline"] = {
             "chain": " → ".join(linked["tools"]),
-            "savedPerConversation": linked["saving"]["inputTokensSavedPerConversation"],
-            "usdPer1000": linked["saving"].get("usdSavedPer1000"),
+            "model": largest["model"],
+            "models": len(linked["byModel"]),
+            "savedPerConversation": largest["savedInputPerConversation"],
+            "usdPer1000": largest["usdPer1000"],
         }
     result["observed"] = observed(result["chains"])
     write_stable(report_dir(p["output_dir"]) / OUTPUT, result)

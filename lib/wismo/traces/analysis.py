@@ -108,6 +108,14 @@ def analyse(
         summary = chain.summary(total)
         summary["price"] = _price(summary["models"], price_model)
         summary["saving"] = _saving(summary, summary["price"], label(kinds))
+        for entry in summary["byModel"]:
+            # Each model apart, at its own price (or the one asked for), never pooled with another model's.
+            price = _price([entry["model"]], price_model)
+            if price["priced"]:
+                usd = entry["savedInputPerConversation"] * PER_CONVERSATIONS * price["inputPerMTok"] / 1e6
+                entry |= {f"usdPer{PER_CONVERSATIONS}": round(usd, 6), "pricedAs": price["as"]}
+            else:
+                entry |= {f"usdPer{PER_CONVERSATIONS}": None, "unpriced": price["why"]}
         summaries.append(summary)
     linked = [s for s in summaries if s["links"]]
     checked = prediction.checks(summaries)

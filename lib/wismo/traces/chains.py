@@ -176,6 +176,8 @@ class Chain:
     by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
     # Per replacing tool, for each of `cases`: the input the conversation would take with the chain replaced.
     predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)
+    # Per model (and its provider): conversations and the input they would save, never pooled across models.
+    by_model: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
     def add(
         self, conversation: Conversation, counts: tuple[int, ...], replacements: Sequence[Replacement] = ()
@@ -198,9 +200,11 @@ class Chain:
         if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
             self.cases.append(arguments)
             self.by_case.append(Counter())
+        total = sum(m.input_tokens for m in conversation.model_calls)
+        saved = resends_saved(conversation)
         if arguments is not None and arguments in self.cases:
             at = self.cases.index(arguments)
-            self.by_case[at][sum(m.input_tokens for m in conversation.model_calls)] += 1
+            self.by_case[at][total] += 1
             for r in replacements:
                 if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
                     predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
@@ -208,6 +212,12 @@ class Chain:
                         per = self.predicted.setdefault(r.tool, [])
                         per += [Counter() for _ in range(len(self.cases) - len(per))]
                         per[at][predicted] += 1
+                        saved = total - predicted if r.tool == min(x.tool for x in replacements) else saved
+        if conversation.model_calls:
+            first = conversation.model_calls[0]
+            tally = self.by_model.setdefault((first.model, first.provider), [0, 0])
+            tally[0] += 1
+            tally[1] += saved
         if conversation.tool_calls and all(
             c.arguments is not None and c.result is not None for c in conversation.tool_calls
         ):
@@ -233,6 +243,10 @@ class Chain:
             "linksCaptured": self.captured,
             "cases": self.cases,
             "inputTokensByCase": [_median(h) for h in self.by_case],
+            "byModel": [
+                {"model": model, "provider": provider, "conversations": n, "savedInputPerConversation": round(t / n, 2)}
+                for (model, provider), (n, t) in sorted(self.by_model.items(), key=lambda kv: (-kv[1][0], kv[0]))
+            ],
             "predicted": [
                 {
                     "tool": tool,

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from wismo.core.errors import WismoError
-from wismo.core.kinds import PROVIDER, SERVER, TIKTOKEN
+from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
 from wismo.traces.otlp import Span
 
 # GenAI semantic conventions: the operations that are a call to a model.
@@ -20,7 +21,36 @@ MCP_TOOLS_CALL = "tools/call"
 # What a model call's usage is, when the agent says (wismo's own loop does: its scripted model's usage is a tiktoken
 # estimate); otherwise it is what the provider reported, as the GenAI conventions define gen_ai.usage.*.
 USAGE_KIND = "wismo.usage.kind"
-USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER)
+USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER, SCRIPTED)
+# Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
+# function and test models (pydantic-ai's FunctionModel and TestModel). Their token counts are their own.
+STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
+
+
+def usage_kind(attributes: dict[str, Any]) -> str:
+    """What a model call's token counts are, from what its span says: the agent's own word where it gives one
+    (wismo.usage.kind), a stand-in model's own count, a server's at a loopback or private address, else the
+    provider's."""
+    said = attributes.get(USAGE_KIND)
+    if said in USAGE_KINDS:
+        return str(said)
+    provider = str(_first(attributes, ("gen_ai.provider.name", "gen_ai.system")) or "")
+    if provider in STAND_IN_PROVIDERS:
+        return SCRIPTED
+    if _private(str(attributes.get("server.address") or "")):
+        return SERVER
+    return PROVIDER
+
+
+def _private(address: str) -> bool:
+    """Whether a server address is this machine or a private network's: a local server, not a model provider."""
+    if address in ("localhost",) or address.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
 
 
 class SpanIncomplete(WismoError):
@@ -121,7 +151,7 @@ def model_call(span: Span) -> ModelCall | None:
         cached_input_tokens=_tokens(a, CACHED_TOKENS, required=False),
         conversation=str(a.get("gen_ai.conversation.id") or ""),
         requested=_requested(a),
-        usage_kind=a[USAGE_KIND] if a.get(USAGE_KIND) in USAGE_KINDS else PROVIDER,
+        usage_kind=usage_kind(a),
     )
 
 
