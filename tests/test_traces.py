@@ -435,3 +435,21 @@ def test_the_kind_of_a_model_calls_tokens_is_what_its_span_says():
         assert kind(**{"gen_ai.provider.name": "openai", "server.address": address}) == SERVER, address
     # The agent's own word wins: wismo's loop marks its estimates.
     assert kind(**{"gen_ai.provider.name": "wismo.scripted", "wismo.usage.kind": TIKTOKEN}) == TIKTOKEN
+
+
+def test_tool_calls_no_model_call_can_be_given_are_counted_and_said_with_the_fix():
+    from wismo.traces import analysis
+
+    spans = [
+        _chat("t1", "a", 1),  # a model call in a trace of its own, sharing nothing with the tools'
+        _tool("t2", "b", 2, "get_order"),
+        _tool("t2", "c", 3, "get_payment"),
+        _tool("t2", "d", 3, "get_payment", parent="c", mcp=True),  # the MCP span inside the agent's: one call
+    ]
+    tally = conversations.Tally()
+    found = list(conversations.conversations(spans, tally))
+    assert len(found) == 1 and not found[0].tool_calls
+    assert (tally.without_model_call, tally.tool_calls_without_model_call) == (1, 2)
+    said = analysis.unattached({"toolCallsWithoutModelCall": tally.tool_calls_without_model_call})
+    assert said.startswith("2 tool calls could not be attached to a model call") and "gen_ai.conversation.id" in said
+    assert analysis.unattached({"toolCallsWithoutModelCall": 0}) == ""

@@ -185,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
         f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "
         f"({read['ignoredSpans']:,} spans neither a model nor a tool call) -> {args.out}"
     )
+    if said := analysis.unattached(read):
+        print(said)
     if result["topLinkedChain"] is not None:
         print(_top_chain(result["chains"][result["topLinkedChain"]]))
     for check in result["checks"]:

@@ -142,7 +142,10 @@ def check_accounted(result: Mapping[str, Any]) -> str:
 
 
 def read_sentence(result: Mapping[str, Any]) -> str:
-    """What was read: spans by kind, conversations, the traces left out, and what the token counts are."""
+    """What was read: spans by kind, conversations, the traces left out, the tool calls that could not be attached
+    to a model call, and what the token counts are."""
+    from wismo.traces import analysis
+
     read = result["read"]
     return (
         f"Read **{read['spans']:,} spans** from {', '.join(result['files'])}: {read['modelCallSpans']:,} model calls, "
@@ -152,7 +155,7 @@ def read_sentence(result: Mapping[str, Any]) -> str:
         f"call (a server's handshake, say) are left out. The model calls name the model "
         f"{', '.join(result['models'])} and the provider {', '.join(result['providers']) or '(none named)'}; their "
         f"token counts are {result['labels']['tokens']}."
-    )
+    ) + (f" {said}" if (said := analysis.unattached(read)) else "")
 
 
 TOLERANCE_PERCENT = 5.0  # a prediction this close to what the traces show is said to hold

@@ -25,6 +25,18 @@ def label(kinds: Iterable[str]) -> str:
     return f"{', '.join(sorted(set(kinds))) or PROVIDER} ({IMPORTED})"
 
 
+def unattached(read: dict[str, Any]) -> str:
+    """The tool calls no model call could be given, said with the fix, or nothing when every one was attached."""
+    n = read.get("toolCallsWithoutModelCall", 0)
+    if not n:
+        return ""
+    return (
+        f"{n:,} tool call{'s' if n != 1 else ''} could not be attached to a model call: their spans share no trace and "
+        "no gen_ai.conversation.id with any model call's, so no chain counts them. Propagate the trace context into "
+        "the tool calls (run them inside the agent's span), or set gen_ai.conversation.id on both."
+    )
+
+
 def spans(paths: Sequence[str | Path]) -> Iterator[otlp.Span]:
     """Every span of the files, file after file."""
     for path in paths:

@@ -42,6 +42,7 @@ class Tally:
     conversations: int = 0
     without_model_call: int = 0
     spans_without_model_call: int = 0
+    tool_calls_without_model_call: int = 0  # distinct tool calls in those: calls no model call can be given
 
 
 @dataclass
@@ -160,6 +161,7 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
     if not bucket.models:
         tally.without_model_call += 1
         tally.spans_without_model_call += bucket.spans
+        tally.tool_calls_without_model_call += len(_distinct(bucket, Tally()))
         return []
     models = _outermost_models(bucket, tally)
     tools = _distinct(bucket, tally)
