@@ -237,3 +237,15 @@ def test_without_a_replacement_the_saving_is_the_resends_alone_and_said_so():
     top = result["chains"][result["topLinkedChain"]]
     assert result["checks"] == [] and top["saving"]["model"] == analysis.RESENDS
     assert top["saving"]["inputTokensSavedPerConversation"] == 661.8
+
+
+def test_why_no_study_file_is_drafted_is_said(tmp_path):
+    focused = next(p for p in SHIPPED if p.name == "focused.json")
+    done = _wismo("traces", str(focused), "--out", str(tmp_path / "out"), "--no-report")
+    assert done.returncode == 0, done.stderr
+    assert "no study file drafted: no conversation calls two tools or more" in done.stdout
+    assert not (tmp_path / "out" / "study.toml").exists()
+    two = {"tools": ["get_order", "get_payment"], "linksCaptured": 0}
+    said = analysis.no_links({"chains": [two]})
+    assert "content capture off" in said and analysis.CAPTURE in said
+    assert analysis.no_links({"chains": [{**two, "linksCaptured": 3}]}).startswith("no argument of a later call")

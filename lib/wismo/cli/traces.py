@@ -189,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
         print(said)
     if result["topLinkedChain"] is not None:
         print(_top_chain(result["chains"][result["topLinkedChain"]]))
+    else:
+        print(f"no study file drafted: {analysis.no_links(result)}")
     for check in result["checks"]:
         print(_check(check))
     return 0

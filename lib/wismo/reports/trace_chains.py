@@ -161,6 +161,13 @@ def read_sentence(result: Mapping[str, Any]) -> str:
 TOLERANCE_PERCENT = 5.0  # a prediction this close to what the traces show is said to hold
 
 
+def no_links_sentence(result: Mapping[str, Any]) -> str:
+    """Why no chain has links, said for the reader."""
+    from wismo.traces import analysis
+
+    return f"No chain has links: {analysis.no_links(dict(result))}"
+
+
 def checks_sentence(result: Mapping[str, Any]) -> str:
     """Each prediction of a replaced chain beside the conversations of the same cases that used the replacement:
     said to hold within TOLERANCE_PERCENT, else said to be off, with both figures (the report goes on either way:

@@ -37,6 +37,23 @@ def unattached(read: dict[str, Any]) -> str:
     )
 
 
+# What turns content capture on for the OpenTelemetry GenAI instrumentations (the openai-v2 one among them).
+CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true"
+
+
+def no_links(result: dict[str, Any]) -> str:
+    """Why no chain has links, in one sentence, with what to turn on where it is the capture."""
+    longer = [c for c in result["chains"] if len(c["tools"]) > 1]
+    if not longer:
+        return "no conversation calls two tools or more, so there is no chain for one focused tool to replace."
+    if not any(c["linksCaptured"] for c in longer):
+        return (
+            "the traces did not capture the tool calls' arguments and results (content capture off), so no link "
+            f"between them can be found; turn on the instrumentation's content capture (for the GenAI ones, {CAPTURE})."
+        )
+    return "no argument of a later call took a value an earlier result of its conversation held."
+
+
 def spans(paths: Sequence[str | Path]) -> Iterator[otlp.Span]:
     """Every span of the files, file after file."""
     for path in paths:
