@@ -453,3 +453,23 @@ def test_tool_calls_no_model_call_can_be_given_are_counted_and_said_with_the_fix
     said = analysis.unattached({"toolCallsWithoutModelCall": tally.tool_calls_without_model_call})
     assert said.startswith("2 tool calls could not be attached to a model call") and "gen_ai.conversation.id" in said
     assert analysis.unattached({"toolCallsWithoutModelCall": 0}) == ""
+
+
+def test_calls_asked_for_in_one_response_are_one_step():
+    span = _span("t", "s", 1, {})
+    tools = tuple(
+        conventions.ToolCall(span, tool, "", "{}", "{}", False, "", "")
+        for tool in ("get_order", "get_payment", "get_reservation", "get_reservation", "get_tracking")
+    )
+    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    c = conversations.Conversation("k", (model, model, model), tools, (0, 1, 1, 1, 1), ("f",))
+    assert chains.turns(c) == (("get_order",), ("get_payment", "get_reservation", "get_tracking"))
+    counted = chains.Chains()
+    counted.add(c)
+    (chain,) = counted.ranked()
+    summary = chain.summary(1)
+    assert summary["shown"] == "get_order → {get_payment, get_reservation x2, get_tracking}"
+    assert summary["steps"] == [["get_order"], ["get_payment", "get_reservation", "get_tracking"]]
+    # One call per response: each its own step.
+    one_by_one = dataclasses.replace(c, model_calls=(model,) * 5, requested_by=(0, 1, 2, 2, 3))
+    assert chains.turns(one_by_one) == (("get_order",), ("get_payment",), ("get_reservation",), ("get_tracking",))

@@ -29,7 +29,7 @@ def out(tmp_path_factory) -> Path:
     assert done.returncode == 0, done.stderr
     assert "12 conversations" in done.stdout
     assert (
-        "top chain with links: get_order -> get_payment -> get_reservation -> get_tracking, 5 conversations; links: "
+        "top chain with links: get_order → {get_payment, get_reservation x1-2, get_tracking}, 5 conversations; links: "
         "get_payment.paymentId from get_order at paymentId;" in done.stdout
     )
     assert (

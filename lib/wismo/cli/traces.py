@@ -217,7 +217,7 @@ def _top_chain(chain: dict[str, Any]) -> str:
         else f" ({price['why']})"
     )
     return (
-        f"top chain with links: {' -> '.join(chain['tools'])}, {chain['conversations']:,} conversations; links: "
+        f"top chain with links: {chain['shown']}, {chain['conversations']:,} conversations; links: "
         f"{links}; one focused call would save {saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
         f"conversation (modelled) of {saving['inputTokensPerConversationToday']:,.1f} ({saving['label']['today']})"
         f"{priced}."

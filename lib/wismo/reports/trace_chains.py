@@ -99,7 +99,7 @@ def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
         saving = chain["saving"]
         out.append(
             {
-                "chain (tools in order)": " → ".join(chain["tools"]) or "(no tool call)",
+                "chain (calls asked in one response in braces)": chain["shown"] or "(no tool call)",
                 "conversations": chain["conversations"],
                 "share %": round(100 * chain["share"], 1),
                 "model turns (median)": chain["modelTurns"]["median"],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,28 @@ def steps(conversation: Conversation) -> Steps:
         else:
             out.append([call.tool, 1])
     return tuple((tool, count) for tool, count in out)
+
+
+def turns(conversation: Conversation) -> tuple[tuple[str, ...], ...]:
+    """The conversation's tools by the model response that asked for them: calls asked for in one response are one
+    step of the chain, whatever their order (each tool once, in the order first called)."""
+    out: dict[int, dict[str, None]] = {}
+    for call, asked_by in zip(conversation.tool_calls, conversation.requested_by):
+        out.setdefault(asked_by, {})[call.tool] = None
+    return tuple(tuple(tools) for _, tools in sorted(out.items()))
+
+
+def shown(turns: tuple[tuple[str, ...], ...], calls: Mapping[str, tuple[int, int]]) -> str:
+    """A chain as a reader reads it, a step of several calls in braces, a tool called more than once with its count:
+    `get_order → {get_payment, get_reservation x2, get_tracking}`."""
+
+    def tool(name: str) -> str:
+        least, most = calls.get(name, (1, 1))
+        return name if most == 1 else f"{name} x{most}" if least == most else f"{name} x{least}-{most}"
+
+    return " → ".join(
+        tool(step[0]) if len(step) == 1 else "{" + ", ".join(tool(t) for t in step) + "}" for step in turns
+    )
 
 
 def additions(conversation: Conversation) -> list[int]:
@@ -176,6 +198,8 @@ class Chain:
     by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
     # Per replacing tool, for each of `cases`: the input the conversation would take with the chain replaced.
     predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)
+    # How its calls were asked for, response by response: each grouping seen, with its conversations.
+    turned: Counter[tuple[tuple[str, ...], ...]] = field(default_factory=Counter)
     # Per model (and its provider): conversations and the input they would save, never pooled across models.
     by_model: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
@@ -189,6 +213,7 @@ class Chain:
         self.fewest = [min(a, b) for a, b in zip(self.fewest, counts)] if self.fewest else list(counts)
         self.most = [max(a, b) for a, b in zip(self.most, counts)] if self.most else list(counts)
         self.turns[len(conversation.model_calls)] += 1
+        self.turned[turns(conversation)] += 1
         for i, tokens in enumerate(additions(conversation)):
             if i == len(self.added):
                 self.added.append(Counter())
@@ -224,6 +249,14 @@ class Chain:
             self.captured += 1
             self.links.update(links(conversation))
 
+    def _steps(self) -> tuple[tuple[str, ...], ...]:
+        """The grouping of calls into model responses most of its conversations show (the first such, on a tie)."""
+        return max(self.turned.items(), key=lambda kv: kv[1])[0] if self.turned else tuple((t,) for t in self.tools)
+
+    def _calls(self) -> dict[str, tuple[int, int]]:
+        """Each tool's least and most calls in a row, as callsPerStep counts them."""
+        return {tool: (a, b) for tool, a, b in zip(self.tools, self.fewest, self.most)}
+
     def summary(self, total: int) -> dict[str, Any]:
         """The chain as the report shows it; `total` is the number of conversations read."""
         return {
@@ -232,6 +265,8 @@ class Chain:
             "share": round(self.conversations / total, 4) if total else 0.0,
             "examples": self.examples,
             "callsPerStep": [{"min": a, "max": b} for a, b in zip(self.fewest, self.most)],
+            "steps": [list(step) for step in self._steps()],
+            "shown": shown(self._steps(), self._calls()),
             "modelTurns": _spread(self.turns),
             "modelCalls": sum(turns * n for turns, n in self.turns.items()),
             "tokensAddedPerTurn": [_median(h) for h in self.added],
