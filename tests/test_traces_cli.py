@@ -101,10 +101,22 @@ def test_the_study_file_names_only_the_placeholder_and_runs_once_it_is_filled_in
         encoding="utf-8",
     )
     parsed = declaration.load(filled)
-    # The chain's own conversations' inputs: ORD-1003 (no tracking) is another chain's.
-    assert [c.fields["orderId"] for c in parsed.cases] == [f"ORD-100{i}" for i in (1, 2, 4, 5, 6)]
+    # Every traced case of the entry: ORD-1003, whose shorter chain (no tracking) is another chain, too.
+    assert sorted(c.fields["orderId"] for c in parsed.cases) == [f"ORD-100{i}" for i in range(1, 7)]
+    # Each step keeps its records under a name of its own, so no record's values overwrite another's.
+    assert [f.into for f in parsed.designs["traced"].investigation.links] == ["payment", "reservations", "trackings"]
     done = _wismo("study", "check", str(filled))
     assert done.returncode == 0, done.stderr
+    # Filled in with wismo's focused server, the draft runs: every case agrees.
+    import anyio
+
+    from wismo.reports import equivalence
+
+    result = anyio.run(
+        equivalence.build,
+        {"study": str(filled), "transports": ["stdio"], "hostile_count": 0, "output_dir": str(tmp_path / "o")},
+    )
+    assert result["summary"]["allEqual"] and result["summary"]["casesEqual"] == 6, result["summary"]
 
 
 def test_bad_trace_input_is_one_sentence_and_exit_2_with_nothing_written(tmp_path):

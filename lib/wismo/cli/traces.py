@@ -4,6 +4,7 @@ a focused tool would save, and the study that checks it."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -108,7 +109,11 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         command = ["{python}", "-m", "wismo", "serve", served.name] if served else None
         if served and served.investigation.tools() != set(chain["tools"]):
             command = None  # the chain calls tools the design does not declare: not that design's server
-        study_text = study_file.text(chain, command, list(args.files))
+        # Every traced case of the entry is a case, those of shorter chains from it too.
+        cases = [c for other in result["chains"] if other["tools"][:1] == chain["tools"][:1] for c in other["cases"]]
+        study_text = study_file.text(
+            chain, command, list(args.files), list({json.dumps(c, sort_keys=True): c for c in cases}.values())
+        )
 
     def fill(folder: Path) -> None:
         if study_text is not None:

@@ -5,6 +5,7 @@ tool, and cases from the traced inputs."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 PLACEHOLDER_COMMAND = "<the command that starts the server with your focused tool>"
@@ -31,11 +32,22 @@ def _key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
 
 
-def text(chain: dict[str, Any], command: list[str] | None, files: list[str]) -> str:
+def records(tool: str, many: bool) -> str:
+    """Where a step's records go in the evidence, named for them: the tool's name less its verb, in the plural when
+    the step follows a list (get_payment -> payment, get_reservation over reservationIds[] -> reservations)."""
+    name = re.sub(r"^(get|fetch|list|read|load|find|lookup|query)_", "", tool) or tool
+    return name + "s" if many and not name.endswith("s") else name
+
+
+def text(
+    chain: dict[str, Any], command: list[str] | None, files: list[str], cases: list[dict[str, Any]] | None = None
+) -> str:
     """The study file (TOML) for a chain summary with links; `command` starts the traced server when it is known
-    (a design wismo serves), else the traced design's command is a placeholder too."""
+    (a design wismo serves), else the traced design's command is a placeholder too; `cases` are every traced case
+    of the entry (the chain's own when not given). Each step keeps its records under a name of their own, and the
+    match is by text, so a focused tool that returns the same records in another shape agrees."""
     entry = chain["tools"][0]
-    cases = chain["cases"]
+    cases = cases if cases is not None else chain["cases"]
     key = next(iter(cases[0])) if cases else "id"
     arguments = {name: "{" + name + "}" for name in (cases[0] if cases else {key: None})}
     followed = [link for link in chain["links"] if link["from"] == entry and link["path"]]
@@ -50,17 +62,19 @@ def text(chain: dict[str, Any], command: list[str] | None, files: list[str]) -> 
         f"title = {_value('The traced chain ' + ' -> '.join(chain['tools']) + ' against one focused call')}",
         f"question = {_value('What do we know about {' + key + '}?')}",
         'reference = "traced"',
-        'match = "equal"',
+        "# By text: every value the traced design gathers must occur in the focused tool's answer, whatever its shape.",
+        'match = "text"',
         f"key = {_value(key)}",
         "",
         "[designs.traced]",
         f"command = {_value(command or [TRACED_COMMAND])}",
-        f"entry = {_value({'tool': entry, 'arguments': arguments})}",
+        f"entry = {_value({'tool': entry, 'arguments': arguments, 'into': records(entry, False)})}",
     ]
     if followed:
         lines.append("links = [")
         for link in followed:
-            lines.append(f"  {_value({'from': link['path'], 'tool': link['tool'], 'argument': link['argument']})},")
+            step = {"from": link["path"], "tool": link["tool"], "argument": link["argument"]}
+            lines.append(f"  {_value(step | {'into': records(link['tool'], link['path'].endswith('[]'))})},")
         lines.append("]")
     for link in unfollowed:
         lines.append(
