@@ -473,3 +473,15 @@ def test_calls_asked_for_in_one_response_are_one_step():
     # One call per response: each its own step.
     one_by_one = dataclasses.replace(c, model_calls=(model,) * 5, requested_by=(0, 1, 2, 2, 3))
     assert chains.turns(one_by_one) == (("get_order",), ("get_payment",), ("get_reservation",), ("get_tracking",))
+
+
+def test_each_question_of_a_session_is_its_own_runs_question():
+    from wismo.traces import imported
+
+    history = [
+        {"role": "user", "parts": [{"type": "text", "content": "Where is ORD-1?"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "On its way."}]},
+        {"role": "user", "parts": [{"type": "text", "content": "And ORD-2?"}]},
+    ]
+    assert imported._question(history) == "And ORD-2?"  # not both questions joined
+    assert imported._question(history[:1]) == "Where is ORD-1?" and imported._question([]) == ""

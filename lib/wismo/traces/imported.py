@@ -47,6 +47,13 @@ def _text(captured: list[dict[str, Any]], role: str) -> str | None:
     return "\n".join(texts) if texts else None
 
 
+def _question(captured: list[dict[str, Any]]) -> str:
+    """The question a conversation asks: the text of the last user message its first request carried (in a session
+    of several questions, the earlier ones are history, not this conversation's question); "" when not captured."""
+    users = [m for m in captured if m.get("role") == "user"]
+    return (_text(users[-1:], "user") or "") if users else ""
+
+
 def _elapsed_ms(span: Any) -> float:
     return round(max(0, span.end_ns - span.start_ns) / 1e6, 3)
 
@@ -61,7 +68,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
     for i, call in enumerate(conversation.tool_calls):
         call_id = call.call_id or f"traced_{i + 1}"
         ids.append(call_id if call_id not in ids else f"{call_id}_{i + 1}")
-    question = _text(messages(models[0].span.attributes, "gen_ai.input.messages"), "user") or ""
+    question = _question(messages(models[0].span.attributes, "gen_ai.input.messages"))
     requests: list[dict[str, Any]] = []
     tool_calls: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}] if question else []
