@@ -485,3 +485,33 @@ def test_each_question_of_a_session_is_its_own_runs_question():
     ]
     assert imported._question(history) == "And ORD-2?"  # not both questions joined
     assert imported._question(history[:1]) == "Where is ORD-1?" and imported._question([]) == ""
+
+
+def test_without_content_a_conversation_is_named_by_its_root_span():
+    from wismo.traces import imported
+
+    def span(name: str, span_id: str, parent: str, attributes: dict) -> otlp.Span:
+        return otlp.Span("t", span_id, parent, name, 1, 0, 10**9, attributes, False, "", "f", 1)
+
+    spans = [
+        span("invoke_agent support-bot", "r", "", {"gen_ai.operation.name": "invoke_agent"}),
+        span(
+            "chat gpt-4.1-mini",
+            "c",
+            "r",
+            {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2},
+        ),  # fmt: skip
+        span(
+            "execute_tool get_order",
+            "x",
+            "r",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_order"},
+        ),  # fmt: skip
+    ]
+    (c,) = conversations.conversations(spans, conversations.Tally())
+    assert c.root == "invoke_agent support-bot"
+    assert imported.case_of(c, None) == "invoke_agent support-bot"  # no content: the agent's run names it
+    with_content = dataclasses.replace(
+        c, tool_calls=(dataclasses.replace(c.tool_calls[0], arguments='{"orderId": "O-1"}'),)
+    )
+    assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"

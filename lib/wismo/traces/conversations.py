@@ -25,6 +25,7 @@ class Conversation:
     tool_calls: tuple[ToolCall, ...]
     requested_by: tuple[int, ...]
     sources: tuple[str, ...]  # the files its spans came from
+    root: str = ""  # the name of its trace's root span (an agent's run, say): what names it without content
 
 
 @dataclass
@@ -56,8 +57,10 @@ class _Open:
     sources: set[str] = field(default_factory=set)
     spans: int = 0
     last_ns: int = 0
+    root: str = ""  # the first root span's name
 
     def absorb(self, other: _Open) -> None:
+        self.root = self.root or other.root
         self.models += other.models
         self.tools += other.tools
         self.parents.update(other.parents)
@@ -137,7 +140,7 @@ def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
 
 
 def _questions(
-    key: str, models: list[ModelCall], tools: list[ToolCall], by: list[int], sources: tuple[str, ...]
+    key: str, models: list[ModelCall], tools: list[ToolCall], by: list[int], sources: tuple[str, ...], root: str = ""
 ) -> Iterator[Conversation]:
     """The conversation cut after each model call that asked for no tool (an answer): a session that holds several
     questions is one conversation per question, the first keeping the key, the next "KEY #2" and so on."""
@@ -153,6 +156,7 @@ def _questions(
                 tool_calls=tuple(tools[j] for j in picked),
                 requested_by=tuple(by[j] - start for j in picked),
                 sources=sources,
+                root=root,
             )
             start, n = i + 1, n + 1
 
@@ -166,7 +170,7 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
     models = _outermost_models(bucket, tally)
     tools = _distinct(bucket, tally)
     by = [_requester(models, t) for t in tools]
-    found = list(_questions(bucket.key, models, tools, by, tuple(sorted(bucket.sources))))
+    found = list(_questions(bucket.key, models, tools, by, tuple(sorted(bucket.sources)), bucket.root))
     tally.conversations += len(found)
     return found
 
@@ -194,6 +198,8 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
         bucket.traces.add(span.trace_id)
         bucket.sources.add(span.path)
         bucket.parents[span.span_id] = span.parent_id
+        if not span.parent_id and not bucket.root:
+            bucket.root = span.name
         bucket.spans += 1
         bucket.last_ns = max(bucket.last_ns, span.end_ns)
         latest[span.path] = max(latest.get(span.path, 0), span.end_ns)

@@ -136,7 +136,8 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
 
 
 def case_of(conversation: Conversation, key: str | None) -> str:
-    """The case a conversation is about: the study key's value in its first call's arguments, else its id."""
+    """The case a conversation is about: the study key's value in its first call's arguments; else, where no
+    content was captured, its trace's root span's name (an agent's run); else its id."""
     if key is not None and conversation.tool_calls and conversation.tool_calls[0].arguments:
         try:
             arguments = json.loads(conversation.tool_calls[0].arguments)
@@ -144,7 +145,8 @@ def case_of(conversation: Conversation, key: str | None) -> str:
             arguments = None
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):
             return arguments[key]
-    return conversation.key
+    captured = any(c.arguments is not None for c in conversation.tool_calls)
+    return conversation.root if conversation.root and not captured else conversation.key
 
 
 class _Run:
