@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from wismo.traces.conventions import ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
 from wismo.traces.otlp import Span, TraceUnreadable
 
+TRACE_KEY = "trace "  # a conversation no gen_ai.conversation.id names is keyed by this and its trace id
 IDLE_NS = 600 * 10**9  # a conversation with no span ending in 10 minutes of span time is complete
 SWEEP_EVERY = 4096  # spans between looks for idle conversations
 
@@ -185,7 +186,7 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
         tally.spans += 1
         call = _classified(span)
         named = call.conversation if call is not None else str(span.attributes.get("gen_ai.conversation.id") or "")
-        key = named or of_trace.get(span.trace_id) or f"trace {span.trace_id}"
+        key = named or of_trace.get(span.trace_id) or f"{TRACE_KEY}{span.trace_id}"
         bucket = open_.get(key)
         if bucket is None:
             bucket = open_[key] = _Open(key, named=bool(named))

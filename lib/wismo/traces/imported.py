@@ -18,7 +18,7 @@ from wismo.core.jsonfmt import stable, utf8_len
 from wismo.runs import IMPORTED, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.recording import file_name
 from wismo.traces.conventions import messages
-from wismo.traces.conversations import Conversation
+from wismo.traces.conversations import TRACE_KEY, Conversation
 
 BACKEND = IMPORTED
 KEY = "conversation"  # a run's case key when no study names one: the conversation's id
@@ -136,8 +136,9 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
 
 
 def case_of(conversation: Conversation, key: str | None) -> str:
-    """The case a conversation is about: the study key's value in its first call's arguments; else, where no
-    content was captured, its trace's root span's name (an agent's run); else its id."""
+    """The case a conversation is about: the study key's value in its first call's arguments; else its
+    gen_ai.conversation.id; else, where no content was captured, its trace's root span's name (an agent's run); else
+    its trace id."""
     if key is not None and conversation.tool_calls and conversation.tool_calls[0].arguments:
         try:
             arguments = json.loads(conversation.tool_calls[0].arguments)
@@ -146,7 +147,8 @@ def case_of(conversation: Conversation, key: str | None) -> str:
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):
             return arguments[key]
     captured = any(c.arguments is not None for c in conversation.tool_calls)
-    return conversation.root if conversation.root and not captured else conversation.key
+    unnamed = conversation.key.startswith(TRACE_KEY)  # no gen_ai.conversation.id: only a trace id names it
+    return conversation.root if conversation.root and unnamed and not captured else conversation.key
 
 
 class _Run:
