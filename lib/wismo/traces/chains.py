@@ -230,14 +230,16 @@ class Chain:
         if arguments is not None and arguments in self.cases:
             at = self.cases.index(arguments)
             self.by_case[at][total] += 1
-            for r in replacements:
+            decided = False
+            for r in sorted(replacements, key=lambda r: r.tool):
                 if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
                     predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
                     if predicted is not None:
                         per = self.predicted.setdefault(r.tool, [])
                         per += [Counter() for _ in range(len(self.cases) - len(per))]
                         per[at][predicted] += 1
-                        saved = total - predicted if r.tool == min(x.tool for x in replacements) else saved
+                        if not decided:  # the first replacement by name, as the chain's own saving takes it
+                            saved, decided = total - predicted, True
         if conversation.model_calls:
             first = conversation.model_calls[0]
             tally = self.by_model.setdefault((first.model, first.provider), [0, 0])
