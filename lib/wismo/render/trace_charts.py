@@ -16,7 +16,7 @@ def chains_by_share_and_saving(result: dict[str, Any], top: int = 8) -> Figure:
     chains = result["chains"][:top]
     # A chain several models answered shows its largest model's saving, named: two models are never pooled.
     labels = [
-        (" → ".join(c["tools"]) or "(no tool call)")
+        (c.get("shown") or " → ".join(c["tools"]) or "(no tool call)")
         + (f"\n({c['byModel'][0]['model']}, 1 of {len(c['byModel'])} models)" if len(c.get("byModel", [])) > 1 else "")
         for c in chains
     ][::-1]
