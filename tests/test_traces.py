@@ -515,3 +515,54 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
         c, tool_calls=(dataclasses.replace(c.tool_calls[0], arguments='{"orderId": "O-1"}'),)
     )
     assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"
+
+
+def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_definitions_sent():
+    from wismo import tokens
+    from wismo.traces import prediction
+
+    sent = [
+        {"type": "function", "name": "get_order", "description": "An order by its id.",
+         "parameters": {"type": "object", "properties": {"orderId": {"type": "string"}}}},
+        {"type": "function", "function": {"name": "get_payment", "description": "A payment by its id.",
+         "parameters": {"type": "object", "properties": {"paymentId": {"type": "string"}}}}},
+    ]  # fmt: skip
+    span = _span("t", "s", 1, {prediction.DEFINITIONS: json.dumps(sent)})
+    calls = [
+        ("get_order", '{"orderId": "O-1"}', '{"orderId": "O-1", "paymentId": "P-1"}'),
+        ("get_payment", '{"paymentId": "P-1"}', '{"paymentId": "P-1", "status": "captured"}'),
+    ]
+    least, most = prediction.estimate(400, span.attributes, calls)
+    functions = prediction.sent_definitions(span.attributes)
+    assert [f["name"] for f in functions] == ["get_order", "get_payment"]  # a Chat Completions tool unwrapped
+    # The focused tool's definition between the smaller of the two and both: the bounds differ by exactly that.
+    gap = tokens.count_tools(functions) - min(tokens.count_tools([f]) for f in functions)
+    assert most - least == 2 * gap and least < most
+    # Without the definitions, or without a result, nothing is estimated.
+    assert prediction.estimate(400, {}, calls) is None
+    assert prediction.estimate(400, span.attributes, [calls[0], ("get_payment", '{"paymentId": "P-1"}', None)]) is None
+
+    tools = tuple(conventions.ToolCall(span, t, "", a, r, False, "", "") for t, a, r in calls)
+    model = conventions.ModelCall(span, "m", "openai", 400, 1, 0, "", ())
+    later = conventions.ModelCall(span, "m", "openai", 520, 1, 0, "", ())
+    c = conversations.Conversation(
+        "k", (model, later, dataclasses.replace(later, input_tokens=600)), tools, (0, 1), ("f",)
+    )
+    counted = chains.Chains()
+    counted.add(c)
+    (chain,) = counted.ranked()
+    assert chain.summary(1)["estimated"] == {
+        "conversations": 1, "inputToday": 1520, "leastInput": least, "mostInput": most
+    }  # fmt: skip
+
+
+def test_an_estimated_saving_states_its_smaller_end_and_both_bounds():
+    from wismo.traces import analysis, prediction
+
+    summary = {
+        "inputTokensMean": 1500.0, "inputTokensSavedMean": 300.0, "predicted": [],
+        "estimated": {"conversations": 2, "inputToday": 1520.0, "leastInput": 900.0, "mostInput": 1100.0},
+    }  # fmt: skip
+    saving = analysis._saving(summary, {"priced": False}, "provider-reported (imported traces)")
+    assert saving["model"] == prediction.ESTIMATED and saving["savedBounds"] == [420.0, 620.0]
+    assert saving["inputTokensSavedPerConversation"] == 420.0 and saving["inputTokensPerConversationToday"] == 1520.0

@@ -202,6 +202,14 @@ def observed_sentence(result: Mapping[str, Any]) -> str:
     return ("; ".join(said) + ".") if said else ""
 
 
+def bounds(saving: Mapping[str, Any]) -> str:
+    """An estimated saving's range, where it has one: the smaller end is the figure stated."""
+    if "savedBounds" not in saving:
+        return ""
+    low, high = saving["savedBounds"]
+    return f", at least; between {low:,.1f} and {high:,.1f}"
+
+
 def saving_sentence(chain: Mapping[str, Any]) -> str:
     """A chain's modelled saving per conversation and, where priced, per 1,000 conversations, saying at what price."""
     price, saving = chain["price"], chain["saving"]
@@ -215,7 +223,7 @@ def saving_sentence(chain: Mapping[str, Any]) -> str:
         priced = f"unpriced: {price['why']}"
     return (
         f"Replacing it with one call would save **{saving['inputTokensSavedPerConversation']:,.1f} input tokens per "
-        f"conversation** (modelled by {saving.get('model', 'the history resends')}; from "
+        f"conversation**{bounds(saving)} (modelled by {saving.get('model', 'the history resends')}; from "
         f"{saving['inputTokensPerConversationToday']:,.1f}, {saving['label']['today']}), {priced}. `wismo traces` "
         "writes the study that checks such a tool: the traced design's entry and links as above, and a focused design "
         "to point at the new tool."

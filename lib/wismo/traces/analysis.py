@@ -90,6 +90,13 @@ def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict
             today = round(sum(a for a, _ in pairs) / len(pairs), 2)
             mean = round(today - sum(b for _, b in pairs) / len(pairs), 2)
             how = f"{ONE_ACCOUNTING}, replaced by {first['tool']}"
+    bounds = None
+    if not predicted and summary.get("estimated"):
+        # No study names the tool: the saving between what the estimate's bounds leave, the smaller one stated.
+        e = summary["estimated"]
+        today, how = e["inputToday"], prediction.ESTIMATED
+        bounds = [round(today - e["mostInput"], 2), round(today - e["leastInput"], 2)]
+        mean = bounds[0]
     out: dict[str, Any] = {
         "inputTokensPerConversationToday": today,
         "inputTokensPerConversationReplaced": round(today - mean, 2),
@@ -97,6 +104,7 @@ def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict
         f"inputTokensSavedPer{PER_CONVERSATIONS}": round(mean * PER_CONVERSATIONS, 2),
         "label": {"today": tokens, "replaced": MODELLED, "saved": MODELLED},
         "model": how,
+        **({"savedBounds": bounds} if bounds else {}),
     }
     if price["priced"]:
         out[f"usdSavedPer{PER_CONVERSATIONS}"] = round(mean * PER_CONVERSATIONS * price["inputPerMTok"] / 1e6, 6)

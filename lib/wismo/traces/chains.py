@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wismo.traces.conversations import Conversation
-from wismo.traces.prediction import Replacement, case_key
+from wismo.traces.prediction import Replacement, case_key, estimate
 
 Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
 
@@ -200,6 +200,9 @@ class Chain:
     predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)
     # How its calls were asked for, response by response: each grouping seen, with its conversations.
     turned: Counter[tuple[tuple[str, ...], ...]] = field(default_factory=Counter)
+    # Where no study names the replacing tool: conversations estimated, their input, and the least and most they
+    # would take with the chain replaced (prediction.estimate).
+    estimated: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     # Per model (and its provider): conversations and the input they would save, never pooled across models.
     by_model: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
@@ -240,6 +243,13 @@ class Chain:
                         per[at][predicted] += 1
                         if not decided:  # the first replacement by name, as the chain's own saving takes it
                             saved, decided = total - predicted, True
+        if not replacements and len(self.tools) > 1 and conversation.model_calls:
+            first = conversation.model_calls[0]
+            calls = [(c.tool, c.arguments, c.result) for c in conversation.tool_calls]
+            bounds = estimate(first.input_tokens, first.span.attributes, calls)
+            if bounds is not None:
+                for i, v in enumerate((1, total, *bounds)):
+                    self.estimated[i] += v
         if conversation.model_calls:
             first = conversation.model_calls[0]
             tally = self.by_model.setdefault((first.model, first.provider), [0, 0])
@@ -284,6 +294,16 @@ class Chain:
                 {"model": model, "provider": provider, "conversations": n, "savedInputPerConversation": round(t / n, 2)}
                 for (model, provider), (n, t) in sorted(self.by_model.items(), key=lambda kv: (-kv[1][0], kv[0]))
             ],
+            "estimated": (
+                {
+                    "conversations": self.estimated[0],
+                    "inputToday": round(self.estimated[1] / self.estimated[0], 2),
+                    "leastInput": round(self.estimated[2] / self.estimated[0], 2),
+                    "mostInput": round(self.estimated[3] / self.estimated[0], 2),
+                }
+                if self.estimated[0]
+                else None
+            ),
             "predicted": [
                 {
                     "tool": tool,

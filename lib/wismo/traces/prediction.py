@@ -120,3 +120,66 @@ def checks(chains: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+DEFINITIONS = "gen_ai.tool.definitions"  # the tool definitions the agent sent with a model call, where captured
+ESTIMATED = (
+    "estimated within bounds: the chain's definitions as the agent sent them (gen_ai.tool.definitions) out, a focused "
+    "tool's in, as small as the smallest of them or as large as all of them; its result the chain's records as one "
+    "JSON list; one call and the answer"
+)
+
+
+def sent_definitions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The function definitions a model call's span says the agent sent (gen_ai.tool.definitions), as the Responses
+    API's function tools: {"type": "function", "name", "description", "parameters"}; [] when not captured."""
+    raw = attributes.get(DEFINITIONS)
+    try:
+        decoded = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return []
+    out = []
+    for d in decoded if isinstance(decoded, list) else []:
+        inner = d.get("function", d) if isinstance(d, dict) else None  # Chat Completions nests it under "function"
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            out.append(
+                {
+                    "type": "function",
+                    "name": inner["name"],
+                    "description": inner.get("description", ""),
+                    "parameters": inner.get("parameters") or {},
+                }
+            )
+    return out
+
+
+def estimate(
+    first_request: int,
+    attributes: Mapping[str, Any],
+    calls: Sequence[tuple[str, str | None, str | None]],
+    encoding: str = tokens.DEFAULT_ENCODING,
+) -> tuple[int, int] | None:
+    """The input of a conversation with its chain replaced by a focused tool nobody has named yet, as (least, most):
+    from the definitions the agent sent and the results the chain's `calls` (tool, arguments, result) returned; None
+    where the spans carry no definitions for every tool of the chain or a call's arguments or result."""
+    tools = {tool for tool, _, _ in calls}
+    sent = [d for d in sent_definitions(attributes) if d["name"] in tools]
+    if {d["name"] for d in sent} != tools or any(a is None or r is None for _, a, r in calls):
+        return None
+    removed = tokens.count_tools(sent, encoding)
+    least = min(tokens.count_tools([d], encoding) for d in sent)
+    records = []
+    for _, _, result in calls:
+        try:
+            records.append(json.loads(result or ""))
+        except json.JSONDecodeError:
+            records.append(result)
+    try:
+        arguments = json.loads(calls[0][1] or "{}")
+    except json.JSONDecodeError:
+        arguments = {}
+    merged = json.dumps(records, separators=(",", ":"), ensure_ascii=False)
+    turn = [walk.result("focused", arguments if isinstance(arguments, dict) else {}, merged)]
+    added = sum(tokens.count_item(i, encoding) for i in conversation.turn_items(turn, 1))
+    base = first_request - removed
+    return 2 * (base + least) + added, 2 * (base + removed) + added
