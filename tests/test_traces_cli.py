@@ -261,3 +261,21 @@ def test_why_no_study_file_is_drafted_is_said(tmp_path):
     said = analysis.no_links({"chains": [two]})
     assert "content capture off" in said and analysis.CAPTURE in said
     assert analysis.no_links({"chains": [{**two, "linksCaptured": 3}]}).startswith("no argument of a later call")
+
+
+def test_report_05s_table_gives_a_chain_of_two_models_model_by_model():
+    from wismo.reports import trace_chains
+
+    chain = {
+        "shown": "get_order → get_payment", "conversations": 3, "share": 1.0, "modelTurns": {"median": 3},
+        "saving": {"label": {"today": "provider-reported (imported traces)"}, "inputTokensPerConversationToday": 900,
+                   "inputTokensPerConversationReplaced": 600, "inputTokensSavedPerConversation": 300,
+                   "usdSavedPer1000": 0.12},
+        "byModel": [
+            {"model": "gpt-4.1-mini", "savedInputPerConversation": 400.0, "usdPer1000": 0.16},
+            {"model": "function:agent", "savedInputPerConversation": 90.0, "usdPer1000": None},
+        ],
+    }  # fmt: skip
+    (row,) = trace_chains.rows({"chains": [chain]})
+    assert row["saved per conversation (modelled)"] == "gpt-4.1-mini 400.0; function:agent 90.0"
+    assert row["USD saved per 1,000 (modelled)"] == "gpt-4.1-mini 0.1600; function:agent unpriced"

@@ -93,10 +93,19 @@ def observed(chained: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per chain, as the table shows it, each column saying what its figure is."""
+    """One row per chain, as the table shows it, each column saying what its figure is; a chain several models
+    answered gives its saving model by model, never pooled."""
     out = []
     for chain in result["chains"]:
-        saving = chain["saving"]
+        saving, models = chain["saving"], chain.get("byModel", [])
+        saved: Any = saving["inputTokensSavedPerConversation"]
+        usd: Any = saving.get("usdSavedPer1000")
+        if len(models) > 1:
+            saved = "; ".join(f"{m['model']} {m['savedInputPerConversation']:,.1f}" for m in models)
+            usd = "; ".join(
+                f"{m['model']} " + (f"{m['usdPer1000']:,.4f}" if m["usdPer1000"] is not None else "unpriced")
+                for m in models
+            )
         out.append(
             {
                 "chain (calls asked in one response in braces)": chain["shown"] or "(no tool call)",
@@ -106,9 +115,11 @@ def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
                 f"input tokens per conversation ({saving['label']['today']})": saving[
                     "inputTokensPerConversationToday"
                 ],
-                "with one focused call (modelled)": saving["inputTokensPerConversationReplaced"],
-                "saved per conversation (modelled)": saving["inputTokensSavedPerConversation"],
-                "USD saved per 1,000 (modelled)": saving.get("usdSavedPer1000"),
+                "with one focused call (modelled)": saving["inputTokensPerConversationReplaced"]
+                if len(models) <= 1
+                else "per model, as saved",
+                "saved per conversation (modelled)": saved,
+                "USD saved per 1,000 (modelled)": usd,
             }
         )
     return out
