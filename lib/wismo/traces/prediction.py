@@ -122,6 +122,7 @@ def checks(chains: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+UNNAMED = "get_context"  # the name an estimate's call item gives a focused tool nobody has named yet
 DEFINITIONS = "gen_ai.tool.definitions"  # the tool definitions the agent sent with a model call, where captured
 ESTIMATED = (
     "estimated within bounds: the chain's definitions as the agent sent them (gen_ai.tool.definitions) out, a focused "
@@ -179,7 +180,7 @@ def estimate(
     except json.JSONDecodeError:
         arguments = {}
     merged = json.dumps(records, separators=(",", ":"), ensure_ascii=False)
-    turn = [walk.result("focused", arguments if isinstance(arguments, dict) else {}, merged)]
+    turn = [walk.result(UNNAMED, arguments if isinstance(arguments, dict) else {}, merged)]
     added = sum(tokens.count_item(i, encoding) for i in conversation.turn_items(turn, 1))
     base = first_request - removed
     return 2 * (base + least) + added, 2 * (base + removed) + added
