@@ -189,3 +189,47 @@ def docstring_modules() -> list[str]:
 def test_the_docstring_examples_hold(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, name
+
+
+def test_a_typed_pattern_makes_a_text_design_equal_a_json_one():
+    from wismo.core import jsondiff
+    from wismo.shared.reading import Reading
+
+    text = "107 | Dune | due 2026-12-10 | returned False\n108 | Emma | due 2026-12-24 | returned True"
+    pattern = r"^(?P<id>\d+) \| (?P<title>.+?) \| due (?P<due>\S+) \| returned (?P<returned>\w+)$"
+    as_json = [
+        {"id": 107, "title": "Dune", "due": "2026-12-10", "returned": False},
+        {"id": 108, "title": "Emma", "due": "2026-12-24", "returned": True},
+    ]
+    typed = Reading(pattern=pattern, types=(("id", "int"), ("returned", "bool"))).value(text)
+    assert typed == as_json and jsondiff.differences(as_json, typed, ("json", "text")) == []
+    # Untyped, every value is a string, and the text design never equals the JSON one.
+    assert jsondiff.differences(as_json, Reading(pattern=pattern).value(text), ("json", "text"))
+    # A Python literal, as mcp-server-sqlite's read_query answers, read as data, never run.
+    literal = "[{'id': 107, 'title': 'Dune', 'due': '2026-12-10', 'returned': False}]"
+    assert Reading("python").value(literal) == as_json[:1]
+    assert Reading("python").value("__import__('os').remove('x')") == "__import__('os').remove('x')"
+    assert Reading("python").declared == {"read": "python"}
+    assert Reading(pattern=pattern, types=(("id", "int"),)).declared == {"pattern": pattern, "types": {"id": "int"}}
+
+
+def test_a_studys_types_are_checked_against_its_pattern():
+    from pathlib import Path
+
+    from wismo.studies.designs import _reading
+    from wismo.studies.problems import Problems
+
+    def said(step):
+        r = Problems(Path("s.toml"))
+        return _reading(r, "design x", "entry", step), r.problems
+
+    reading, problems = said({"pattern": r"(?P<id>\d+)", "types": {"id": "int"}})
+    assert reading.types == (("id", "int"),) and problems == []
+    assert "give it with a pattern" in said({"types": {"id": "int"}})[1][0]
+    assert (
+        "no named group of the pattern (it names id)" in said({"pattern": r"(?P<id>\d+)", "types": {"n": "int"}})[1][0]
+    )
+    assert (
+        """must be "str", "int", "float", "bool" or "json", not 'date'"""
+        in said({"pattern": r"(?P<id>\d+)", "types": {"id": "date"}})[1][0]
+    )

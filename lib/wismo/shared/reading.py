@@ -9,6 +9,7 @@ the result's structuredContent, or the matches of a regular expression in the te
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import re
@@ -17,7 +18,10 @@ from typing import Any
 
 from wismo.core.errors import WismoError
 
-READS = ("json", "text", "structured")
+READS = ("json", "text", "structured", "python")
+# What a pattern's named group may be read as besides a string: a study file's `types = { id = "int" }`.
+TYPES = ("str", "int", "float", "bool", "json")
+_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
 class PatternInvalid(WismoError, ValueError):
@@ -70,6 +74,60 @@ def matches(pattern: str, text: str) -> list[Any]:
     return [list(m.groups()) for m in found]
 
 
+def literal(text: str) -> Any:
+    """A tool's text as a Python literal (a dict, list, tuple, set, string, number, bool or None), read with
+    ast.literal_eval, never evaluated as code, as JSON would hold it (tuples and sets as lists); the text itself when
+    it is no literal.
+
+    >>> literal("[{'id': 107, 'title': 'Dune', 'returned': False, 'due': None}]")
+    [{'id': 107, 'title': 'Dune', 'returned': False, 'due': None}]
+    >>> literal("__import__('os').getcwd()")
+    "__import__('os').getcwd()"
+    """
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
+    return _as_json(value)
+
+
+def _as_json(value: Any) -> Any:
+    """A literal's value as JSON holds one: tuples as lists, sets in a sorted order, bytes and complex as text."""
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str | int | float | bool) else k: _as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return [_as_json(v) for v in sorted(value, key=repr)]
+    if isinstance(value, bytes | complex):
+        return repr(value)
+    return value
+
+
+def typed(value: str | None, kind: str) -> Any:
+    """A pattern's group as the type a study declares for it (TYPES); the string itself where it does not read as
+    that type, so a difference shows rather than a guess.
+
+    >>> typed("107", "int"), typed("2.5", "float"), typed("False", "bool"), typed('["a"]', "json"), typed("x", "int")
+    (107, 2.5, False, ['a'], 'x')
+    """
+    if value is None or kind == "str":
+        return value
+    try:
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+        if kind == "bool":
+            word = value.strip().lower()
+            return True if word in _TRUE else False if word in _FALSE else value
+        if kind == "json":
+            return json.loads(value)
+    except ValueError:
+        return value
+    return value
+
+
 def parsed(text: str) -> Any:
     """A tool's text as JSON, or the text itself when it is not JSON (a server may answer in words)."""
     try:
@@ -80,16 +138,26 @@ def parsed(text: str) -> Any:
 
 @dataclass(frozen=True)
 class Reading:
-    """How one step reads its result: `read` ("json", "text" or "structured"), or the matches of `pattern`."""
+    """How one step reads its result: `read` ("json", "text", "structured" or "python"), or the matches of `pattern`,
+    its named groups read as `types` declares them (group name, type; the rest stay strings)."""
 
     read: str = "json"
     pattern: str | None = None
+    types: tuple[tuple[str, str], ...] = ()
 
     def value(self, text: str, structured: dict[str, Any] | None = None) -> Any:
         """The step's value for a result's text and structuredContent (None when it carries none: the protocol makes
         it an object); NoStructuredContent when read = "structured" finds none (the caller names step and tool)."""
         if self.pattern is not None:
-            return matches(self.pattern, text)
+            found = matches(self.pattern, text)
+            if not self.types:
+                return found
+            kinds = dict(self.types)
+            return [
+                {k: typed(v, kinds.get(k, "str")) for k, v in m.items()} if isinstance(m, dict) else m for m in found
+            ]
+        if self.read == "python":
+            return literal(text)
         if self.read == "text":
             return text
         if self.read == "structured":
@@ -99,10 +167,10 @@ class Reading:
         return parsed(text)
 
     @property
-    def declared(self) -> dict[str, str]:
+    def declared(self) -> dict[str, Any]:
         """The reading as the study file writes it (empty for the default)."""
         if self.pattern is not None:
-            return {"pattern": self.pattern}
+            return {"pattern": self.pattern, **({"types": dict(self.types)} if self.types else {})}
         return {} if self.read == "json" else {"read": self.read}
 
 

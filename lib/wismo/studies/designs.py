@@ -17,8 +17,8 @@ from wismo.shared.reading import Reading
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor")
-ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern")
-LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern")
+ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern", "types")
+LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern", "types")
 CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PLACEHOLDER = re.compile(r"<[^<>]+>")  # a value left for the team to fill in, such as "<your focused tool>"
@@ -230,8 +230,11 @@ def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | N
 
 
 def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
-    """How a step reads its result: `read` or `pattern` (not both), checked."""
-    read, pattern = step.get("read"), step.get("pattern")
+    """How a step reads its result: `read` or `pattern` (not both), a pattern's `types`, checked."""
+    read, pattern, types = step.get("read"), step.get("pattern"), step.get("types")
+    if types is not None and pattern is None:
+        r.say(where, f"{at}.types names the types of a pattern's named groups: give it with a pattern")
+        return Reading()
     if read is not None and pattern is not None:
         r.say(where, f"{at} gives both read and pattern: a pattern always reads the text, so give one")
         return Reading()
@@ -244,11 +247,32 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
         except reading.PatternInvalid as exc:
             r.say(where, f"{at}.pattern {exc}")
             return Reading()
-        return Reading(pattern=pattern)
+        declared = _types(r, where, at, pattern, types)
+        return Reading(pattern=pattern, types=declared)
     if read is not None and read not in reading.READS:
         r.say(where, f"{at}.read must be {either(reading.READS)}, not {read!r}")
         return Reading()
     return Reading(read or "json")
+
+
+def _types(r: Problems, where: str, at: str, pattern: str, types: Any) -> tuple[tuple[str, str], ...]:
+    """A pattern's `types`, checked: a table of its named groups, each one of reading.TYPES."""
+    if types is None:
+        return ()
+    groups = reading.compiled(pattern).groupindex
+    if not isinstance(types, dict) or not types:
+        r.say(where, f"{at}.types must be a table of the pattern's named groups and their types")
+        return ()
+    out = []
+    for name, kind in types.items():
+        if name not in groups:
+            named = ", ".join(groups) or "none"
+            r.say(where, f"{at}.types names {name!r}, which is no named group of the pattern (it names {named})")
+        elif kind not in reading.TYPES:
+            r.say(where, f"{at}.types.{name} must be {either(reading.TYPES)}, not {kind!r}")
+        else:
+            out.append((name, kind))
+    return tuple(out)
 
 
 def _expression(r: Problems, where: str, key: str, expression: str) -> None:
