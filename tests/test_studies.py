@@ -187,7 +187,7 @@ INVALID = {
     "read not a reading": (
         dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, read = "xml" }')),
         'design "focused"',
-        ['entry.read must be "json", "text" or "structured", not \'xml\''],
+        ['entry.read must be "json", "text", "structured" or "python", not \'xml\''],
     ),
     "read and pattern": (
         dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, read = "text", pattern = "x" }')),

@@ -362,3 +362,65 @@ def test_a_pass_that_stopped_early_says_so():
     said = report.summary_sentence(result)
     assert "On **walk**, the walk server could not be used: x; the pass stopped there." in said
     assert "On **walk**, 2 cases not sent: the tool or kind it was for had crashed or hung 3 times." in said
+
+
+def test_an_ignored_clock_is_no_changed_answer_and_anything_else_still_is():
+    from wismo.qa.findings import Exchange, Record, answer_text
+
+    def answer(checked_at: str, status: str = "open") -> dict:
+        text = json.dumps({"ticketId": "T-1", "status": status, "checkedAt": checked_at})
+        return {"jsonrpc": "2.0", "id": "n", "result": {"content": [{"type": "text", "text": text}]}}
+
+    first = answer("12:00:00")
+    for ignore, changed in (((), True), (("checkedAt",), False)):
+        record = Record("clock", answer_text(first, ignore), ignore)
+        record.judge(Exchange(answers={"n": answer("12:00:01")}), "arguments", "get_ticket", {}, "n")
+        assert any(f["category"] == "changed answer" for f in record.findings) is changed, ignore
+    record = Record("clock", answer_text(first, ("checkedAt",)), ("checkedAt",))
+    record.judge(Exchange(answers={"n": answer("12:00:01", "closed")}), "arguments", "get_ticket", {}, "n")
+    assert [f["category"] for f in record.findings] == ["changed answer"]  # the status changed: still a finding
+
+
+def test_a_study_ignores_keys_for_all_its_designs_or_for_one(tmp_path):
+    from wismo.studies import declaration, matching
+
+    text = (REPO_ROOT / "tests" / "studies" / "helpdesk" / "helpdesk.toml").read_text(encoding="utf-8")
+    text = 'ignore = ["checkedAt"]\n' + text.replace(
+        "[designs.focused]\n", '[designs.focused]\nignore = ["servedBy", "checkedAt"]\n'
+    )
+    path = tmp_path / "helpdesk" / "clock.toml"
+    path.parent.mkdir()
+    for f in (REPO_ROOT / "tests" / "studies" / "helpdesk").iterdir():
+        if f.is_file():
+            (path.parent / f.name).write_bytes(f.read_bytes())
+    path.write_text(text, encoding="utf-8")
+    study = declaration.load(path)
+    assert study.ignored("granular", "focused") == ("checkedAt", "servedBy") and study.ignored("granular") == (
+        "checkedAt",
+    )
+    ref = {"ticket": {"id": "T-1", "checkedAt": "12:00"}}
+    other = {"ticket": {"id": "T-1", "checkedAt": "12:05", "servedBy": "node-2"}}
+    keys = study.ignored("granular", "focused")
+    assert (
+        matching.match("equal").differences(matching.without(ref, keys), matching.without(other, keys), ("a", "b"))
+        == []
+    )
+    bad = path.with_name("bad.toml")
+    bad.write_text('ignore = "checkedAt"\n' + text.split("\n", 1)[1], encoding="utf-8")
+    with pytest.raises(declaration.StudyInvalid, match=r"ignore must be a list of object keys"):
+        declaration.load(bad)
+
+
+def test_the_report_says_what_a_study_ignores():
+    from types import SimpleNamespace
+
+    from wismo.reports import sentences
+
+    study = SimpleNamespace(
+        ignore=("checkedAt",),
+        designs={"granular": SimpleNamespace(ignore=()), "focused": SimpleNamespace(ignore=("servedBy", "checkedAt"))},
+    )
+    assert sentences.ignored_clause(study) == (
+        " Left out of matching wherever they occur: `checkedAt` (every design), `servedBy` (focused)."
+    )
+    assert sentences.ignored_clause(SimpleNamespace(ignore=(), designs={"a": SimpleNamespace(ignore=())})) == ""

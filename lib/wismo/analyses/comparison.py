@@ -96,7 +96,10 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
             if ref_error != error:
                 diffs.append({"path": "<error>", reference: ref_error, design: error})
         else:
-            diffs += differences(ref_value, value, (reference, design), study.match)
+            keys = study.ignored(reference, design)
+            diffs += differences(
+                matching.without(ref_value, keys), matching.without(value, keys), (reference, design), study.match
+            )
     if any(rejected):
         outcome = "rejected alike" if all(rejected) and not diffs else "rejected differently"
     else:

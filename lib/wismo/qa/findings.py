@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wismo.core.jsonfmt import canonical
+from wismo.studies import matching
 
 # The faults a server shows under hostile input. A finding is shown in the report, never a failed run: the server
 # is restarted where wismo started it, and the pass goes on.
@@ -118,8 +119,8 @@ def outcome(message: dict[str, Any]) -> str:
 class Record:
     """The findings of one design's pass as they are made, and the crashes and hangs counted where they happened."""
 
-    def __init__(self, design: str, baseline: str = "") -> None:
-        self.design, self.baseline = design, baseline
+    def __init__(self, design: str, baseline: str = "", ignore: tuple[str, ...] = ()) -> None:
+        self.design, self.baseline, self.ignore = design, baseline, ignore
         self.kept: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.faults: dict[tuple[str, str], int] = {}
         self.skipped = 0
@@ -166,21 +167,31 @@ class Record:
         if answered is not None and has_traceback(texts(answered)):
             self.add("traceback", part, where, value, f"the answer carries a stack trace: {tail(texts(answered))}")
         normal = got.answers.get(probe)
-        if normal is not None and answer_text(normal) != self.baseline:
+        if normal is not None and answer_text(normal, self.ignore) != self.baseline:
             self.add(
                 "changed answer", part, where, value, f"the normal call was answered {shortened(answer_text(normal))}"
             )
         return outcome(answered) if answered is not None else None
 
 
-def answer_text(message: dict[str, Any]) -> str:
-    """What "the same answer" compares: the error flag and every content block of a result (text as it is), or the
-    JSON-RPC error when there is one."""
+def _text_without(text: Any, ignore: tuple[str, ...]) -> Any:
+    """A text block as compared: as it is, or its JSON without the ignored keys when the study names some."""
+    if not ignore or not isinstance(text, str):
+        return text
+    try:
+        return canonical(matching.without(json.loads(text), ignore))
+    except ValueError:
+        return text
+
+
+def answer_text(message: dict[str, Any], ignore: tuple[str, ...] = ()) -> str:
+    """What "the same answer" compares: the error flag and every content block of a result (text as it is, or, with
+    keys to `ignore`, its JSON without them), or the JSON-RPC error when there is one."""
     result = message.get("result")
     if not isinstance(result, dict):
         return "error: " + canonical(message.get("error"))
     blocks = [
-        b.get("text") if isinstance(b, dict) and b.get("type") == "text" else canonical(b)
+        _text_without(b.get("text"), ignore) if isinstance(b, dict) and b.get("type") == "text" else canonical(b)
         for b in result.get("content") or []
     ]
     return canonical({"isError": bool(result.get("isError")), "content": blocks})

@@ -27,6 +27,7 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)
     cwd: str = "/"
     url: str | None = None
+    ignore: tuple[str, ...] = ()  # object keys a changed answer is not judged by (a clock's, say)
 
     @property
     def transport(self) -> str:
@@ -70,12 +71,13 @@ def of_study(study: Any) -> list[Target]:
     out = []
     for name, d in study.designs.items():
         env = {**client_env(), **designs.env(), **d.env}
+        ignore = study.ignored(name)
         if d.url:
-            out.append(Target(name, d.investigation, first, url=d.url))
+            out.append(Target(name, d.investigation, first, url=d.url, ignore=ignore))
         elif d.serve:
-            out.append(Target(name, d.investigation, first, tuple(server_command(d.serve)), env))
+            out.append(Target(name, d.investigation, first, tuple(server_command(d.serve)), env, ignore=ignore))
         else:
-            out.append(Target(name, d.investigation, first, d.command, env, str(d.folder)))
+            out.append(Target(name, d.investigation, first, d.command, env, str(d.folder), ignore=ignore))
     return out
 
 

@@ -133,8 +133,17 @@ def study_intro(study: Any) -> str:
     return (
         f"Study **{study.title}** (`{study.path.name}`). The question: *{study.question}* Designs: {designs}. "
         f"{n} case{'s' if n != 1 else ''} and {u or 'no'} unfriendly input{'s' if u != 1 else ''}; the reference "
-        f"is **{study.reference}**, and {match}." + (f" {study.description}" if study.description else "")
+        f"is **{study.reference}**, and {match}.{ignored_clause(study)}"
+        + (f" {study.description}" if study.description else "")
     )
+
+
+def ignored_clause(study: Any) -> str:
+    """The keys a study leaves out of matching and of the hostile pass's comparison, said where they apply."""
+    said = [f"`{k}` (every design)" for k in study.ignore]
+    for name, design in study.designs.items():
+        said += [f"`{k}` ({name})" for k in design.ignore if k not in study.ignore]
+    return f" Left out of matching wherever they occur: {', '.join(said)}." if said else ""
 
 
 def framing_sentence(shares: list[dict[str, Any]]) -> str:

@@ -20,7 +20,7 @@ from wismo.core.errors import WismoError
 from wismo.core.textgrid import either
 from wismo.studies import matching
 from wismo.studies.cases import StudyCase, check_unique, read_cases
-from wismo.studies.designs import StudyDesign, read_design
+from wismo.studies.designs import StudyDesign, ignored, read_design
 from wismo.studies.problems import Problems
 from wismo.studies.published import Published, read_published
 
@@ -31,6 +31,7 @@ TOP = {
     "instructions": "the model's instructions (default: wismo's)",
     "reference": "the design whose evidence the others must reproduce (default: the first)",
     "match": '"equal" (default), "contains" or "text"',
+    "ignore": "object keys left out of matching and of the hostile pass's comparison, wherever they occur",
     "key": "the case field that names each case in tables (default: the first case's first field)",
     "setup": "how to install the servers, said when one cannot be started",
     "runs": "where its recorded runs are kept, relative to the file (default: data/runs/studies/<file stem>/)",
@@ -94,6 +95,12 @@ class Study:
     focus: Any = None  # the key of the case drawn call by call (None: the first case's)
     reproduce: tuple[str, ...] = ()  # source documents whose worked numbers the reports reproduce
     published: Published | None = None  # provider-reported usage of real conversations, if declared
+    ignore: tuple[str, ...] = ()  # object keys left out of matching wherever they occur (a clock's, say)
+
+    def ignored(self, *designs: str) -> tuple[str, ...]:
+        """The keys left out when these designs' evidence is set side by side: the study's and each design's."""
+        keys = [*self.ignore, *(k for d in designs if d in self.designs for k in self.designs[d].ignore)]
+        return tuple(dict.fromkeys(keys))
 
     @property
     def folder(self) -> Path:
@@ -237,6 +244,7 @@ def _read(path: Path) -> Study:
         r.say(
             "top level", f'reference names "{reference}", which is not a design; the designs are {", ".join(declared)}'
         )
+    ignore = ignored(r, "top level", raw.get("ignore"))
     match = raw.get("match", matching.DEFAULT)
     if match not in matching.MATCHES:
         r.say("top level", f"match must be {either(list(matching.MATCHES))}, not {match!r}")
@@ -303,6 +311,7 @@ def _read(path: Path) -> Study:
         focus=focus,
         reproduce=tuple(reproduce),
         published=published,
+        ignore=ignore,
     )
 
 

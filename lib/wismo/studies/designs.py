@@ -16,7 +16,7 @@ from wismo.shared.investigation import Cursor, FollowUp, Investigation
 from wismo.shared.reading import Reading
 from wismo.studies.problems import Problems
 
-DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor")
+DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor", "ignore")
 ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern", "types")
 LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern", "types")
 CURSOR_KEYS = ("next", "argument")
@@ -42,6 +42,7 @@ class StudyDesign:
     url: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     folder: Path = Path(".")
+    ignore: tuple[str, ...] = ()  # object keys left out of matching and of the hostile pass's comparison
 
     @property
     def transport(self) -> str | None:
@@ -77,6 +78,7 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         r.say(where, "env must be a table of strings")
         env = {}
+    ignore = ignored(r, where, spec.get("ignore"))
     color = spec.get("color")
     if color is not None and not (isinstance(color, str) and COLOR.fullmatch(color)):
         r.say(where, f'color must be "#RRGGBB", not {color!r}')
@@ -116,7 +118,18 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
         url=url,
         env={k: _placed(v, folder) for k, v in env.items()},
         folder=folder,
+        ignore=ignore,
     )
+
+
+def ignored(r: Problems, where: str, declared: Any) -> tuple[str, ...]:
+    """An `ignore` list checked: the object keys (a clock's `checkedAt`, say) to leave out wherever they occur."""
+    if declared is None:
+        return ()
+    if not isinstance(declared, list) or not all(isinstance(k, str) and k for k in declared):
+        r.say(where, f'ignore must be a list of object keys, such as ["checkedAt"], not {declared!r}')
+        return ()
+    return tuple(dict.fromkeys(declared))
 
 
 def _placeholders(spec: dict[str, Any]) -> list[str]:

@@ -59,6 +59,21 @@ MATCHES = {
 DEFAULT = "equal"
 
 
+def without(value: Any, keys: tuple[str, ...]) -> Any:
+    """The value with every object key in `keys` left out, at any depth (a clock's field, say).
+
+    >>> without({"id": 1, "checkedAt": "12:00", "items": [{"checkedAt": "x", "n": 2}]}, ("checkedAt",))
+    {'id': 1, 'items': [{'n': 2}]}
+    """
+    if not keys:
+        return value
+    if isinstance(value, dict):
+        return {k: without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [without(v, keys) for v in value]
+    return value
+
+
 def match(name: str | None) -> Match:
     """The match a study names (the default when it names none)."""
     return MATCHES[name or DEFAULT]
