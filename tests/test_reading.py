@@ -233,3 +233,40 @@ def test_a_studys_types_are_checked_against_its_pattern():
         """must be "str", "int", "float", "bool" or "json", not 'date'"""
         in said({"pattern": r"(?P<id>\d+)", "types": {"id": "date"}})[1][0]
     )
+
+
+def test_a_pattern_that_reads_nothing_is_said_and_one_that_never_reads_stops_the_run():
+    from wismo.studies import following
+
+    some = [("entry", "get_x", "a 1", True), ("entry", "get_x", "no match here", False), ("entry", "get_x", "", False)]
+    (said,) = following.unread("mine", some)
+    assert said["results"] == 1 and said["sentence"] == (
+        'design "mine": entry (tool get_x) read nothing with its pattern from 1 of 2 results that had text, the first '
+        '"no match here".'
+    )
+    assert following.unread("mine", [("entry", "get_x", "a 1", True)]) == []
+    with pytest.raises(following.PatternReadsNothing, match=r'design "mine": links\[1\] \(tool get_y\) read nothing'):
+        following.unread("mine", [("links[1]", "get_y", "x" * 100, False), ("links[1]", "get_y", "y", False)])
+
+
+@pytest.mark.anyio
+async def test_a_study_whose_pattern_never_reads_stops_before_any_verdict(tmp_path):
+    from wismo.analyses import comparison
+    from wismo.core.paths import REPO_ROOT
+    from wismo.studies import following
+
+    article = (REPO_ROOT / "data" / "studies" / "where-is-my-order.toml").read_text(encoding="utf-8")
+    cases = article[article.index("[[cases]]") : article.index("# Identifiers either design")]
+    study = tmp_path / "pattern.toml"
+    study.write_text(
+        'title = "A pattern"\nquestion = "Where is {orderId}?"\nreference = "granular"\n'
+        '[designs.granular]\nserve = "granular"\n'
+        '[designs.focused]\ncommand = ["{python}", "-m", "wismo", "serve", "focused"]\n'
+        'entry = { tool = "get_order_support_context", arguments = { orderId = "{orderId}" }, '
+        "pattern = '^NOT THERE (.+)$' }\n" + cases,
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        following.PatternReadsNothing, match=r'design "focused": entry \(tool get_order_support_context'
+    ):
+        await comparison.run(["ORD-1001", "ORD-1004"], study=str(study), unfriendly=False)

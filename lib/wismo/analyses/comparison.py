@@ -68,6 +68,7 @@ class Walked:
 
     entries: dict[str, Any] = field(default_factory=dict)
     timing: dict[str, float] = field(default_factory=dict)
+    reads: dict[str, list[tuple[str, str, str, bool]]] = field(default_factory=dict)  # what patterns read
 
 
 async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Study) -> tuple[dict[str, Any], Walked]:
@@ -83,6 +84,7 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
         except NoStructuredContent as exc:
             raise exc.of(design) from None
         sides[design] = _design_side(tool_turns, found[design][1])
+        walked.reads[design] = following.pattern_reads(how, tool_turns)
         walked.timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
         if not tool_turns[0][0]["isError"]:
             walked.entries[design] = how.value_of(tool_turns[0][0])
@@ -152,6 +154,7 @@ class Comparison(TypedDict):
     summary: dict[str, Any]
     study: dict[str, Any]
     unfollowedLinks: list[dict[str, Any]]
+    unreadPatterns: list[dict[str, Any]]
     timings: dict[str, Any]
     transportParity: NotRequired[dict[str, Any]]  # added by report 01 (reports/equivalence.py)
 
@@ -182,12 +185,15 @@ async def run(
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
         rows, timings = [], {}
         entries: dict[str, list[Any]] = {d: [] for d in conns}
+        reads: dict[str, list[tuple[str, str, str, bool]]] = {d: [] for d in conns}
         for case in cases:
             row, walked = await compare_case(conns, case, study)
             rows.append(row)
             timings[case.label] = walked.timing
             for design, value in walked.entries.items():
                 entries[design].append(value)
+            for design, read in walked.reads.items():
+                reads[design] += read
             if progress is not None:
                 progress.update(1)
         start = {d: conn.start_ms for d, conn in conns.items()}
@@ -203,6 +209,8 @@ async def run(
         "unfollowedLinks": [
             x for d, sd in study.designs.items() for x in following.unfollowed(d, sd.investigation, entries[d])
         ],
+        # Patterns that read nothing from a result with text: said (PatternReadsNothing where they never read).
+        "unreadPatterns": [x for d in study.designs for x in following.unread(d, reads[d])],
         # Wall-clock figures live here and only here, so everything else is byte-identical between runs.
         "timings": {"unit": "ms, measured", "serverStart": start, "cases": timings},
     }

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an order that is not a case, an --out that cannot be written
         print(f"wismo compare: {exc}", file=sys.stderr)
         return 2
-    for link in result["unfollowedLinks"]:  # not a failure, never silent
-        print(f"wismo compare: {link['sentence']}", file=sys.stderr)
+    for said in [*result["unfollowedLinks"], *result["unreadPatterns"]]:  # not a failure, never silent
+        print(f"wismo compare: {said['sentence']}", file=sys.stderr)
     path = comparison.write(result, args.out)
     summary = result["summary"]
     print(f"{summary['casesEqual']}/{summary['cases']} cases equal; wrote {path}")

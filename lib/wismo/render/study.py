@@ -18,7 +18,7 @@ RECORDED = "03-recorded-runs"  # added when the study has recorded runs (wismo e
 SCALE = "04-scale"  # added when wismo serves every design: its generated cases drive them
 TRACES = "05-traces"  # added when the study declares OpenTelemetry trace files (its `traces` key)
 # Errors a notebook meets when a server answers otherwise than the study file says: said as the file's problem.
-DECLARATION_ERRORS = ("NoStructuredContent",)
+DECLARATION_ERRORS = ("NoStructuredContent", "PatternReadsNothing")
 
 
 class StudyRefused(WismoError, ValueError):

@@ -146,12 +146,16 @@ def links_followed(result: dict[str, Any], study: Study) -> str:
     whether it mattered)."""
     count = sum(len(d.investigation.links) for name, d in study.designs.items() if name in result["summary"]["designs"])
     missed = result["unfollowedLinks"]
+    unread = "".join(f"\n\n{x['sentence']}" for x in result.get("unreadPatterns", []))  # a pattern that read nothing
     if not count:
-        return "No design of this study declares links: each gathers its evidence with its entry call (or its pages)."
+        return (
+            "No design of this study declares links: each gathers its evidence with its entry call (or its pages)."
+            + unread
+        )
     if not missed:
-        return f"Checked: each of the {count} declared links found something to follow in at least one case."
+        return f"Checked: each of the {count} declared links found something to follow in at least one case." + unread
     lines = "\n".join(f"- {x['sentence']}" for x in missed)
-    return f"**{len(missed)} of the {count} declared links found nothing to follow in any case:**\n\n{lines}"
+    return f"**{len(missed)} of the {count} declared links found nothing to follow in any case:**\n\n{lines}" + unread
 
 
 def check_equal(result: dict[str, Any]) -> str:

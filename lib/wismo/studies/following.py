@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from wismo.core.errors import WismoError
 from wismo.shared.investigation import Investigation
 
 
@@ -69,4 +70,49 @@ def unfollowed(design: str, how: Investigation, entry_values: list[Any]) -> list
             f"case: the entry's value was {described(entry_values[0])}; {fix(entry_values[0])}."
         )
         out.append({"design": design, "link": i, "from": link.key, "tool": link.tool, "sentence": sentence})
+    return out
+
+
+class PatternReadsNothing(WismoError, ValueError):
+    """A step whose pattern read nothing in any case whose result had text: the study would compare empty evidence.
+    `sentence` says which design, step and tool, and the start of the text it was given."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+
+
+def pattern_reads(how: Investigation, tool_turns: list[list[Any]]) -> list[tuple[str, str, str, bool]]:
+    """Each result a step with a pattern read in one case: (step, tool, its text, whether the pattern read anything)."""
+    out = []
+    entry = tool_turns[0][0] if tool_turns and tool_turns[0] else None
+    if entry is not None and how.reading.pattern and not entry["isError"]:
+        out.append(("entry", how.entry, entry["output"], bool(how.value_of(entry))))
+    for i, link in enumerate(how.links, start=1):
+        if not link.reading.pattern:
+            continue
+        for call in (c for turn in tool_turns[1:] for c in turn if c["name"] == link.tool and not c["isError"]):
+            out.append((f"links[{i}]", link.tool, call["output"], bool(how.value_of(call, link))))
+    return out
+
+
+def unread(design: str, reads: list[tuple[str, str, str, bool]]) -> list[dict[str, Any]]:
+    """Each step whose pattern read nothing from a result that had text, in one sentence naming the design, the step
+    and the text's start; PatternReadsNothing where a step read nothing in every case that had text."""
+    out = []
+    for step, tool in dict.fromkeys((s, t) for s, t, _, _ in reads):
+        texts = [(text, read) for s, _, text, read in reads if s == step and text.strip()]
+        empty = [text for text, read in texts if not read]
+        if not empty:
+            continue
+        start = json.dumps(empty[0][:80], ensure_ascii=False) + ("…" if len(empty[0]) > 80 else "")
+        sentence = (
+            f'design "{design}": {step} (tool {tool}) read nothing with its pattern from {len(empty)} of '
+            f"{len(texts)} results that had text, the first {start}"
+        )
+        if len(empty) == len(texts):
+            raise PatternReadsNothing(
+                sentence + "; a pattern that reads nothing in every case compares empty evidence, so fix the pattern"
+            )
+        out.append({"design": design, "step": step, "tool": tool, "results": len(empty), "sentence": sentence + "."})
     return out
