@@ -424,3 +424,22 @@ def test_the_report_says_what_a_study_ignores():
         " Left out of matching wherever they occur: `checkedAt` (every design), `servedBy` (focused)."
     )
     assert sentences.ignored_clause(SimpleNamespace(ignore=(), designs={"a": SimpleNamespace(ignore=())})) == ""
+
+
+@pytest.mark.anyio
+async def test_study_check_quotes_the_stderr_of_a_server_that_dies_at_start(tmp_path):
+    from wismo.studies import declaration, servers
+
+    text = (HELPDESK / "helpdesk.toml").read_text(encoding="utf-8")
+    code = 'import sys; sys.stderr.write(\\"ImportError: no module named ticketdb\\\\n\\"); sys.exit(3)'
+    dying = f'["{{python}}", "-c", "{code}"]'
+    text = text.replace('command = ["{python}", "helpdesk.py", "focused"]', f"command = {dying}")
+    for f in HELPDESK.iterdir():
+        if f.is_file():
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    path = tmp_path / "dying.toml"
+    path.write_text(text, encoding="utf-8")
+    (problem,) = await servers.check(declaration.load(path))
+    assert problem.startswith('design "focused": the server cannot be reached') and (
+        "its stderr ends with: ImportError: no module named ticketdb" in problem
+    ), problem

@@ -96,8 +96,11 @@ async def check(study: Study, transport: str | None = None) -> list[str]:
             # One sentence: what failed and why (the underlying error, not the harness's own sentence around it),
             # then how to install the servers when the study says so.
             why = described(exc.error) if exc.error is not None else str(exc)
+            # What the server said on its way down is often the reason (a missing module, a bad flag): quoted.
+            tail = " ".join(exc.stderr.split())[-200:]
+            said = f" (its stderr ends with: {tail})" if tail and tail not in why else ""
             hint = f"; {study.setup.rstrip('.')}" if study.setup else ""
-            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {why}{hint}.')
+            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {why}{said}{hint}.')
             continue
         problems += tool_problems(name, design.investigation, tools)
     return problems
