@@ -911,3 +911,17 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
     )
     with pytest.raises(StudyInvalid, match="the five-field scorer needs exactly deliveredSkus"):
         declaration.load(wrong)
+
+
+def test_a_studys_reports_go_beside_its_file_unless_it_is_in_this_checkout(tmp_path):
+    from wismo.core.paths import STUDY_OUTPUTS
+    from wismo.render.study import out_folder
+
+    inside = declaration.load(HELPDESK_TOML)
+    assert out_folder(inside, None) == STUDY_OUTPUTS / "helpdesk"
+    for f in HELPDESK_TOML.parent.iterdir():
+        if f.is_file():
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    outside = declaration.load(tmp_path / "helpdesk.toml")
+    assert out_folder(outside, None) == tmp_path / "helpdesk-reports" and (tmp_path / "helpdesk-reports").is_dir()
+    assert out_folder(outside, tmp_path / "mine") == tmp_path / "mine"

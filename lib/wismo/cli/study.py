@@ -39,7 +39,12 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         EXAMPLE,
     )
     run.add_argument("file", help="the study file (TOML)")
-    run.add_argument("--out", default=None, help="output folder (default: outputs/studies/<file stem>/)")
+    run.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: outputs/studies/<file stem>/ for a study in this checkout, else "
+        "<file stem>-reports/ beside the study file)",
+    )
     run.add_argument(
         "--profile",
         default=framing.PYTHON.name,

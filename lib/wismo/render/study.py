@@ -9,7 +9,7 @@ from typing import Any
 
 from wismo.core.errors import WismoError
 from wismo.core.jsondiff import NOT_FOUND
-from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, STUDY_OUTPUTS
+from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, REPO_ROOT, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies.declaration import Study
 
@@ -44,8 +44,12 @@ class StudyRun:
 
 
 def out_folder(study: Study, out: str | Path | None) -> Path:
-    """Where the study's reports go: `out`, else outputs/studies/<file stem>/; never outputs/ itself."""
-    path = Path(out).resolve() if out else STUDY_OUTPUTS / study.stem
+    """Where the study's reports go: `out`; else, for a study file in this checkout, outputs/studies/<file stem>/,
+    and for any other, a folder beside the file, <file stem>-reports/ (a team's study keeps its reports with it, not
+    in wismo's checkout); never outputs/ itself."""
+    inside = study.path.resolve().is_relative_to(REPO_ROOT.resolve())
+    default = STUDY_OUTPUTS / study.stem if inside else study.path.resolve().parent / f"{study.stem}-reports"
+    path = Path(out).resolve() if out else default
     if path == OUTPUTS.resolve():
         raise StudyRefused(f"{path} holds the built-in reports; a study writes to a folder of its own", path)
     if (path / "notebooks").resolve() == NOTEBOOKS.resolve() or (path / "data").resolve() == DATA.resolve():
