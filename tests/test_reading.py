@@ -270,3 +270,30 @@ async def test_a_study_whose_pattern_never_reads_stops_before_any_verdict(tmp_pa
         following.PatternReadsNothing, match=r'design "focused": entry \(tool get_order_support_context'
     ):
         await comparison.run(["ORD-1001", "ORD-1004"], study=str(study), unfriendly=False)
+
+
+@pytest.mark.anyio
+async def test_a_result_of_several_blocks_is_read_block_by_block_and_compares_with_one_json_block():
+    from wismo.analyses import comparison
+    from wismo.core.paths import REPO_ROOT
+    from wismo.shared.reading import Reading
+    from wismo.studies import declaration
+    from wismo.studies.servers import reach
+
+    path = REPO_ROOT / "tests" / "studies" / "blocks" / "blocks.toml"
+    study = declaration.load(path)
+    async with reach(study.designs["several"]) as conn:
+        got = await conn.call("get_loans", {"memberId": "M-1"})
+    # Two text blocks and an embedded text resource are read; the picture's 32 bytes are counted, never read.
+    assert len(got.blocks) == 3 and got.binary == 32 and not got.is_error
+    values = Reading().value(got.text, None, list(got.blocks))
+    assert values == [
+        {"loanId": "L-1", "title": "Dune"},
+        {"loanId": "L-2", "title": "Emma"},
+        {"memberId": "M-1", "note": "two loans"},
+    ]
+    assert Reading(block=1).value(got.text, None, list(got.blocks)) == {"loanId": "L-2", "title": "Emma"}
+    assert Reading(block=7).value(got.text, None, list(got.blocks)) is None
+    # Through the comparison, over real servers: the blocks' values equal the one JSON block's, no traceback.
+    result = await comparison.run(study=str(path), unfriendly=False)
+    assert result["summary"]["allEqual"], result["cases"][0]["differences"]

@@ -20,7 +20,10 @@ async def _call(conn: Connection, name: str, arguments: dict[str, Any]) -> Call:
     """One tool call as a turn records it: name, arguments, the server's text, its error flag and its
     structuredContent (None when it has none)."""
     answer = await conn.call(name, arguments)
-    return result(name, arguments, answer.text, answer.is_error, answer.structured)
+    call = result(name, arguments, answer.text, answer.is_error, answer.structured)
+    if answer.blocks:
+        call["blocks"] = list(answer.blocks)
+    return call
 
 
 async def _concurrently(conn: Connection, wanted: Wanted) -> list[Call]:

@@ -91,7 +91,7 @@ class Investigation:
             return None
         reading = self.reading if link is None else link.reading
         try:
-            return reading.value(call["output"], call.get("structured"))
+            return reading.value(call["output"], call.get("structured"), call.get("blocks"))
         except NoStructuredContent:
             step = "entry" if link is None else f"links[{self.links.index(link) + 1}]"
             raise NoStructuredContent(step, call["name"]) from None

@@ -144,10 +144,17 @@ class Reading:
     read: str = "json"
     pattern: str | None = None
     types: tuple[tuple[str, str], ...] = ()
+    block: int | None = None  # of a result of several blocks, the one to read (0-based); None: each, as a list
 
-    def value(self, text: str, structured: dict[str, Any] | None = None) -> Any:
+    def value(self, text: str, structured: dict[str, Any] | None = None, blocks: list[str] | None = None) -> Any:
         """The step's value for a result's text and structuredContent (None when it carries none: the protocol makes
-        it an object); NoStructuredContent when read = "structured" finds none (the caller names step and tool)."""
+        it an object); for a result of several text blocks (`blocks`), each read so, as a list in order, or the one
+        `block` picks (None when there is no such block); NoStructuredContent when read = "structured" finds none
+        (the caller names step and tool)."""
+        if blocks and self.read != "structured":
+            if self.block is not None:
+                return self.value(blocks[self.block]) if self.block < len(blocks) else None
+            return [self.value(b) for b in blocks]
         if self.pattern is not None:
             found = matches(self.pattern, text)
             if not self.types:
@@ -169,9 +176,10 @@ class Reading:
     @property
     def declared(self) -> dict[str, Any]:
         """The reading as the study file writes it (empty for the default)."""
+        picked = {"block": self.block} if self.block is not None else {}
         if self.pattern is not None:
-            return {"pattern": self.pattern, **({"types": dict(self.types)} if self.types else {})}
-        return {} if self.read == "json" else {"read": self.read}
+            return {"pattern": self.pattern, **({"types": dict(self.types)} if self.types else {}), **picked}
+        return ({} if self.read == "json" else {"read": self.read}) | picked
 
 
 JSON = Reading()

@@ -15,7 +15,7 @@ conversation it was sent (agent/scripted.py). Neither walks on its own.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from wismo.shared.investigation import Investigation
 
@@ -30,6 +30,7 @@ class Call(TypedDict):
     output: str
     isError: bool
     structured: dict[str, Any] | None
+    blocks: NotRequired[list[str]]  # each text block's text, where the result held several blocks
 
 
 def result(name: str, arguments: dict[str, Any], output: str, is_error: bool = False, structured: Any = None) -> Call:

@@ -17,8 +17,8 @@ from wismo.shared.reading import Reading
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor", "ignore")
-ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern", "types")
-LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern", "types")
+ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern", "types", "block")
+LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern", "types", "block")
 CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PLACEHOLDER = re.compile(r"<[^<>]+>")  # a value left for the team to fill in, such as "<your focused tool>"
@@ -244,7 +244,10 @@ def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | N
 
 def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
     """How a step reads its result: `read` or `pattern` (not both), a pattern's `types`, checked."""
-    read, pattern, types = step.get("read"), step.get("pattern"), step.get("types")
+    read, pattern, types, block = step.get("read"), step.get("pattern"), step.get("types"), step.get("block")
+    if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 0):
+        r.say(where, f"{at}.block picks one of a result's blocks by its place, from 0: a whole number, not {block!r}")
+        block = None
     if types is not None and pattern is None:
         r.say(where, f"{at}.types names the types of a pattern's named groups: give it with a pattern")
         return Reading()
@@ -261,11 +264,11 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
             r.say(where, f"{at}.pattern {exc}")
             return Reading()
         declared = _types(r, where, at, pattern, types)
-        return Reading(pattern=pattern, types=declared)
+        return Reading(pattern=pattern, types=declared, block=block)
     if read is not None and read not in reading.READS:
         r.say(where, f"{at}.read must be {either(reading.READS)}, not {read!r}")
         return Reading()
-    return Reading(read or "json")
+    return Reading(read or "json", block=block)
 
 
 def _types(r: Problems, where: str, at: str, pattern: str, types: Any) -> tuple[tuple[str, str], ...]:

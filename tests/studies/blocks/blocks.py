@@ -1,0 +1,36 @@
+"""A tiny MCP server that answers as many real servers do: a result of several content blocks (one text block per
+record, an embedded text resource, an image), beside a tool that answers the same records as one JSON text block."""
+
+import base64
+import json
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
+LOANS = {"M-1": [{"loanId": "L-1", "title": "Dune"}, {"loanId": "L-2", "title": "Emma"}]}
+NOTE = {"memberId": "M-1", "note": "two loans"}
+PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 24).decode("ascii")  # 32 bytes, never read
+
+server = MCPServer("blocks")
+
+
+@server.tool()
+def get_loans(memberId: str) -> CallToolResult:
+    """A member's loans, one text block each, then a note as an embedded resource, then a picture."""
+    blocks = [TextContent(type="text", text=json.dumps(loan)) for loan in LOANS.get(memberId, [])]
+    note = TextResourceContents(uri=f"note://{memberId}", text=json.dumps(NOTE), mimeType="application/json")
+    blocks += [
+        EmbeddedResource(type="resource", resource=note),
+        ImageContent(type="image", data=PIXEL, mimeType="image/png"),
+    ]
+    return CallToolResult(content=blocks)
+
+
+@server.tool()
+def get_loans_json(memberId: str) -> CallToolResult:
+    """The same records as one JSON text block."""
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps([*LOANS.get(memberId, []), NOTE]))])
+
+
+if __name__ == "__main__":
+    server.run()
