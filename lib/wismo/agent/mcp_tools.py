@@ -7,7 +7,8 @@ import json
 import time
 from typing import Any, Protocol
 
-from wismo.client.connection import Connection, ToolResult
+from wismo.client.connection import Connection
+from wismo.client.results import ToolResult
 
 
 class Tool(Protocol):

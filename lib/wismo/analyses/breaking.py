@@ -20,7 +20,8 @@ from mcp_types import TextContent
 
 from wismo import tokens
 from wismo.analyses.sweep import account, each_design, investigated, server_env
-from wismo.client.connection import ToolResult, connect
+from wismo.client.connection import connect
+from wismo.client.results import ToolResult
 from wismo.core.environ import temporary_env
 from wismo.core.errors import ClaimFailed
 from wismo.domain import load

@@ -20,14 +20,13 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_types import EmbeddedResource, TextContent, TextResourceContents
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
+from wismo.client.results import ToolResult, blocks
 from wismo.client.spawn import Spawned, client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
-from wismo.core.jsonfmt import utf8_len
 from wismo.shared.revision import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
@@ -44,43 +43,6 @@ class Interaction:
     is_error: bool
     text_bytes: int
     elapsed_ms: float
-
-
-@dataclass
-class ToolResult:
-    """A tools/call result: its text (the one text block, or every text block joined by a line), its error flag and
-    its structuredContent (None when the result carries none); where it holds several blocks, `blocks` is the text of
-    each text-like block in order (embedded text resources too), and `binary` the decoded bytes of its images, audio
-    and binary resources, which are counted, never read."""
-
-    text: str
-    is_error: bool
-    structured: dict[str, Any] | None = None
-    blocks: tuple[str, ...] = ()
-    binary: int = 0
-
-    @property
-    def bytes(self) -> int:
-        """UTF-8 bytes of the text inside the result, with its binary blocks' bytes (envelopes excluded, as in the
-        article)."""
-        return utf8_len(self.text) + self.binary
-
-
-def _blocks(content: list[Any]) -> tuple[list[str], int]:
-    """The text of each text-like block of a result (text, an embedded text resource) and the decoded bytes of the
-    rest (images, audio, binary resources; a resource link carries neither)."""
-    import base64
-
-    texts, binary = [], 0
-    for block in content:
-        if isinstance(block, TextContent):
-            texts.append(block.text)
-        elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
-            texts.append(block.resource.text)
-        else:
-            data = getattr(block, "data", None) or getattr(getattr(block, "resource", None), "blob", None)
-            binary += len(base64.b64decode(data, validate=False)) if isinstance(data, str) else 0
-    return texts, binary
 
 
 @dataclass
@@ -153,7 +115,7 @@ class Connection:
         except Exception as exc:
             raise self._broken(f"tools/call {tool}", exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        texts, binary = _blocks(list(result.content))
+        texts, binary = blocks(list(result.content))
         several = tuple(texts) if len(result.content) > 1 else ()
         outcome = ToolResult("\n".join(texts), bool(result.is_error), result.structured_content, several, binary)
         self.interactions.append(Interaction("tools/call", tool, arguments, outcome.is_error, outcome.bytes, elapsed))

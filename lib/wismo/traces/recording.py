@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.agent.base import Backend, Reply
-from wismo.client.connection import ToolResult
+from wismo.client.results import ToolResult
 
 SCOPE = "wismo.agent"
 
