@@ -16,10 +16,10 @@ TARGETS_MB = {"10,000-line order, peak memory": 300.0}
 # Held as a ratio to a floor measured in the same run, so a slower or busier machine moves both sides.
 TARGETS_X_FLOOR = {
     # Against an interpreter that imports only the SDK's protocol types (mcp_types) and answers one line: a server built
-    # on the SDK cannot start faster than that, and an absolute time moved with the machine's load (issue #32).
+    # on the SDK cannot start faster than that, and an absolute time moved with the machine's load.
     "server start to handshake, times the protocol-types floor": 2.0,
-    # Issue #32: from 12.68x; a notebook's kernel, imports and rendering are the floor, so 6x is about two notebooks'
-    # own work on top of the four notebooks' fixed cost.
+    # A notebook's kernel, imports and rendering are the floor, so 6x is about two notebooks' own work on top of the
+    # notebooks' fixed cost.
     "make report, times one empty notebook": 6.0,
     "wismo tokens, 100-tool server, times its own start": 2.0,
     # N clients' median call against N calls of one client alone, one after another: pure queuing. One HTTP server is
@@ -31,8 +31,8 @@ TARGETS_X_FLOOR = {
     # with other work on the other one. The same quarter above queuing: load may not cost more than waiting one's turn.
     "stdio, N servers: median, times N calls alone": 1.25,
 }
-# Peak memory as a ratio to the same work's peak on a smaller input (issue #33: memory grows with the conversations
-# open at once, not with the file): a file four times larger may cost a quarter more (the interpreter's own arenas
+# Peak memory as a ratio to the same work's peak on a smaller input (memory grows with the conversations open at once,
+# not with the file): a file four times larger may cost a quarter more (the interpreter's own arenas
 # and the chains' histograms), not four times.
 TARGETS_MEMORY_X = {"traces: peak memory, 4x the file against 1x": 1.25}
 # Counts that must be exactly met: a wrong answer under load is a failure, however fast.

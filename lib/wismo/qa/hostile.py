@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SESSIONS = 3000  # abandoned sessions in the session test: #24's bound is stated for this many
+SESSIONS = 3000  # abandoned sessions in the session test: the memory bound (qa/sessions.py) is stated for this many
 FRAME_SHARE = 10  # a frame or HTTP case costs a normal call besides itself: a tenth as many per kind as per tool
 STUDY_COUNT = 10  # argument objects per tool in a study run (qa/study_hostile.py): a few seconds per design
 

@@ -14,7 +14,8 @@ from wismo.qa.normal import ORDER, normal_call, order_id_of
 from wismo.shared.revision import PINNED_REVISION
 
 HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
-MEMORY_BOUND_MB = 100.0  # what 3,000 abandoned sessions may add to a server at most (#24)
+# What 3,000 abandoned sessions may add to a server at most: the session cap closes the idlest, so memory stays bounded.
+MEMORY_BOUND_MB = 100.0
 
 
 def open_session(conn: HttpConnection) -> str:
