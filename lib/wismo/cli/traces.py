@@ -4,7 +4,6 @@ a focused tool would save, and the study that checks it."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -98,7 +97,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
     --runs-dir are moved there only once --out is in place."""
     from wismo.core.jsonfmt import stable
     from wismo.servers import designs
-    from wismo.traces import study_file
+    from wismo.traces import prediction, study_file
 
     result["files"] = [Path(f).name for f in args.files]  # as the report writes them
     study_text = None
@@ -112,7 +111,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         # Every traced case of the entry is a case, those of shorter chains from it too.
         cases = [c for other in result["chains"] if other["tools"][:1] == chain["tools"][:1] for c in other["cases"]]
         study_text = study_file.text(
-            chain, command, list(args.files), list({json.dumps(c, sort_keys=True): c for c in cases}.values())
+            chain, command, list(args.files), list({prediction.case_key(c): c for c in cases}.values())
         )
 
     def fill(folder: Path) -> None:

@@ -3,7 +3,6 @@ save (modelled from the traced token counts), with its check."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ def observed(chained: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Where the traces hold both a chain with links and a one-tool chain answering the same cases: the one tool's
     saving against the chain, by the one saving function (cost.saving), per case from the traced input tokens (the
     median of each case's conversations) and its median across the cases both answered."""
+    from wismo.traces import prediction
+
     out = []
     for chain in (c for c in chained if c["links"]):
         name = " → ".join(chain["tools"])
@@ -86,7 +87,7 @@ def observed(chained: list[dict[str, Any]]) -> list[dict[str, Any]]:
             totals = {}
             for c, label in ((chain, name), (one, one["tools"][0])):
                 for case, tokens in zip(c["cases"], c.get("inputTokensByCase", [])):
-                    totals[(label, json.dumps(case, sort_keys=True))] = tokens
+                    totals[(label, prediction.case_key(case))] = tokens
             found = saving.savings({"traced": totals}, name, "traced")
             out += [s.as_dict() | {"cases": len(s.per_case)} for s in found if s.per_case]
     return out

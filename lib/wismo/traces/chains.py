@@ -221,20 +221,19 @@ class Chain:
             if i == len(self.added):
                 self.added.append(Counter())
             self.added[i][tokens] += 1
-        self.input_tokens[sum(m.input_tokens for m in conversation.model_calls)] += 1
-        self.saved[resends_saved(conversation)] += 1
+        total, saved = sum(m.input_tokens for m in conversation.model_calls), resends_saved(conversation)
+        self.input_tokens[total] += 1
+        self.saved[saved] += 1
         self.models.update({m.model for m in conversation.model_calls})
         arguments = first_arguments(conversation)
         if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
             self.cases.append(arguments)
             self.by_case.append(Counter())
-        total = sum(m.input_tokens for m in conversation.model_calls)
-        saved = resends_saved(conversation)
         if arguments is not None and arguments in self.cases:
             at = self.cases.index(arguments)
             self.by_case[at][total] += 1
             decided = False
-            for r in sorted(replacements, key=lambda r: r.tool):
+            for r in replacements:  # by tool name (Chains sorts them once)
                 if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
                     predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
                     if predicted is not None:
@@ -330,7 +329,7 @@ class Chains:
     def __init__(self, replacements: Sequence[Replacement] = ()) -> None:
         self.by_tools: dict[tuple[str, ...], Chain] = {}
         self.total = 0
-        self.replacements = tuple(replacements)
+        self.replacements = tuple(sorted(replacements, key=lambda r: r.tool))
 
     def add(self, conversation: Conversation) -> None:
         """Counts one conversation in its chain."""

@@ -48,10 +48,15 @@ class Replacement:
             return None
         arguments, result = found
         base = first_request - self.removed_definitions + self.added_definitions
-        turn = [walk.result(self.tool, arguments, result)]
-        items = conversation.turn_items(turn, 1, framing.profile(self.profile))
-        added = sum(tokens.count_item(i, self.encoding) for i in items)
-        return base + (base + added)
+        return base + (base + _turn(self.tool, json.dumps(arguments), result, self.profile, self.encoding))
+
+
+@functools.lru_cache(maxsize=4096)
+def _turn(tool: str, arguments: str, result: str, profile: str, encoding: str) -> int:
+    """What one call and its result add to the next request, counted once per case however many conversations ask it
+    (the arguments as JSON, in their order)."""
+    turn = [walk.result(tool, json.loads(arguments), result)]
+    return sum(tokens.count_item(i, encoding) for i in conversation.turn_items(turn, 1, framing.profile(profile)))
 
 
 def from_study(study: Study, encoding: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> list[Replacement]:
@@ -154,6 +159,13 @@ def sent_definitions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _definitions(sent: str, encoding: str) -> tuple[int, int]:
+    """The tokens of the chain's definitions together and of the smallest alone, counted once per set an agent sent."""
+    functions = json.loads(sent)
+    return tokens.count_tools(functions, encoding), min(tokens.count_tools([d], encoding) for d in functions)
+
+
 def estimate(
     first_request: int,
     attributes: Mapping[str, Any],
@@ -167,8 +179,7 @@ def estimate(
     sent = [d for d in sent_definitions(attributes) if d["name"] in tools]
     if {d["name"] for d in sent} != tools or any(a is None or r is None for _, a, r in calls):
         return None
-    removed = tokens.count_tools(sent, encoding)
-    least = min(tokens.count_tools([d], encoding) for d in sent)
+    removed, least = _definitions(json.dumps(sent), encoding)
     records = []
     for _, _, result in calls:
         try:
