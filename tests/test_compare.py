@@ -86,7 +86,7 @@ async def test_a_planted_difference_fails_the_comparison(tmp_path):
     assert not result["summary"]["allEqual"]
     with pytest.raises(
         ClaimFailed,
-        match=r"partial delivery .*tracking\[0\]\.status: granular 'delivered' != focused 'in_transit'",
+        match=r'partial delivery .*at tracking\[0\]\.status, granular has "delivered" and focused "in_transit"',
     ):
         comparison.check_equal(result)
 

@@ -136,7 +136,7 @@ def test_a_bulk_read_that_leaves_a_file_out_exits_1_naming_the_case(runs):
     assert "Traceback" not in done.stderr
     (line,) = done.problems
     assert line.startswith(f'case {PLANTED!r} (dir="handbook", files=['), line
-    assert line.endswith(': at names[1], walk has "holidays.md" which occurs in no text of bulk\'s'), line
+    assert line.endswith(': at names[1], walk has "holidays.md", which occurs in no text of bulk\'s'), line
     differing = [c for c in runs.comparison("planted")["cases"] if not c["equal"]]
     assert [c["label"] for c in differing] == [PLANTED]
     assert {d["path"] for d in differing[0]["differences"]} == {"names[1]"}  # the first text not found, only it

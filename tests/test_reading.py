@@ -294,6 +294,17 @@ async def test_a_result_of_several_blocks_is_read_block_by_block_and_compares_wi
     ]
     assert Reading(block=1).value(got.text, None, list(got.blocks)) == {"loanId": "L-2", "title": "Emma"}
     assert Reading(block=7).value(got.text, None, list(got.blocks)) is None
-    # Through the comparison, over real servers: the blocks' values equal the one JSON block's, no traceback.
+    # Resource links are read in their places (resources/read, one interaction each) when the step says so.
+    async with reach(study.designs["linked"]) as conn:
+        unfollowed = await conn.call("get_loan_links", {"memberId": "M-1"})
+        followed = await conn.call("get_loan_links", {"memberId": "M-1"}, follow_resources=True)
+        methods = [i.method for i in conn.interactions]
+    assert [json.loads(b) for b in unfollowed.blocks] == values[2:]  # unread links carry nothing
+    assert [json.loads(b) for b in followed.blocks] == values
+    assert methods[-3:] == ["tools/call", "resources/read", "resources/read"]
+    # Through the comparison, over real servers: the blocks' values and the followed links' equal the one JSON
+    # block's, no traceback; the picture's bytes are counted in its design's.
     result = await comparison.run(study=str(path), unfriendly=False)
     assert result["summary"]["allEqual"], result["cases"][0]["differences"]
+    case = result["cases"][0]
+    assert case["several"]["bytes"] == len("\n".join(got.blocks).encode()) + 32

@@ -21,13 +21,13 @@ import pytest
 
 import peers
 from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo, wismo_argv
-from wismo.core import jsondiff, processes, templates
+from wismo.core import jsondiff, pairing, processes, templates
 from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
 from wismo.domain import prompts
 from wismo.servers import designs as registry
 from wismo.shared.investigation import Cursor, FollowUp, Investigation
-from wismo.studies import declaration, servers
+from wismo.studies import declaration, matching, servers
 from wismo.studies.declaration import StudyInvalid
 from wismo.studies.evidence import MISSING, evidence
 
@@ -425,6 +425,52 @@ def test_text_missing_is_match_text():
     assert jsondiff.text_leaves({"key": {"k2": [True, None, 3, "s"]}}) == [("key.k2[2]", "3"), ("key.k2[3]", "s")]
     assert jsondiff.text_missing("needle", "hay\x00needle") == []  # a leaf holding the separator is still found
     assert jsondiff.text_missing("a\x00b", ["a", "b"]) == [{"path": "<root>", "a": "a\x00b", "b": jsondiff.NOT_FOUND}]
+
+
+LOANS = [
+    {"loanId": "L-11", "title": "The Left Hand of Darkness", "due": "2026-12-09", "renewals": 1},
+    {"loanId": "L-12", "title": "A Pattern Language", "due": "2026-12-02", "renewals": 2},
+]
+ACCOUNT = {"member": {"memberId": "M-1", "loanIds": ["L-11", "L-12"]}, "loans": LOANS}
+
+
+def swapped(field):
+    """The account's loans with `field` exchanged between them."""
+    a, b = (dict(x) for x in LOANS)
+    a[field], b[field] = b[field], a[field]
+    return [a, b]
+
+
+def test_match_text_keeps_each_record_together():
+    nested = {"memberId": "M-1", "loans": [dict(x) for x in LOANS]}
+    lines = "Member M-1\n" + "\n".join(
+        f"{x['loanId']} {x['title']}, due {x['due']}, renewed {x['renewals']}" for x in LOANS
+    )
+    markdown = "# M-1\n\n" + "\n\n".join(
+        f"## {x['loanId']}\n{x['title']}\nDue: {x['due']}\nRenewals: {x['renewals']}" for x in LOANS
+    )
+    for held in (nested, lines, [markdown], {"t": lines}):
+        assert pairing.text_held(ACCOUNT, held) == [], held
+    # Two loans' due dates exchanged: every text still occurs, but not with its record (JSON and text alike).
+    apart = {"path": "loans[0].due", "a": "2026-12-09", "b": pairing.NOT_TOGETHER, "record": "loans[0]"}
+    assert pairing.text_held(ACCOUNT, {"memberId": "M-1", "loans": swapped("due")}) == [apart]
+    text = "\n".join(f"{x['loanId']} {x['title']}, due {x['due']}, renewed {x['renewals']}" for x in swapped("due"))
+    assert pairing.text_held(ACCOUNT, "M-1 " + text) == [apart]
+    # A one-digit count exchanged is found too: the 1 of M-1 or L-11 is not a 1.
+    text = "\n".join(
+        f"{x['loanId']} {x['title']}, due {x['due']}, renewed {x['renewals']}" for x in swapped("renewals")
+    )
+    assert pairing.text_held(ACCOUNT, "M-1 " + text)[0]["path"] == "loans[0].renewals"
+    # A record alone of its kind (the member) is held wherever its texts are: nothing else could be taken for it.
+    assert pairing.unpaired({"member": {"memberId": "M-1", "name": "Ines"}}, ["M-1", "Ines"]) == []
+    assert pairing.records(ACCOUNT) == [("member", ACCOUNT["member"]), ("loans[0]", LOANS[0]), ("loans[1]", LOANS[1])]
+    said = matching.said(
+        {"path": "loans[0].due", "g": "2026-12-09", "f": pairing.NOT_TOGETHER, "record": "loans[0]"}, "g"
+    )
+    assert (
+        said
+        == 'at loans[0].due, g has "2026-12-09", which f gives, but not together with the rest of its record loans[0]'
+    )
 
 
 def call(name, arguments, output, is_error=False):

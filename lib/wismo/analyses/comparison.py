@@ -47,13 +47,13 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
     calls = [c for turn in tool_turns for c in turn]
     return {
         "calls": len(calls),
-        "bytes": sum(utf8_len(c["output"]) for c in calls),
+        "bytes": sum(utf8_len(c["output"]) + c.get("binary", 0) for c in calls),
         "error": error,
         "toolCalls": [
             {
                 "tool": c["name"],
                 "arguments": _shown(c["arguments"]),
-                "bytes": utf8_len(c["output"]),
+                "bytes": utf8_len(c["output"]) + c.get("binary", 0),
                 "isError": c["isError"],
             }
             for c in calls
@@ -242,9 +242,8 @@ def check_equal(result: dict[str, Any]) -> str:
     if bad:
         lines = []
         for r in bad:
-            d = r["differences"][0]
-            (ref, ref_value), (other, value) = [(k, v) for k, v in d.items() if k != "path"]
-            lines.append(f"{r['label']} ({r['input']}): {d['path']}: {ref} {ref_value!r} != {other} {value!r}")
+            said = matching.said(r["differences"][0], result["summary"]["reference"])
+            lines.append(f"{r['label']} ({r['input']}): {said}")
         detail = "; ".join(lines)
         raise ClaimFailed(
             "every case gives the same evidence in every design",

@@ -23,10 +23,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
-from wismo.client.results import ToolResult, blocks
+from wismo.client.results import ToolResult, blocks, followed
 from wismo.client.spawn import Spawned, client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
+from wismo.core.jsonfmt import utf8_len
 from wismo.shared.revision import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
@@ -105,8 +106,9 @@ class Connection:
         self.interactions.append(Interaction("tools/list", None, None, False, 0, elapsed))
         return tools
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call one tool and record the interaction; a result of any blocks, as the server gives it (ToolResult)."""
+    async def call(self, tool: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
+        """Call one tool and record the interaction; a result of any blocks, as the server gives it (ToolResult),
+        each resource link followed with resources/read in its place when `follow_resources`."""
         started = time.perf_counter()
         try:
             # A deadline of our own as well as the session's, so a frozen server cannot hang the caller.
@@ -115,11 +117,33 @@ class Connection:
         except Exception as exc:
             raise self._broken(f"tools/call {tool}", exc) from None
         elapsed = (time.perf_counter() - started) * 1000
-        texts, binary = blocks(list(result.content))
-        several = tuple(texts) if len(result.content) > 1 else ()
-        outcome = ToolResult("\n".join(texts), bool(result.is_error), result.structured_content, several, binary)
-        self.interactions.append(Interaction("tools/call", tool, arguments, outcome.is_error, outcome.bytes, elapsed))
-        return outcome
+        found = blocks(list(result.content))
+        several = len(result.content) > 1
+        text_bytes = utf8_len("\n".join(found.texts)) + found.binary
+        self.interactions.append(Interaction("tools/call", tool, arguments, bool(result.is_error), text_bytes, elapsed))
+        if follow_resources and found.links:
+            found = await followed(found, self.read_resource)
+        texts = tuple(found.texts)
+        return ToolResult(
+            "\n".join(texts), bool(result.is_error), result.structured_content, texts * several, found.binary
+        )
+
+    async def read_resource(self, uri: str) -> list[Any]:
+        """Read one resource and record the interaction: its contents (text and blob), as the server gives them."""
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(self.call_timeout_s + 1):
+                result = await self.session.read_resource(uri)
+        except Exception as exc:
+            raise self._broken(f"resources/read {uri}", exc) from None
+        contents = list(getattr(result, "contents", []))
+        read = blocks([])
+        read.count(contents)
+        size = utf8_len("\n".join(read.texts)) + read.binary
+        self.interactions.append(
+            Interaction("resources/read", uri, None, False, size, (time.perf_counter() - started) * 1000)
+        )
+        return contents
 
     def tool_calls(self) -> list[Interaction]:
         """The tools/call interactions so far."""

@@ -4,10 +4,11 @@ never reads (images, audio, binary resources)."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import EmbeddedResource, TextContent, TextResourceContents
+from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 
 from wismo.core.jsonfmt import utf8_len
 
@@ -32,16 +33,46 @@ class ToolResult:
         return utf8_len(self.text) + self.binary
 
 
-def blocks(content: list[Any]) -> tuple[list[str], int]:
-    """The text of each text-like block of a result (text, an embedded text resource) and the decoded bytes of the
-    rest (images, audio, binary resources; a resource link carries neither)."""
-    texts, binary = [], 0
+@dataclass
+class Blocks:
+    """The blocks of a result as wismo reads them: the text of each text-like block in order, the decoded bytes of
+    the rest, and each resource link as (the place among the texts it stands at, its URI)."""
+
+    texts: list[str]
+    binary: int
+    links: list[tuple[int, str]]
+
+    def count(self, contents: list[Any]) -> None:
+        """Add a resource's contents (resources/read) in the place of its link: texts read, blobs counted."""
+        for c in contents:
+            if isinstance(c, TextResourceContents):
+                self.texts.append(c.text)
+            elif isinstance(c, BlobResourceContents):
+                self.binary += len(base64.b64decode(c.blob, validate=False))
+
+
+def blocks(content: list[Any]) -> Blocks:
+    """The text of each text-like block of a result (text, an embedded text resource), the decoded bytes of the
+    rest (images, audio, binary resources) and its resource links, which carry neither until followed."""
+    found = Blocks([], 0, [])
     for block in content:
         if isinstance(block, TextContent):
-            texts.append(block.text)
+            found.texts.append(block.text)
         elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
-            texts.append(block.resource.text)
+            found.texts.append(block.resource.text)
+        elif isinstance(block, ResourceLink):
+            found.links.append((len(found.texts), str(block.uri)))
         else:
             data = getattr(block, "data", None) or getattr(getattr(block, "resource", None), "blob", None)
-            binary += len(base64.b64decode(data, validate=False)) if isinstance(data, str) else 0
-    return texts, binary
+            found.binary += len(base64.b64decode(data, validate=False)) if isinstance(data, str) else 0
+    return found
+
+
+async def followed(found: Blocks, read: Callable[[str], Awaitable[list[Any]]]) -> Blocks:
+    """The blocks with each resource link's contents (`read`, resources/read) in its place."""
+    out = Blocks([], found.binary, [])
+    for i in range(len(found.texts) + 1):
+        for _, uri in (link for link in found.links if link[0] == i):
+            out.count(await read(uri))
+        out.texts += found.texts[i : i + 1]
+    return out

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.errors import WismoError
-from wismo.core.jsondiff import NOT_FOUND
 from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, REPO_ROOT, STUDY_OUTPUTS
 from wismo.reports import REPORTS
+from wismo.studies import matching
 from wismo.studies.declaration import Study
 
 NOTEBOOKS_RUN = ("01-equivalence", "02-context-cost")  # every study's reports
@@ -81,22 +81,9 @@ def differing_cases(out: Path) -> list[str]:
     lines = []
     for r in result["cases"]:
         if not r["equal"]:
-            d = r["differences"][0]
-            # The reference first, as the comparison wrote the pair (the JSON's keys come back sorted).
-            ref = result["summary"]["reference"]
-            other, value = next((k, v) for k, v in d.items() if k not in ("path", ref))
-            ref_value = d[ref]
-            theirs = f"which occurs in no text of {other}'s" if value == NOT_FOUND else f"and {other} {_short(value)}"
-            lines.append(f"case {r['label']!r} ({r['input']}): at {d['path']}, {ref} has {_short(ref_value)} {theirs}")
+            said = matching.said(r["differences"][0], result["summary"]["reference"])
+            lines.append(f"case {r['label']!r} ({r['input']}): {said}")
     return lines
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    """A value in a sentence, shortened."""
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[Path], dict[str, Any], list[str]]:

@@ -70,6 +70,10 @@ class Investigation:
     merge_pages: Callable[[list[Any]], Any] | None = None  # a paged design's own merge (else the generic one)
     reading: Reading = JSON  # how the entry's result (every page of it) is read
 
+    def following_resources(self) -> set[str]:
+        """The tools whose results' resource links a step asks to read (follow_resources = true)."""
+        return {tool for _, tool, reading in self.steps() if reading.follow_resources}
+
     def tools(self) -> set[str]:
         """Every tool name the investigation calls."""
         return {self.entry, *(link.tool for link in self.links)}

@@ -139,12 +139,14 @@ def parsed(text: str) -> Any:
 @dataclass(frozen=True)
 class Reading:
     """How one step reads its result: `read` ("json", "text", "structured" or "python"), or the matches of `pattern`,
-    its named groups read as `types` declares them (group name, type; the rest stay strings)."""
+    its named groups read as `types` declares them (group name, type; the rest stay strings); with
+    `follow_resources`, the contents of the result's resource links are read as its blocks."""
 
     read: str = "json"
     pattern: str | None = None
     types: tuple[tuple[str, str], ...] = ()
     block: int | None = None  # of a result of several blocks, the one to read (0-based); None: each, as a list
+    follow_resources: bool = False  # read each resource link of the result (resources/read) in its place
 
     def value(self, text: str, structured: dict[str, Any] | None = None, blocks: list[str] | None = None) -> Any:
         """The step's value for a result's text and structuredContent (None when it carries none: the protocol makes
@@ -177,6 +179,7 @@ class Reading:
     def declared(self) -> dict[str, Any]:
         """The reading as the study file writes it (empty for the default)."""
         picked = {"block": self.block} if self.block is not None else {}
+        picked |= {"follow_resources": True} if self.follow_resources else {}
         if self.pattern is not None:
             return {"pattern": self.pattern, **({"types": dict(self.types)} if self.types else {}), **picked}
         return ({} if self.read == "json" else {"read": self.read}) | picked

@@ -31,6 +31,7 @@ class Call(TypedDict):
     isError: bool
     structured: dict[str, Any] | None
     blocks: NotRequired[list[str]]  # each text block's text, where the result held several blocks
+    binary: NotRequired[int]  # the decoded bytes of its images, audio and binary resources, counted, never read
 
 
 def result(name: str, arguments: dict[str, Any], output: str, is_error: bool = False, structured: Any = None) -> Call:

@@ -17,8 +17,9 @@ from wismo.shared.reading import Reading
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor", "ignore")
-ENTRY_KEYS = ("tool", "arguments", "into", "read", "pattern", "types", "block")
-LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", "read", "pattern", "types", "block")
+READING_KEYS = ("read", "pattern", "types", "block", "follow_resources")
+ENTRY_KEYS = ("tool", "arguments", "into", *READING_KEYS)
+LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", *READING_KEYS)
 CURSOR_KEYS = ("next", "argument")
 COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PLACEHOLDER = re.compile(r"<[^<>]+>")  # a value left for the team to fill in, such as "<your focused tool>"
@@ -248,6 +249,10 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
     if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 0):
         r.say(where, f"{at}.block picks one of a result's blocks by its place, from 0: a whole number, not {block!r}")
         block = None
+    follow = step.get("follow_resources", False)
+    if not isinstance(follow, bool):
+        r.say(where, f"{at}.follow_resources is true or false, not {follow!r}")
+        follow = False
     if types is not None and pattern is None:
         r.say(where, f"{at}.types names the types of a pattern's named groups: give it with a pattern")
         return Reading()
@@ -264,11 +269,11 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
             r.say(where, f"{at}.pattern {exc}")
             return Reading()
         declared = _types(r, where, at, pattern, types)
-        return Reading(pattern=pattern, types=declared, block=block)
+        return Reading(pattern=pattern, types=declared, block=block, follow_resources=follow)
     if read is not None and read not in reading.READS:
         r.say(where, f"{at}.read must be {either(reading.READS)}, not {read!r}")
         return Reading()
-    return Reading(read or "json", block=block)
+    return Reading(read or "json", block=block, follow_resources=follow)
 
 
 def _types(r: Problems, where: str, at: str, pattern: str, types: Any) -> tuple[tuple[str, str], ...]:

@@ -3,11 +3,12 @@ each requires, the differences it reports and how its verdict is worded."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from wismo.core import jsondiff
+from wismo.core import jsondiff, pairing
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,12 @@ MATCHES = {
         ),
         Match(
             "text",
-            "every text of the reference's evidence must occur in some text of every other design's (match = text)",
+            "every text of the reference's evidence must occur in some text of every other design's, each with the rest"
+            " of its record (match = text)",
             "holds the reference's texts",
             "holding every text of the {ref} design's evidence",
             "hold every text of the {ref} design's evidence",
-            jsondiff.text_missing,
+            pairing.text_held,
         ),
     )
 }
@@ -72,6 +74,25 @@ def without(value: Any, keys: tuple[str, ...]) -> Any:
     if isinstance(value, list):
         return [without(v, keys) for v in value]
     return value
+
+
+def said(difference: dict[str, Any], reference: str) -> str:
+    """One difference in a sentence, the reference design's value first: 'at loans[0].due, granular has "2026-12-09"
+    and focused "2026-12-02"' (or "which occurs in no text of ...", or "... not together with the rest of its
+    record")."""
+    other, value = next((k, v) for k, v in difference.items() if k not in ("path", "record", reference))
+    ours = f"at {difference['path']}, {reference} has {_short(difference[reference])}"
+    if value == jsondiff.NOT_FOUND:
+        return f"{ours}, which occurs in no text of {other}'s"
+    if value == pairing.NOT_TOGETHER:
+        return f"{ours}, which {other} gives, but not together with the rest of its record {difference['record']}"
+    return f"{ours} and {other} {_short(value)}"
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """A value in a sentence, as JSON, shortened."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def match(name: str | None) -> Match:

@@ -1,11 +1,12 @@
 """A tiny MCP server that answers as many real servers do: a result of several content blocks (one text block per
-record, an embedded text resource, an image), beside a tool that answers the same records as one JSON text block."""
+record, an embedded text resource, an image), a result of resource links to the records (served as resources), and
+a tool that answers the same records as one JSON text block."""
 
 import base64
 import json
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp.types import CallToolResult, EmbeddedResource, ImageContent, ResourceLink, TextContent, TextResourceContents
 
 LOANS = {"M-1": [{"loanId": "L-1", "title": "Dune"}, {"loanId": "L-2", "title": "Emma"}]}
 NOTE = {"memberId": "M-1", "note": "two loans"}
@@ -24,6 +25,27 @@ def get_loans(memberId: str) -> CallToolResult:
         ImageContent(type="image", data=PIXEL, mimeType="image/png"),
     ]
     return CallToolResult(content=blocks)
+
+
+@server.tool()
+def get_loan_links(memberId: str) -> CallToolResult:
+    """A member's loans as links to read (loan://L-1), then the note as text."""
+    links = [
+        ResourceLink(
+            type="resource_link", uri=f"loan://{loan['loanId']}", name=loan["loanId"], mimeType="application/json"
+        )
+        for loan in LOANS.get(memberId, [])
+    ]
+    return CallToolResult(content=[*links, TextContent(type="text", text=json.dumps(NOTE))])
+
+
+@server.resource("loan://{loanId}", mime_type="application/json")
+def loan(loanId: str) -> str:
+    """One loan, as JSON."""
+    found = [x for loans in LOANS.values() for x in loans if x["loanId"] == loanId]
+    if not found:
+        raise ValueError(f"There is no loan {loanId}.")
+    return json.dumps(found[0])
 
 
 @server.tool()

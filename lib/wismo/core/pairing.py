@@ -1,0 +1,165 @@
+"""Whether each record of one value is kept together in another: what match = "text" asks beyond finding every text,
+so that two records' fields exchanged between them are a difference and not a pass."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from wismo.core.jsondiff import text_leaves, text_missing
+
+NOT_TOGETHER = "<not with its record>"
+_MASK = "\x00"
+_OCCURRENCES = 64  # occurrences of one value looked at in one string (a record's window starts at one of them)
+
+
+def records(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """The innermost objects of a JSON value (objects with no object inside them) with their paths, in order."""
+    if isinstance(value, dict):
+        inner = [r for k, v in value.items() for r in records(v, f"{path}.{k}" if path else k)]
+        return inner or [(path or "<root>", value)]
+    if isinstance(value, list):
+        return [r for i, x in enumerate(value) for r in records(x, f"{path}[{i}]")]
+    return []
+
+
+def kind(path: str) -> str:
+    """A record's kind: its path with the list indices left out (loans[0] and loans[1] are records of one kind)."""
+    return re.sub(r"\[\d+\]", "[]", path)
+
+
+@lru_cache(maxsize=4096)
+def _alone(text: str) -> re.Pattern[str]:
+    """`text` where it stands as a whole token: a letter or digit at its edge is not joined to another, nor to a hyphen
+    or a decimal point (the 1 of M-1, 1.5 or 2026-12-01 is no 1)."""
+    before = r"(?<![\w-])(?<!\d\.)" if text[:1].isalnum() else ""
+    after = r"(?![\w-])(?!\.\d)" if text[-1:].isalnum() else ""
+    return re.compile(before + re.escape(text) + after)
+
+
+def _clean(text: str, own: list[str], foreign: set[str]) -> bool:
+    """Whether `text` holds none of `foreign` as a whole token, once the record's `own` texts are masked out (so a
+    sibling's "2" is not found inside this record's "2026-12-09")."""
+    for t in sorted(own, key=len, reverse=True):
+        text = _alone(t).sub(lambda m: _MASK * len(m.group()), text)
+    return not any(_alone(f).search(text) for f in foreign)
+
+
+def _objects(value: Any) -> list[list[str]]:
+    """Every object of a JSON value, at any depth, as the texts of its leaves."""
+    found: list[list[str]] = []
+    if isinstance(value, dict):
+        found.append([t for _, t in text_leaves(value)])
+        for v in value.values():
+            found += _objects(v)
+    elif isinstance(value, list):
+        for x in value:
+            found += _objects(x)
+    return found
+
+
+def _holds(texts: list[str], values: list[str]) -> bool:
+    """Whether every one of `values` occurs within one of `texts` (as match = "text" finds a text)."""
+    return all(any(v in x for x in texts) for v in values)
+
+
+def _in_string(own: list[str], foreign: set[str], text: str) -> bool:
+    """Whether one span of `text` holds every one of `own` and none of `foreign`: the span starts from each
+    occurrence of the rarest of them and reaches the nearest occurrence of each of the others."""
+    spots = {}
+    for t in own:
+        found = [m.span() for m in _alone(t).finditer(text)] or [
+            (m.start(), m.start() + len(t)) for m in re.finditer(re.escape(t), text)
+        ]
+        if not found:
+            return False
+        spots[t] = found[:_OCCURRENCES]
+    rarest = min(own, key=lambda t: len(spots[t]))
+    for start, end in spots[rarest]:
+        lo, hi = start, end
+        for t in own:
+            s, e = min(spots[t], key=lambda span: abs(span[0] - start))
+            lo, hi = min(lo, s), max(hi, e)
+        if _clean(text[lo:hi], own, foreign):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a value keeps its records: each of its objects (at any depth) as its leaves' texts, and its strings."""
+
+    objects: list[list[str]]
+    strings: list[str]
+
+    @classmethod
+    def of(cls, value: Any) -> Places:
+        """The places of one JSON value."""
+        return cls(_objects(value), [t for _, t in text_leaves(value)])
+
+    def together(self, own: list[str], siblings: list[list[str]]) -> bool:
+        """Whether the texts `own` of one record are kept together: all within one object that holds no sibling
+        record whole, or within one string; a string that also holds a sibling whole, one held nowhere else, must
+        hold `own` within one span that has none of its other texts (lines of "L-11 ... due 2026-12-09" hold each
+        loan, a swapped due date does not)."""
+        if len(set(own)) < 2:
+            return True
+        for texts in self.objects:
+            if _holds(texts, own) and not any(_holds(texts, s) for s in siblings):
+                return True
+        for text in self.strings:
+            if not _holds([text], own):
+                continue
+            held = [s for s in siblings if _holds([text], s) and not self._elsewhere(s, own)]
+            if not held or _in_string(own, {t for s in held for t in s} - set(own), text):
+                return True
+        return False
+
+    def _elsewhere(self, sibling: list[str], own: list[str]) -> bool:
+        """Whether a sibling record is held whole by a place of its own, one that does not hold `own` whole: then
+        its texts in a string with ours are context (a diff's unchanged lines), not the sibling itself."""
+        return any(_holds(texts, sibling) and not _holds(texts, own) for texts in self.objects) or any(
+            _holds([t], sibling) and not _holds([t], own) for t in self.strings
+        )
+
+    def apart(self, leaves: list[tuple[str, str]], siblings: list[list[str]]) -> tuple[str, str]:
+        """The first of a record's values found apart from its first one: missing from the smallest object that
+        holds the first, else not kept together with it."""
+        anchor = leaves[0][1]
+        holding = [texts for texts in self.objects if _holds(texts, [anchor])]
+        if holding:
+            missing = [(p, t) for p, t in leaves[1:] if not _holds(min(holding, key=len), [t])]
+            if missing:
+                return missing[0]
+        return next(((p, t) for p, t in leaves[1:] if not self.together([anchor, t], siblings)), leaves[-1])
+
+
+def unpaired(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+    """The first record of `a` that `b` does not keep together (see `Places.together`), as one {path, names[0]:
+    value, names[1]: NOT_TOGETHER, record: the record's path}, naming the first of its values found apart from its
+    first one; empty when every record is kept together. Only records with a sibling of their kind are looked at: a
+    record alone of its kind cannot be taken for another."""
+    found = records(a)
+    kinds: dict[str, list[str]] = {}
+    for path, _ in found:
+        kinds.setdefault(kind(path), []).append(path)
+    texts = {path: text_leaves(record, path) for path, record in found}
+    places = Places.of(b)
+    for path, _ in found:
+        siblings = [[t for _, t in texts[p]] for p in kinds[kind(path)] if p != path]
+        if not siblings:
+            continue
+        own = [t for _, t in texts[path]]
+        if places.together(own, siblings):
+            continue
+        apart = places.apart(texts[path], siblings)
+        return [{"path": apart[0], names[0]: apart[1], names[1]: NOT_TOGETHER, "record": path}]
+    return []
+
+
+def text_held(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+    """The study file's match = "text": the first text of `a` that occurs in no text of `b`, else the first record of
+    `a` that `b` does not hold together; empty when b holds every text of a, each with its record."""
+    return text_missing(a, b, names) or unpaired(a, b, names)
