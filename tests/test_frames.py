@@ -8,8 +8,9 @@ import pytest
 
 from wismo.core.jsonfmt import write_stable
 from wismo.qa import frames
-from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS
+from wismo.qa.framegen import KINDS, frames_for
 from wismo.qa.fuzz import MEMORY_LIMIT_MB
+from wismo.qa.normal import normal_call
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")
@@ -35,11 +36,13 @@ def test_the_servers_survive_every_kind_of_frame(tmp_path):
     assert result["totals"]["failures"] == 0 and not failures, failures[:10]
     for design in result["designs"]:
         assert list(design["cases"]) == list(KINDS)
-        assert all(design["cases"][k] >= 10 + len(FIXED.get(k, ())) for k in KINDS), design["cases"]
+        fixed = frames_for(normal_call(design["design"])).fixed
+        assert all(design["cases"][k] >= 10 + len(fixed.get(k, ())) for k in KINDS), design["cases"]
         assert design["cleanExit"] is True
         assert 0 < design["startServerRssMb"] <= design["peakServerRssMb"] < MEMORY_LIMIT_MB
-    assert result["eofCases"]["cases"] == len(EOF_FRAMES)
-    assert result["totals"]["cases"] == sum(sum(d["cases"].values()) for d in result["designs"]) + len(EOF_FRAMES)
+    eof = len(frames_for(normal_call("granular")).eof)
+    assert result["eofCases"]["cases"] == eof
+    assert result["totals"]["cases"] == sum(sum(d["cases"].values()) for d in result["designs"]) + eof
     write_stable(tmp_path / "frames.json", result)  # the shape fuzz.json takes: stable JSON
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from wismo.qa import http_abuse, sessions
 from wismo.qa.http_abuse import case_problems, exit_problems, request
+from wismo.qa.normal import normal_call
 from wismo.render import charts
 from wismo.reports import hostile
 
@@ -19,7 +20,10 @@ pytestmark = pytest.mark.usefixtures("real_servers")
 def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
     report = http_abuse.abuse_design("focused", 8)
     assert report["failures"] == [], report["failures"]
-    assert set(report["cases"]) == {*http_abuse.case_strategies(0, lambda: "x"), "oversized body"}
+    assert set(report["cases"]) == {
+        *http_abuse.case_strategies(normal_call("granular"), 0, lambda: "x"),
+        "oversized body",
+    }
     assert all(n == 8 for kind, n in report["cases"].items() if kind != "oversized body")
     statuses = {int(s) for by_status in report["statuses"].values() for s in by_status}
     assert statuses and max(statuses) < 500 and report["statuses"]["oversized body"] == {"413": 1}

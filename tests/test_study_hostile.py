@@ -16,10 +16,11 @@ from commands import wismo_argv
 from notebook_cells import run_cells
 from wismo import cli
 from wismo.client.connection import free_port
+from wismo.client.raw import tools_call
 from wismo.core.jsondiff import first_difference, without_timings
 from wismo.core.paths import REPO_ROOT
 from wismo.qa import findings, schema_args, study_hostile, target
-from wismo.qa.framegen import FIXED, KINDS
+from wismo.qa.framegen import KINDS, frames_for
 from wismo.qa.hostile import STUDY_COUNT, per_kind
 from wismo.qa.http_abuse import PATHS, paths_of
 from wismo.qa.stdio_peer import StdioPeer
@@ -83,7 +84,8 @@ def test_the_helpdesk_servers_get_every_part_and_show_nothing_the_same_way_twice
             assert stats["cases"] == schema_args.FIXED_PER_TOOL + schema_args.FIXED_PER_ARGUMENT + 3
             assert stats["results"] + stats["toolErrors"] + stats["protocolErrors"] == stats["cases"]
             assert stats["toolErrors"] > stats["results"] > 0  # the real ID answers; the hostile ones are refused
-        small = {k: len([f for f in FIXED.get(k, ()) if len(f()) <= study_hostile.BIG_FRAME]) for k in KINDS}
+        made = frames_for(tools_call("get_ticket", {"ticketId": "T-1001"}, 1))
+        small = {k: len(study_hostile.fixed_frames(made, k, big=False)) for k in KINDS}
         assert d["frames"]["cases"] == {k: per_kind(3) + small[k] for k in KINDS}
         assert d["frames"]["exitCodeAtEndOfInput"] == 0 and d["frames"]["bigLines"] is False
     outside = json.dumps(without_timings(a))
@@ -136,9 +138,11 @@ def test_a_planted_crash_and_a_planted_hang_are_findings_and_the_pass_goes_on(tm
     study = load(planted(tmp_path / "planted", "crash,hang"))
     result = study_hostile.run(study, 2, deadline_s=2.0)
     found = by_place(result)
+    # The frames are made from the design's own normal call: a long line's ticket ID reaches get_ticket too.
     assert set(found) == {
         ("granular", "crash", "arguments", "get_ticket"),
         ("granular", "hang", "arguments", "get_comment"),
+        ("granular", "crash", "frames", "long line"),
     }, result["findings"]
     crash = found[("granular", "crash", "arguments", "get_ticket")]
     assert crash["input"].startswith('{"ticketId": "9999') and crash["input"].endswith("(5,016 characters)")
@@ -147,14 +151,14 @@ def test_a_planted_crash_and_a_planted_hang_are_findings_and_the_pass_goes_on(tm
     hang = found[("granular", "hang", "arguments", "get_comment")]
     assert hang["input"] == '{"commentId": ""}' and hang["what"] == "the case got no answer within 2 s"
     granular, focused = result["designs"]
-    assert granular["restarts"] == 2 and granular["stoppedEarly"] is None and focused["restarts"] == 0
+    assert granular["restarts"] == 3 and granular["stoppedEarly"] is None and focused["restarts"] == 0
     # Every case still ran, each after a fresh server where one was needed.
     assert all(
         t["cases"] == schema_args.FIXED_PER_TOOL + schema_args.FIXED_PER_ARGUMENT + 2
         for t in granular["arguments"].values()
     )
     assert sum(granular["frames"]["cases"].values()) == sum(focused["frames"]["cases"].values())
-    assert result["totals"]["byCategory"]["crash"] == result["totals"]["byCategory"]["hang"] == 1
+    assert result["totals"]["byCategory"]["crash"] == 2 and result["totals"]["byCategory"]["hang"] == 1
 
 
 @pytest.mark.slow
@@ -165,10 +169,10 @@ def test_notebook_01_shows_a_studys_findings_naming_its_designs_and_tools(tmp_pa
     shown = run_cells(*SECTION, {"p": p, "hostile_count": 2})
     text = "\n".join(shown["markdown"])
     assert "**granular** (over stdio): `get_comment` (no read-only mark)" in text and "`get_ticket_context`" in text
-    assert "crash 1, hang 0, traceback 0" in text and "1 finding." in text
+    assert "crash 2, hang 0, traceback 0" in text and "2 findings." in text  # by arguments and by a long line
     assert "No design of this study is reached at a URL" in text and "(measured, this run)" in text
     # Designs, categories, findings (the one crash), arguments (four tools), frames (every kind).
-    assert shown["tables"] == [2, len(findings.CATEGORIES), 1, 4, len(KINDS)], shown
+    assert shown["tables"] == [2, len(findings.CATEGORIES), 2, 4, len(KINDS)], shown
     written = json.loads((out / report.OUTPUT).read_text(encoding="utf-8"))
     assert report.finding_rows(written)[0] | {"what happened": ""} == {
         "finding": "crash",

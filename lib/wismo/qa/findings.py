@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wismo.core.jsonfmt import canonical
+from wismo.shared.reading import Reading
 from wismo.studies import matching
 
 # The faults a server shows under hostile input. A finding is shown in the report, never a failed run: the server
@@ -119,8 +120,10 @@ def outcome(message: dict[str, Any]) -> str:
 class Record:
     """The findings of one design's pass as they are made, and the crashes and hangs counted where they happened."""
 
-    def __init__(self, design: str, baseline: str = "", ignore: tuple[str, ...] = ()) -> None:
-        self.design, self.baseline, self.ignore = design, baseline, ignore
+    def __init__(
+        self, design: str, baseline: str = "", ignore: tuple[str, ...] = (), reading: Reading | None = None
+    ) -> None:
+        self.design, self.baseline, self.ignore, self.reading = design, baseline, ignore, reading
         self.kept: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.faults: dict[tuple[str, str], int] = {}
         self.skipped = 0
@@ -167,7 +170,7 @@ class Record:
         if answered is not None and has_traceback(texts(answered)):
             self.add("traceback", part, where, value, f"the answer carries a stack trace: {tail(texts(answered))}")
         normal = got.answers.get(probe)
-        if normal is not None and answer_text(normal, self.ignore) != self.baseline:
+        if normal is not None and answer_text(normal, self.ignore, self.reading) != self.baseline:
             self.add(
                 "changed answer", part, where, value, f"the normal call was answered {shortened(answer_text(normal))}"
             )
@@ -184,14 +187,26 @@ def _text_without(text: Any, ignore: tuple[str, ...]) -> Any:
         return text
 
 
-def answer_text(message: dict[str, Any], ignore: tuple[str, ...] = ()) -> str:
+def answer_text(message: dict[str, Any], ignore: tuple[str, ...] = (), reading: Reading | None = None) -> str:
     """What "the same answer" compares: the error flag and every content block of a result (text as it is, or, with
-    keys to `ignore`, its JSON without them), or the JSON-RPC error when there is one."""
+    keys to `ignore`, its value as the design reads it (`reading`, else JSON) without them), or the JSON-RPC error
+    when there is one."""
     result = message.get("result")
     if not isinstance(result, dict):
         return "error: " + canonical(message.get("error"))
+    content = result.get("content") or []
+    if ignore and reading is not None and not result.get("isError"):
+        found = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        try:
+            value = reading.value(
+                "\n".join(found), result.get("structuredContent"), found if len(content) > 1 else None
+            )
+        except Exception:  # a reading that fails on this answer (any way it can): compared as text below
+            pass
+        else:
+            return canonical({"isError": False, "value": matching.without(value, ignore)})
     blocks = [
         _text_without(b.get("text"), ignore) if isinstance(b, dict) and b.get("type") == "text" else canonical(b)
-        for b in result.get("content") or []
+        for b in content
     ]
     return canonical({"isError": bool(result.get("isError")), "content": blocks})

@@ -6,7 +6,7 @@ batches, lines of megabytes, nesting 100,000 deep, and valid but odd messages. A
 (a string id used once) must be answered correctly; every line on stdout must be a JSON-RPC message; the frame must
 get what JSON-RPC asks (`expect`); the server's memory must stay under MEMORY_LIMIT_MB; on EOF it must exit 0 with
 no traceback, also after a partial frame (fresh processes, `eofCases`). `examples` is the number of generated frames
-per kind and design; the fixed cases (framegen.FIXED: a 16 MB line, 100,000-deep nesting, ids of every wrong type)
+per kind and design; the fixed cases (framegen's: a 16 MB line, 100,000-deep nesting, ids of every wrong type)
 run once per design besides, counted in their kinds.
 """
 
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from wismo.client.raw import RawServer, read_line, rest
 from wismo.core.processes import piped
-from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS, PROBE, STRATEGIES
+from wismo.qa.framegen import KINDS, PROBE, frames_for
 from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
 from wismo.qa.normal import normal_call, order_id_of
 from wismo.servers import designs
@@ -237,10 +237,11 @@ def _sender(session: Session, kind: str) -> Callable[[bytes], None]:
 def frame_design(design: str, examples: int) -> dict[str, Any]:
     """Every kind of frame at one design's server (one process unless one dies); the design's report."""
     session = Session(design)
+    made_by = frames_for(normal_call(design))
     for kind in KINDS:
-        for make in FIXED.get(kind, ()):
+        for make in made_by.fixed.get(kind, ()):
             session.case(kind, make(), check_memory=True)
-        run_examples(examples, STRATEGIES[kind], _sender(session, kind), generate_only=True)
+        run_examples(examples, made_by.strategies[kind], _sender(session, kind), generate_only=True)
     clean = session.finish()
     return {
         "design": design,
@@ -265,8 +266,9 @@ def eof_case(server: RawServer, stderr: Any, frame: bytes) -> list[str]:
 
 def eof_cases(design_names: tuple[str, ...], examples: int) -> dict[str, Any]:
     """The fixed partial frames and some generated ones cut short, each at a fresh server (designs in turn)."""
-    frames = list(EOF_FRAMES)
-    everything = st.one_of(*STRATEGIES.values())
+    made_by = frames_for(normal_call(design_names[0]))
+    frames = list(made_by.eof)
+    everything = st.one_of(*made_by.strategies.values())
     cut = st.builds(lambda frame, at: frame[: at % (len(frame) + 1)], everything, st.integers(0, 10**6))
     if examples >= 20:  # each case is a server start (about a second): a few, not `examples`
         run_examples(min(examples // 20, 12), cut, frames.append, generate_only=True)

@@ -19,6 +19,7 @@ from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_o
 from wismo.qa import framegen, frames
 from wismo.qa.frames import RSS_EVERY
 from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
+from wismo.qa.normal import normal_call as asked_normally
 from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session
 from wismo.qa.sessions import abandon as abandon_sessions
 from wismo.servers.settings import SessionLimits
@@ -135,15 +136,15 @@ def _canary(port: int, design: str) -> Callable[[], str | None]:
 
 
 def case_strategies(
-    port: int, session: Callable[[], str], host: str = "127.0.0.1", path: str = "/mcp"
+    call: dict[str, Any], port: int, session: Callable[[], str], host: str = "127.0.0.1", path: str = "/mcp"
 ) -> dict[str, st.SearchStrategy[bytes]]:
     """The generated cases, by kind: each a whole request (or what a client sends as one) in bytes, to the endpoint
-    at `host`, `port` and `path`."""
+    at `host`, `port` and `path`, its frames made from the server's normal call `call`."""
 
     def at(method: str = "POST", to: str = path, headers: dict[str, str] | None = None, body: bytes = b"") -> bytes:
         return request(port, method, to, headers, body, host)
 
-    any_frame = st.one_of(*framegen.STRATEGIES.values()).map(bytes.strip)
+    any_frame = st.one_of(*framegen.frames_for(call).strategies.values()).map(bytes.strip)
     in_session = st.builds(lambda body: at(headers=HEADERS | {"Mcp-Session-Id": session()}, body=body), any_frame)
     valid = line(initialize()).strip()
     return {
@@ -248,7 +249,7 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
             def sender(kind: str) -> Callable[[bytes], None]:
                 return lambda data: record(kind, exchange(server.port, data), data)
 
-            for kind, strategy in case_strategies(server.port, session).items():
+            for kind, strategy in case_strategies(asked_normally(design), server.port, session).items():
                 run_examples(examples, strategy, sender(kind))
             oversized = request(server.port, body=b"[" * OVERSIZED_BODY)
             record("oversized body", exchange(server.port, oversized), oversized[:200])

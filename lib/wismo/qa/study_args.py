@@ -47,7 +47,8 @@ class Pass(Generic[P]):
         if first is None:
             why = f"the normal call got no answer ({baseline.what or 'none'})"
             raise PeerUnusable(target.design, why, baseline.failure or "crash")
-        self.record = Record(target.design, answer_text(first, target.ignore), target.ignore)
+        reading = target.investigation.reading
+        self.record = Record(target.design, answer_text(first, target.ignore, reading), target.ignore, reading)
         self.bases = target.bases(first)
 
     def _listing(self) -> list[dict[str, Any]]:

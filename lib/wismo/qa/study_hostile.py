@@ -6,7 +6,7 @@ answered with the same text as the first time; a crash or a hang is a finding (q
 started is restarted, and the pass goes on.
 
 `count` is the number of generated argument objects per tool; frames and HTTP cases per kind are a tenth of it
-(qa/hostile.per_kind), as in `make fuzz`; the fixed cases of each (schema_args.fixed, framegen.FIXED) run besides,
+(qa/hostile.per_kind), as in `make fuzz`; the fixed cases of each (schema_args.fixed, framegen's) run besides,
 the lines of 16 and 40 MB only from BIG_FROM on.
 """
 
@@ -18,14 +18,13 @@ from typing import Any
 from wismo.client.raw import line
 from wismo.qa import study_args
 from wismo.qa.findings import CATEGORIES, NOT_FINDINGS, by_category
-from wismo.qa.framegen import EOF_FRAMES, FIXED, KINDS, STRATEGIES
+from wismo.qa.framegen import KINDS, PROBE, Frames, frames_for
 from wismo.qa.fuzz import run_examples
 from wismo.qa.hostile import STUDY_COUNT, per_kind
 from wismo.qa.stdio_peer import DEADLINE_S, PeerUnusable, StdioPeer
 from wismo.qa.study_args import Pass, each
 from wismo.qa.target import Target, of_study, withheld
 
-LAST_PARTIAL = EOF_FRAMES[1]  # half a tools/call, then the end of input: the last thing a stdio server is sent
 BIG_FRAME = 2**20  # fixed frames longer than this (the lines of 16 and 40 MB) run from BIG_FROM on
 BIG_FROM = 100  # a count this large is a long run, which can afford them
 
@@ -44,23 +43,27 @@ def frame_case(p: Pass[StdioPeer], kind: str, frame: bytes, cases: dict[str, int
     p.record.judge(got, "frames", kind, frame, probe)
 
 
-def fixed_frames(kind: str, big: bool) -> list[bytes]:
-    """framegen's fixed frames of a kind; those over a megabyte only when `big`."""
-    made = [make() for make in FIXED.get(kind, ())]
+def fixed_frames(made_by: Frames, kind: str, big: bool) -> list[bytes]:
+    """The fixed frames of a kind; those over a megabyte only when `big`."""
+    made = [make() for make in made_by.fixed.get(kind, ())]
     return [f for f in made if big or len(f) <= BIG_FRAME]
 
 
 def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, Any]) -> None:
-    """Every kind of frame (framegen.KINDS): its fixed frames, then `count` generated ones (counted into `out` as
-    they go); then half a frame and the end of input, after which the server should exit."""
+    """Every kind of frame (framegen.KINDS), made from the design's own normal call: its fixed frames, then `count`
+    generated ones (counted into `out` as they go); then half a frame and the end of input, after which the server
+    should exit."""
+    made_by = frames_for(p.target.normal_call(PROBE))
     cases = out["cases"] = dict.fromkeys(KINDS, 0)
     for kind in KINDS:
-        for frame in fixed_frames(kind, big):
+        for frame in fixed_frames(made_by, kind, big):
             frame_case(p, kind, frame, cases)
-        run_examples(count, STRATEGIES[kind], each(lambda f, k=kind: frame_case(p, k, f, cases)), generate_only=True)
+        strategy = made_by.strategies[kind]
+        run_examples(count, strategy, each(lambda f, k=kind: frame_case(p, k, f, cases)), generate_only=True)
     out["withheld"] = p.withheld
-    code, got = p.peer.finish(LAST_PARTIAL)
-    p.record.judge(got, "end of input", "half a frame, then the end of input", LAST_PARTIAL, "")
+    last = made_by.eof[1]  # half a tools/call, then the end of input: the last thing a stdio server is sent
+    code, got = p.peer.finish(last)
+    p.record.judge(got, "end of input", "half a frame, then the end of input", last, "")
     out["exitCodeAtEndOfInput"] = code
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from wismo.client.raw import INITIALIZED, initialize, line
 from wismo.qa.findings import Exchange, has_traceback, tail, texts
+from wismo.qa.framegen import PROBE
 from wismo.qa.fuzz import run_examples
 from wismo.qa.hostile import per_kind
 from wismo.qa.http_abuse import OVERSIZED_BODY, case_strategies, exchange, request
@@ -183,7 +184,8 @@ def http_cases(p: Pass, peer: HttpPeer, count: int, out: dict[str, Any]) -> None
 
     out |= {"cases": {}, "statuses": {}, "withheld": 0}
     try:
-        for kind, strategy in case_strategies(peer.port, session, peer.host, peer.path).items():
+        made = case_strategies(p.target.normal_call(PROBE), peer.port, session, peer.host, peer.path)
+        for kind, strategy in made.items():
             run_examples(count, strategy, each(lambda d, k=kind: http_case(p, peer, k, d, out)), generate_only=True)
         oversized = request(peer.port, body=b"[" * OVERSIZED_BODY, path=peer.path, host=peer.host)
         http_case(p, peer, OVERSIZED, oversized, out)
