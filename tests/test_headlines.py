@@ -26,7 +26,7 @@ def test_a_model_of_another_provider_is_priced_on_estimates_said_so():
 def test_the_framing_share_says_why_its_totals_are_not_section_3s():
     result = {
         "study": {"key": "orderId"},
-        "focusOrder": "ORD-1004",
+        "focusCase": "ORD-1004",
         "calibrationSummary": {"instructionsTokensSolved": 368, "ourInstructionsTokens": 199},
         "ourServers": [
             {"design": "granular", "orderId": "ORD-1004", "total": 2259, "modelCalls": 3},

@@ -145,7 +145,8 @@ SAMPLES = {
         [
             {"tool": "get_order", "bytes": 301, "python": 112, "csharp-raw-element": 258, "csharp-relaxed": 143},
             {"tool": "get_payment", "bytes": 141, "python": 53, "csharp-raw-element": 137, "csharp-relaxed": 78},
-        ]
+        ],
+        "orderId ORD-1004",
     ),
     "caching_curve": lambda: price_charts.caching_curve(
         [

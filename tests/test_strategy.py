@@ -41,7 +41,7 @@ def test_sequential_calls_resend_more_and_write_the_same(recorded):
     result = {
         "conversations": convs,
         "scaleRows": [],
-        "pricing": {"order": "ORD-1004"},
+        "pricing": {"case": "ORD-1004"},
         "study": {"reference": "granular"},
     }
     assert "3 requests in parallel, 6 one call per request" in price_checks.check_strategy(result)

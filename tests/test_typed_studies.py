@@ -129,3 +129,23 @@ def test_without_ignore_the_clock_makes_every_answer_a_changed_one(tmp_path):
     result, _ = hostile_pass(tmp_path, ignore=False)
     changed = {f["design"] for f in result["findings"] if f["category"] == "changed answer"}
     assert changed == {"rows", "literal", "lines"}
+
+
+@pytest.mark.anyio
+async def test_report_01_shows_each_designs_evidence_collapsed_with_its_own_first_difference_marked():
+    from wismo.render import evidence
+
+    result = await comparison.run(
+        study=str(SHELF / "shelf.toml"), env={"literal": SWAPPED["literal"]}, unfriendly=False
+    )
+    page = evidence.evidence_view(result)._repr_html_()
+    blocks = page.split("<details>")[1:]
+    assert len(blocks) == 3 and "<details open" not in page  # a case each, all collapsed
+    two = blocks[0]
+    assert two.startswith("<summary>two loans (&quot;M-1&quot;): differs first at [0].due (literal)</summary>")
+    rows, literal, lines = two.split("<h4")[1:]
+    # The reference's line and the differing design's are marked; the design that agrees is not.
+    assert "<mark>    &quot;due&quot;: &quot;2026-12-09&quot;,</mark>" in rows
+    assert "<mark>    &quot;due&quot;: &quot;2026-12-02&quot;,</mark>" in literal and "<mark>" not in lines
+    assert "checkedAt" not in page  # what was compared: the ignored clock left out
+    assert blocks[2].startswith("<summary>nothing on loan (&quot;M-3&quot;): agrees</summary>")

@@ -43,7 +43,8 @@ def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, Any]:
-    """Calls, bytes and error of one design for one case, in the order the investigation asked for them."""
+    """Calls, bytes and error of one design for one case, in the order the investigation asked for them (its
+    evidence is added once every design has answered)."""
     calls = [c for turn in tool_turns for c in turn]
     return {
         "calls": len(calls),
@@ -88,6 +89,8 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
         walked.timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
         if not tool_turns[0][0]["isError"]:
             walked.entries[design] = how.value_of(tool_turns[0][0])
+    for design, (value, error) in found.items():  # what was compared, as the report shows it
+        sides[design]["evidence"] = matching.without(value, study.ignored(design)) if error is None else None
     reference, others = study.reference, [d for d in conns if d != study.reference]
     ref_value, ref_error = found[reference]
     diffs: list[dict[str, Any]] = []

@@ -25,7 +25,12 @@ class _DesignColors(Mapping[str, str]):
         self.study: dict[str, str] = {}
 
     def __getitem__(self, name: str) -> str:
+        if name not in self:
+            raise KeyError(name)  # as a Mapping does, so get() and `in` work for a design with no colour
         return self.study[name] if name in self.study else designs.get(name).color
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.study or name in designs.colors()
 
     def __iter__(self) -> Iterator[str]:
         return iter({**designs.colors(), **self.study})
@@ -326,8 +331,9 @@ def scale_lines(
 PROFILE_COLORS = {"python": "#56B4E9", "csharp-raw-element": "#D55E00", "csharp-relaxed": "#CC79A7"}
 
 
-def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
-    """Bars per record type: tokens of the same result as each client profile frames it (tiktoken-estimated)."""
+def framing_by_record(rows: list[dict[str, Any]], case: str) -> Figure:
+    """Bars per record type: tokens of the same result as each client profile frames it (tiktoken-estimated), for
+    one case (`case` as the axis names it: the study's key and its value)."""
     fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
     profiles = [p for p in PROFILE_COLORS if p in rows[0]]
     width = 0.76 / len(profiles)
@@ -339,7 +345,7 @@ def framing_by_record(rows: list[dict[str, Any]]) -> Figure:
     ax.set(
         title="One result, three client framings: tokens the model reads (tiktoken-estimated)",
         ylabel="tokens of the function output",
-        xlabel="tool result (ORD-1004), with its bytes of JSON text",
+        xlabel=f"tool result ({case}), with its bytes of text",
     )
     thousands(ax)
     ax.margins(y=0.15)

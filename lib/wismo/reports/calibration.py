@@ -361,7 +361,7 @@ def framing_share_statement(result: dict[str, Any]) -> str:
     if "calibrationSummary" not in result:
         return ""
     s, key = result["calibrationSummary"], result["study"]["key"]
-    case = result["savingAgainstPublished"]["case"] if "savingAgainstPublished" in result else result["focusOrder"]
+    case = result["savingAgainstPublished"]["case"] if "savingAgainstPublished" in result else result["focusCase"]
     ours = {r["design"]: r for r in result["ourServers"] if r[key] == case}
     per = s["instructionsTokensSolved"] - s["ourInstructionsTokens"]
     said = []

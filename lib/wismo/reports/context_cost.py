@@ -30,10 +30,15 @@ from wismo.tokens import conversation, definitions, framing
 
 
 def our_servers(
-    recorded: Recorded, key: str, encoding_name: str = tokens.DEFAULT_ENCODING, profile: str = "python"
+    recorded: Recorded,
+    key: str,
+    encoding_name: str = tokens.DEFAULT_ENCODING,
+    profile: str = "python",
+    labels: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
-    definitions and results as the client profile sends them; each row names its case under `key`."""
+    definitions and results as the client profile sends them; each row names its case under `key`, and by its label
+    under "case" (`labels`, by key) where it has one."""
     rows = []
     client = framing.profile(profile)
     asked = recorded["prompts"]
@@ -55,6 +60,7 @@ def our_servers(
                     "profile": profile,
                     "design": design,
                     key: order_id,
+                    **({"case": labels[order_id]} if labels and order_id in labels else {}),
                     "modelCalls": modelled.calls,
                     "toolCalls": sum(len(t) for t in tool_turns),
                     "turnCalls": [len(t) for t in tool_turns],
@@ -201,7 +207,7 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     return {
         "reference": reference,
         "designs": list(savings),
-        "focus": result["focusOrder"],
+        "focus": result["focusCase"],
         "profile": result["pricing"]["profile"],
         "savingPercent": savings,
         "price": {d: h[d] for d in [reference, *savings]},
@@ -264,7 +270,8 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         else (study.focus_key if study.focus_key in order_ids else order_ids[0])
     )
     recorded = await recording.record(study, order_ids)
-    rows = our_servers(recorded, key, p["encoding"], p["profile"])
+    labels = {study.case_key(c): c.label for c in study.cases}
+    rows = our_servers(recorded, key, p["encoding"], p["profile"], labels)
     client = framing.profile(p["profile"])
     result: dict[str, Any] = {
         "study": study_block(study),
@@ -287,7 +294,7 @@ async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "sources": {},
         "ourServers": rows,
         "ratios": ratios(rows, key, study.reference),
-        "focusOrder": focus,
+        "focusCase": focus,
         "recordTypes": calibration.record_types(recorded, focus, p["encoding"]),
         "framingShare": calibration.framing_share(
             recorded, focus, tokens.count_text(study.instructions, p["encoding"]), p["encoding"]
@@ -367,14 +374,14 @@ BLOCK_KINDS = {
     "timings": MEASURED,
 }
 # Blocks that hold the run's parameters, labels and sources rather than figures.
-NOT_FIGURES = ("focusOrder", "labels", "method", "sources", "priceLibrary", "pricing", "study")
+NOT_FIGURES = ("focusCase", "labels", "method", "sources", "priceLibrary", "pricing", "study")
 
 
 def shape_statement(result: dict[str, Any]) -> str:
     """Where each design's difference from the reference comes from, for the focus case: whether it starts lighter
     (its first request), whether its largest result is bigger than the reference's largest, and how many model calls
     it makes; each part said as it is found, with its numbers (tiktoken-estimated)."""
-    case, ref = result["focusOrder"], result["study"]["reference"]
+    case, ref = result["focusCase"], result["study"]["reference"]
     key = result["study"]["key"]
     by = {r["design"]: r for r in result["ourServers"] if r[key] == case}
     r0 = by[ref]

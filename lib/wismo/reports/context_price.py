@@ -253,7 +253,7 @@ async def build(
         "pricing": {
             "conversations": n,
             "strategy": p["strategy"],
-            "order": order,
+            "case": order,
             "profile": p["profile"],
             "contextWindow": window,
             "label": LABEL,
@@ -264,7 +264,7 @@ async def build(
         "pricePerConversations": per + price_rows(chosen, models, n, ("miss",), key),
         "priceHeadline": {
             "model": first.model,
-            "order": order,
+            "case": order,
             "conversations": n,
             "strategy": p["strategy"],
             **{d: by.get((first.model, d, MODES["none"])) for d in priced_designs},
@@ -285,7 +285,7 @@ async def build(
         ],
         "scalePrices": price_rows([r for r in scale_rows if r["strategy"] == p["strategy"]], models, n),
         "callStrategy": {
-            "order": savings(convs, "totalInput", ref)
+            "cases": savings(convs, "totalInput", ref)
             + savings(price_rows(convs, models[:1], n, ("none",), key), "dollars", ref),
             "scale": savings(scale_rows, "totalInput", design_registry.REFERENCE, ("lines",)),
         },
@@ -299,7 +299,7 @@ def strategy_headline(convs: list[dict[str, Any]], order: str, reference: str) -
     index)."""
     by = {(c["design"], c["strategy"]): c for c in convs}
     return {
-        "order": order,
+        "case": order,
         "reference": reference,
         "referenceParallel": by[(reference, strategy.PARALLEL)]["requests"],
         "referenceSequential": by[(reference, strategy.SEQUENTIAL)]["requests"],

@@ -139,7 +139,7 @@ def check_strategy(result: dict[str, Any]) -> str:
                     f"{r['totalInput']:,} vs {par['totalInput']:,} input tokens in parallel",
                 )
     ref = reference(result)
-    order = result["pricing"]["order"]
+    order = result["pricing"]["case"]
     counts: dict[str, dict[str, int]] = {}
     for r in result["conversations"]:
         counts.setdefault(r["design"], {})[r["strategy"]] = r["requests"]
@@ -164,10 +164,10 @@ def answer_caching(result: dict[str, Any]) -> str:
     longest, read = max(c["longestPrefix"] for c in calls), sum(sum(c["read"]) for c in calls)
     threshold = first["cachePolicy"]["threshold"]
     ours = (
-        f"Our {result['pricing']['order']} conversations never reach the {threshold:,}-token threshold (longest prefix "
+        f"Our {result['pricing']['case']} conversations never reach the {threshold:,}-token threshold (longest prefix "
         f"{longest:,} tokens), so caching saves them nothing"
         if not read
-        else f"Our {result['pricing']['order']} conversations read {read:,} tokens from the cache in all, over every "
+        else f"Our {result['pricing']['case']} conversations read {read:,} tokens from the cache in all, over every "
         "design and "
         f"call strategy (threshold {threshold:,} tokens)"
     )
@@ -232,7 +232,7 @@ def answer_price(result: dict[str, Any]) -> str:
         if mode == "every prefix a hit" and cell[(m, d, mode)] > cell[(m, d, "no caching")]
     ]
     text = (
-        f"{h['conversations']:,} {h['order']} conversations on {h['model']} cost "
+        f"{h['conversations']:,} {h['case']} conversations on {h['model']} cost "
         + ", ".join(f"{prices.usd(h[d])} {d}" for d in priced)
         + f" ({h['strategy']} calls, {result['pricing']['profile']} profile, modelled); with every prefix a hit "
         + ", ".join(f"{prices.usd(h[d + 'Cached'])} {d}" for d in priced)
@@ -310,8 +310,8 @@ def saves(percent: float, what: str = "input tokens") -> str:
 def answer_strategy(result: dict[str, Any]) -> str:
     """Section 8's one-line answer, from the figures: each design's saving against the reference under both call
     strategies, in tokens and in price."""
-    ref, order = reference(result), result["pricing"]["order"]
-    rows = result["callStrategy"]["order"]
+    ref, order = reference(result), result["pricing"]["case"]
+    rows = result["callStrategy"]["cases"]
     tokens_rows = {r["design"]: r for r in rows if r["measure"] == "totalInput"}
     dollars_rows = {r["design"]: r for r in rows if r["measure"] == "dollars"}
     parts = []

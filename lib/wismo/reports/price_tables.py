@@ -134,7 +134,7 @@ def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     and for every generated order size (input), in words: which design, which figure, on which case, how much."""
     ref, model = reference(result), _first(result)["model"]
     what = {"totalInput": "input, all requests (tokens)", "dollars": f"price on {model} (USD)"}
-    case = result["pricing"]["order"]
+    case = result["pricing"]["case"]
     return [
         {
             "case": case
@@ -148,5 +148,5 @@ def strategy_saving_table(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "points added by one call per request"
             ],
         }
-        for r in result["callStrategy"]["order"] + result["callStrategy"]["scale"]
+        for r in result["callStrategy"]["cases"] + result["callStrategy"]["scale"]
     ]

@@ -159,7 +159,7 @@ def answer(out: Path, study_file: str = "", default_study: bool = True) -> Answe
         runs = json.loads((out / RUNS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         runs = None
-    key, case = cost["study"]["key"], cost["focusOrder"]
+    key, case = cost["study"]["key"], cost["focusCase"]
     return Answer(
         sentences=[
             saving_sentence(verdict),

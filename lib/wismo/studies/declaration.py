@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,9 +146,14 @@ class Study:
         return templates.as_text(text)
 
     def case_key(self, case: StudyCase) -> Any:
-        """The value that names a case in tables: its key field (its label when the key field is not text)."""
+        """The value that names a case in tables: its key field as text (a number as it is written), or its label when
+        the key field is neither text nor a number."""
         value = case.value(self.key)
-        return value if isinstance(value, str) else case.label
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return json.dumps(value)
+        return case.label
 
     def select(self, keys: list[str] | None, unfriendly: bool = True) -> list[StudyCase]:
         """The cases named by key (or label), in the order asked (default all), then the unfriendly ones if asked;
