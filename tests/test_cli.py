@@ -164,34 +164,45 @@ def test_a_fuzz_run_by_hand_leaves_the_one_the_report_shows():
 
 @pytest.mark.slow
 def test_fuzz_runs_a_tiny_pass_and_writes_where_it_is_told(tmp_path, capsys):
-    # On the suite's forked servers (about 24 of them): this checks the command, its record and notebook 01's cells
-    # over it. The memory a server reports is its own only on a real one (a fork's pid is its launcher's): that is
-    # checked by test_fuzz, test_frames and test_http_sessions, on real servers, and not asserted here.
+    # On the suite's forked servers: this checks the command, its record and notebook 01's cells over it. The memory
+    # a server reports is its own only on a real one (a fork's pid is its launcher's): that is checked by test_fuzz,
+    # test_frames and test_http_sessions, on real servers, and not asserted here.
+    from wismo.studies.declaration import article
+
     out = tmp_path / "fuzz.json"
-    assert cli.main(["fuzz", "5", "--cases", "1", "--sessions", "30", "--out", str(out)]) == 0
+    assert cli.main(["fuzz", "5", "--sessions", "30", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["examplesPerTool"] == 5 and result["totals"]["crashes"] == 0
-    assert [d["design"] for d in result["designs"]] == list(designs.names())
-    assert result["frames"]["examplesPerKind"] == 1 and result["frames"]["totals"]["failures"] == 0
-    assert result["http"]["abandonedSessions"]["abandoned"] == 30 and result["http"]["totals"]["failures"] == 0
+    assert result["count"] == 5 and result["totals"]["findings"] == 0 and result["study"]["file"] == Path(STUDY).name
+    assert [d["design"] for d in result["designs"]] == list(article().designs)
+    assert result["sessions"]["wismo"]["abandoned"] == 30
     printed = capsys.readouterr().out
-    assert "stdio frames:" in printed and "30 abandoned sessions" in printed
+    assert "hostile cases on 2 designs; findings: crash 0, hang 0" in printed and "30 abandoned sessions" in printed
     assert printed.rstrip().endswith(f"wrote {out}")
-    # Notebook 01's hostile-input cells, as stored, show this run: sentences, tables and the sessions chart.
-    shown = _run_hostile_cells(tmp_path)
-    assert any("frames over stdio" in text for text in shown["markdown"]), shown
-    assert any("requests over Streamable HTTP" in text for text in shown["markdown"])
-    frame_kinds = {k for d in result["frames"]["designs"] for k in d["cases"]}
-    request_kinds = {k for d in result["http"]["designs"] for k in d["cases"]}
-    tools = sum(len(d["tools"]) for d in result["designs"])
-    assert shown["tables"] == [tools, len(frame_kinds), len(request_kinds)] and shown["charts"] == 1
+    # Notebook 01's make-fuzz cells, as stored, show this run: sentences, tables and the sessions chart.
+    shown = _run_hostile_cells(tmp_path, article())
+    text = "\n".join(shown["markdown"])
+    assert "## Hostile input at scale (`make fuzz`)" in text and "### Frames over stdio" in text
+    assert "### Requests to the HTTP side of the designs wismo serves" in text and "URL" not in text
+    tools = sum(len(d["arguments"]) for d in result["designs"])
+    assert shown["tables"][-3:-1] == [tools, 8] and shown["charts"] == 1
+    # Another study's report never shows it.
+    assert _run_hostile_cells(tmp_path, cli_study(tmp_path))["markdown"] == []
 
 
-def _run_hostile_cells(output_dir: Path) -> dict:
-    """Execute notebook 01's cells from its `make fuzz` heading on, with display recorded, on `output_dir`."""
+def cli_study(tmp_path):
+    """A study that is not the article's (the helpdesk's)."""
+    from wismo.studies.declaration import load
+
+    return load(Path(__file__).resolve().parent / "studies" / "helpdesk" / "helpdesk.toml")
+
+
+def _run_hostile_cells(output_dir: Path, study) -> dict:
+    """Execute notebook 01's cells from its `make fuzz` cell on, with display recorded, on `output_dir`."""
     from notebook_cells import run_cells
+    from wismo.reports import study_hostile
 
-    return run_cells("fuzzed = hostile.load(output_dir)", "## The record of this run", {"output_dir": str(output_dir)})
+    names = {"output_dir": str(output_dir), "chosen_study": study, "study_hostile": study_hostile}
+    return run_cells("fuzzed = hostile.load(output_dir", "## The record of this run", names)
 
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------

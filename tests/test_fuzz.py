@@ -1,55 +1,50 @@
-"""A short pass of the property-based fuzzing over real stdio servers (`make fuzz` runs the long one)."""
+"""`make fuzz` is the one hostile engine at scale (qa/study_hostile.at_scale): a short pass over the article's real
+servers, its record, what notebook 01 shows of it, and the one-sentence rule wismo's own tool errors keep."""
+
+import json
 
 import pytest
 
 from wismo.core.jsonfmt import write_stable
-from wismo.qa import fuzz
-from wismo.reports import hostile
+from wismo.qa import findings, study_hostile
+from wismo.reports import hostile as shown
+from wismo.reports import study_hostile as sections
+from wismo.studies.declaration import article
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")
 
 
 @pytest.mark.slow
-def test_every_tool_survives_hostile_arguments(tmp_path):
-    result = fuzz.fuzz_all(examples=60)
-    totals = result["totals"]
-    assert (totals["crashes"], totals["hangs"], totals["unclearErrors"]) == (0, 0, 0), result
-    assert totals["peakServerRssMb"] < fuzz.MEMORY_LIMIT_MB
-    tools = {(d["design"], name): t for d in result["designs"] for name, t in d["tools"].items()}
-    assert len(tools) == 6 and all(t["examples"] == 60 for t in tools.values())
-    # Hostile input mostly fails, and each failure is a sentence of a known kind.
-    assert all(sum(t["errors"].values()) > 30 for t in tools.values())
-    assert all("other" not in t["errors"] for t in tools.values()), tools
-    # The equivalence report shows these figures when fuzz.json is in its output folder.
+def test_a_short_make_fuzz_pass_finds_wismos_servers_well_and_the_report_shows_it(tmp_path):
+    result = study_hostile.at_scale(article(), 20, sessions=40)
+    assert result["findings"] == [] and study_hostile.failures(result) == 0, result["findings"][:5]
+    assert set(result["categories"]) == set(findings.CATEGORIES)  # wismo's own promises judged too
+    designs = {d["design"]: d for d in result["designs"]}
+    assert list(designs) == list(article().designs)
+    for d in designs.values():
+        assert d["servedHttp"]["cleanExit"] and set(d["servedHttp"]["cases"]) >= {"oversized body", "headers"}
+        assert all(t["cases"] > 20 for t in d["arguments"].values())
+    assert result["sessions"]["wismo"]["abandoned"] == 40 and result["sessions"]["sdkDefaults"]["abandoned"] == 40
+    # Notebook 01 shows it only for the study it was run on.
     write_stable(tmp_path / "fuzz.json", result)
-    fuzzed = hostile.load(tmp_path)
-    sentence, rows = hostile.arguments_sentence(fuzzed), hostile.argument_rows(fuzzed)
-    assert sentence.startswith(f"{totals['examples']:,} examples (60 per tool): 0 crashes, 0 hangs") and len(rows) == 6
-    assert hostile.frames_sentence(fuzzed) is None and hostile.http_rows(fuzzed) == []  # not in this run
+    loaded = shown.load(tmp_path, article())
+    assert loaded is not None and shown.load(tmp_path, type("Other", (), {"path": tmp_path / "other.toml"})) is None
+    assert "`make fuzz` runs the pass of the section above at scale" in shown.intro(loaded)
+    assert "**granular**, **focused**" in shown.intro(loaded)
+    headings = [said.split("\n")[0] for said, _ in sections.parts(loaded)]
+    assert headings == ["### Frames over stdio", "### Requests to the HTTP side of the designs wismo serves"]
+    assert "40 clients each opened a session" in shown.sessions_sentence(loaded)
+    assert json.loads(json.dumps(loaded)) == loaded
 
 
-def test_error_kinds_and_sentences():
-    assert fuzz.error_kind("orderId is required; give an order ID such as ORD-1001.") == "missing"
-    assert fuzz.error_kind('orderId "x" is not an order ID; order IDs look like ORD-1001.') == "malformed"
-    assert fuzz.error_kind("Order ORD-9999 was not found.") == "not found"
-    assert fuzz.one_sentence("Order ORD-9999 was not found.")
-    assert not fuzz.one_sentence("Traceback (most recent call last):\n  File ...")
-    assert not fuzz.one_sentence("no full stop")
+def test_a_clear_error_is_one_sentence():
+    assert findings.one_sentence("Order ORD-9999 was not found.")
+    assert not findings.one_sentence("Traceback (most recent call last):\n  File ...")
+    assert not findings.one_sentence("no full stop")
+    assert not findings.one_sentence("x" * 400 + ".")
 
 
-def test_report_section_without_a_run_and_with_one(tmp_path):
-    assert hostile.load(tmp_path) is None
-    assert "make fuzz" in hostile.arguments_sentence(None) and hostile.argument_rows(None) == []
-    tools = {"get_order": {"examples": 3, "results": 1, "errors": {"not found": 2}}}
-    write_stable(
-        tmp_path / "fuzz.json",
-        {
-            "examplesPerTool": 3,
-            "designs": [{"design": "granular", "tools": tools}],
-            "totals": {"examples": 3, "crashes": 0, "hangs": 0, "unclearErrors": 0, "peakServerRssMb": 70.5},
-        },
-    )
-    fuzzed = hostile.load(tmp_path)
-    sentence, rows = hostile.arguments_sentence(fuzzed), hostile.argument_rows(fuzzed)
-    assert sentence.startswith("3 examples (3 per tool): 0 crashes") and rows[0]["tool errors"] == 2
+def test_report_section_without_a_run(tmp_path):
+    assert shown.load(tmp_path) is None
+    assert shown.left_out(tmp_path).endswith("`make fuzz`, then `make report`")

@@ -6,11 +6,12 @@ import json
 import matplotlib.pyplot as plt
 import pytest
 
+from hostile_targets import normal, target
 from wismo.qa import http_abuse, sessions
+from wismo.qa.findings import Record
 from wismo.qa.http_abuse import case_problems, exit_problems, request
-from wismo.qa.normal import normal_call
 from wismo.render import charts
-from wismo.reports import hostile
+from wismo.reports import hostile, study_hostile
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")
@@ -18,10 +19,11 @@ pytestmark = pytest.mark.usefixtures("real_servers")
 
 @pytest.mark.slow
 def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
-    report = http_abuse.abuse_design("focused", 8)
-    assert report["failures"] == [], report["failures"]
+    record = Record("focused")
+    report = http_abuse.abuse_design(target("focused"), 8, record)
+    assert record.findings == [], record.findings
     assert set(report["cases"]) == {
-        *http_abuse.case_strategies(normal_call("granular"), 0, lambda: "x"),
+        *http_abuse.case_strategies(target("granular").normal_call("x"), 0, lambda: "x"),
         "oversized body",
     }
     assert all(n == 8 for kind, n in report["cases"].items() if kind != "oversized body")
@@ -30,46 +32,38 @@ def test_a_short_pass_of_every_kind_of_request_finds_the_server_well(tmp_path):
     assert report["statuses"]["unknown session"] == {"404": 8}
     assert report["cleanExit"] and report["exitCode"] == 0 and report["stdoutBytes"] == 0
     assert report["parallelClients"]["wrongAnswers"] == 0 and report["slowClients"]["problem"] is None
-    # What notebook 01 shows of it.
-    bound = http_abuse.abandoned("focused", 40, every=20)
-    fuzzed = {
-        "http": {
-            "examplesPerKind": 8,
-            "designs": [report],
-            "abandonedSessions": bound | {"failures": http_abuse.bound_problems(bound)},
-            "totals": {"cases": sum(report["cases"].values()), "failures": 0, "peakServerRssMb": 70.0},
-        }
-    }
+    # What notebook 01 shows of it: the requests by kind, and the abandoned sessions' curve.
+    bound = http_abuse.sessions_bound(target("focused"), 40, every=20)
+    assert bound["wismo"]["failures"] == [] and [p["sessions"] for p in bound["wismo"]["curve"]] == [0, 20, 40]
+    design = {"design": "focused", "servedHttp": report}
+    fuzzed = {"count": 80, "perKind": 8, "designs": [design], "findings": [], "sessions": bound}
     (tmp_path / "fuzz.json").write_text(json.dumps(fuzzed))
     loaded = hostile.load(tmp_path)
-    assert hostile.http_sentence(loaded).startswith(f"{sum(report['cases'].values()):,} requests over Streamable HTTP")
-    rows = hostile.http_rows(loaded)
-    assert len(rows) == len(report["cases"])
-    assert (
-        next(r for r in rows if r["kind of request"] == "oversized body")["answered with (HTTP status × cases)"]
-        == "413 × 1"
-    )
+    rows = study_hostile.served_rows(loaded)
+    assert len(rows) == len(report["cases"]) and [r["findings"] for r in rows] == [0] * len(rows)
+    header = "answered with (HTTP status × cases; -1 none in time, 0 closed)"
+    assert next(r for r in rows if r["kind of request"] == "oversized body")[header] == "413 × 1"
     said = hostile.sessions_sentence(loaded)
     assert "40 clients each opened a session" in said and "within the bound of 100 MB" in said
-    assert http_abuse.bound_problems(bound) == []
     fig = charts.session_memory(*hostile.session_runs(loaded))
     ax = fig.axes[0]
     assert "(measured)" in ax.get_title() and "MB" in ax.get_ylabel() and ax.get_xlabel()
     plt.close(fig)
-    assert [p["sessions"] for p in bound["curve"]] == [0, 20, 40]
 
 
-def test_a_server_error_no_answer_a_wrong_answer_an_exit_and_too_much_memory_are_each_a_failure():
+def test_a_server_error_no_answer_a_wrong_answer_an_exit_and_too_much_memory_are_each_a_finding():
     assert case_problems(400, None, None, 70.0) == []
     assert case_problems(404, None, None, None) == []
-    assert case_problems(500, None, None, None) == ["the case was answered with HTTP 500"]
-    assert case_problems(-1, None, None, None) == ["the case got no answer in time"]
-    assert case_problems(200, "the normal call's answer is not ORD-1004's record: 'x'", None, None) != []
-    assert case_problems(200, None, -9, None) == ["the server exited with code -9"]
-    assert case_problems(200, None, None, 10_000.0) != []
+    assert case_problems(500, None, None, None) == [("server error", "the case was answered with HTTP 500")]
+    assert case_problems(-1, None, None, None) == [("hang", "the case got no answer in time")]
+    assert case_problems(200, "the normal call was answered otherwise than first: 'x'", None, None)[0][0] == (
+        "changed answer"
+    )
+    assert case_problems(200, None, -9, None) == [("crash", "the server exited with code -9")]
+    assert case_problems(200, None, None, 10_000.0)[0][0] == "over memory"
     assert case_problems(202, None, None, None) == []  # a notification is accepted with 202
     assert case_problems(202, None, None, None, owed=True) == [
-        "a request was accepted as a notification (HTTP 202): its client would wait for ever"
+        ("protocol", "a request was accepted as a notification (HTTP 202): its client would wait")
     ]
 
 
@@ -81,16 +75,18 @@ def test_a_stop_that_is_not_clean_is_named():
     assert "traceback" in problem and "ClientDisconnect" in problem
 
 
-def test_the_normal_call_is_checked_for_its_id_its_order_and_success():
+def test_the_normal_call_is_checked_for_its_id_success_and_the_same_answer_as_first():
     good = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": '{"orderId":"ORD-1004"}'}]}}
-    assert sessions.answer_problem(200, json.dumps(good).encode(), 7) is None
-    assert sessions.answer_problem(200, json.dumps(good).encode(), 8) is not None  # someone else's answer
+    judged = normal("granular")
+    assert sessions.answer_problem(200, json.dumps(good).encode(), 7, judged) is None  # the first answer
+    assert sessions.answer_problem(200, json.dumps(good).encode(), 7, judged) is None  # the same again
+    assert sessions.answer_problem(200, json.dumps(good).encode(), 8, judged) is not None  # someone else's answer
     other = json.loads(json.dumps(good).replace("ORD-1004", "ORD-1001"))
-    assert sessions.answer_problem(200, json.dumps(other).encode(), 7) is not None
+    assert "otherwise than first" in sessions.answer_problem(200, json.dumps(other).encode(), 7, judged)
     failed = good | {"result": good["result"] | {"isError": True}}
-    assert sessions.answer_problem(200, json.dumps(failed).encode(), 7) is not None
-    assert sessions.answer_problem(404, b"", 7) == "the normal call was answered with HTTP 404: b''"
-    assert sessions.answer_problem(200, b"<html>", 7) is not None
+    assert "an error" in sessions.answer_problem(200, json.dumps(failed).encode(), 7, judged)
+    assert sessions.answer_problem(404, b"", 7, judged) == "the normal call was answered with HTTP 404: b''"
+    assert sessions.answer_problem(200, b"<html>", 7, judged) is not None
 
 
 def test_a_request_carries_the_length_of_its_body_and_the_headers_asked_for():
@@ -111,8 +107,8 @@ def test_a_broken_session_bound_is_named():
         "newClientProblem": None,
     }
     assert http_abuse.bound_problems(bound) == [
-        "3,000 abandoned sessions added 108.2 MB",
-        "the first session was kept past the cap (HTTP 200)",
+        ("over memory", "3,000 abandoned sessions added 108.2 MB"),
+        ("over memory", "the first session was kept past the cap (HTTP 200)"),
     ]
     fine = bound | {"growthMb": 12.5, "firstSessionAfterStatus": 404}
     assert http_abuse.bound_problems(fine) == []

@@ -10,11 +10,14 @@ import time
 import pytest
 
 from commands import wismo_argv
+from hostile_targets import normal
 from wismo.client.raw import HttpConnection, RawHttp
 from wismo.qa import sessions
 from wismo.qa.sessions import ask, open_session
 from wismo.servers.protocol import PINNED_REVISION
 from wismo.servers.settings import DEFAULT_MAX_SESSIONS, SessionLimitInvalid, SessionLimits
+
+GRANULAR, FOCUSED = normal("granular"), normal("focused")  # each answer must be the same as its first
 
 
 @pytest.mark.slow
@@ -23,7 +26,7 @@ def test_abandoned_sessions_stay_within_the_bound_and_a_new_client_is_served():
     # On the SDK's defaults (10,000 sessions for 30 minutes) these 3,000 sessions add some 108 MB and the first
     # session is still kept; bounded, the first is closed when the cap is reached and memory levels off.
     with RawHttp("focused") as server:
-        result = sessions.abandon(server, 3000, every=500)
+        result = sessions.abandon(server, normal("focused"), 3000, every=500)
     assert result["firstSessionBefore"] is None and result["openingsRefused"] == 0, result
     assert result["growthMb"] <= sessions.MEMORY_BOUND_MB, result["curve"]
     assert result["firstSessionAfterStatus"] == 404, "the oldest idle session was kept past the cap"
@@ -34,13 +37,14 @@ def test_abandoned_sessions_stay_within_the_bound_and_a_new_client_is_served():
 def test_at_the_cap_the_session_idle_longest_is_closed_and_the_others_kept():
     with RawHttp("granular", options=("--max-sessions", "3")) as server:
         conn = server.conn
+        granular = normal("granular")
         a, b, c = (open_session(conn) for _ in range(3))
-        assert ask(conn, "granular", a) == (200, None)  # a is used again, so b is now idle longest
+        assert ask(conn, granular, a) == (200, None)  # a is used again, so b is now idle longest
         d = open_session(conn)  # the cap is reached: b is closed to admit d
-        assert ask(conn, "granular", b)[0] == 404
-        assert [ask(conn, "granular", s) for s in (a, c, d)] == [(200, None)] * 3
+        assert ask(conn, granular, b)[0] == 404
+        assert [ask(conn, granular, s) for s in (a, c, d)] == [(200, None)] * 3
         e = open_session(conn)  # next idle longest: a (asked before c and d)
-        assert ask(conn, "granular", a)[0] == 404 and ask(conn, "granular", e) == (200, None)
+        assert ask(conn, granular, a)[0] == 404 and ask(conn, granular, e) == (200, None)
 
 
 def test_at_the_cap_a_request_that_opens_no_session_closes_none():
@@ -58,10 +62,10 @@ def test_at_the_cap_a_request_that_opens_no_session_closes_none():
             request(port, body=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'),
         ]
         assert [exchange(port, data) for data in junk] == [400, 403, 400, 400]
-        assert [ask(server.conn, "granular", s) for s in (a, b)] == [(200, None)] * 2
+        assert [ask(server.conn, GRANULAR, s) for s in (a, b)] == [(200, None)] * 2
         c = open_session(server.conn)  # a real newcomer: now a (idle longest) makes room
-        assert ask(server.conn, "granular", a)[0] == 404
-        assert [ask(server.conn, "granular", s) for s in (b, c)] == [(200, None)] * 2
+        assert ask(server.conn, GRANULAR, a)[0] == 404
+        assert [ask(server.conn, GRANULAR, s) for s in (b, c)] == [(200, None)] * 2
 
 
 def _open_stream(port: int, session: str) -> socket.socket:
@@ -81,7 +85,7 @@ def test_a_session_with_a_request_in_flight_is_never_closed_for_a_newcomer():
         stream = _open_stream(server.port, busy)
         with pytest.raises(RuntimeError, match="503"):
             open_session(HttpConnection(server.port))
-        assert ask(server.conn, "focused", busy) == (200, None)
+        assert ask(server.conn, FOCUSED, busy) == (200, None)
         stream.close()
         deadline = time.monotonic() + 15
         while True:  # once the server sees the stream closed, the session is idle and may be closed for a newcomer
@@ -91,16 +95,16 @@ def test_a_session_with_a_request_in_flight_is_never_closed_for_a_newcomer():
             except RuntimeError:
                 assert time.monotonic() < deadline, "the session stayed busy after its stream closed"
                 time.sleep(0.1)
-        assert ask(server.conn, "focused", busy)[0] == 404 and ask(server.conn, "focused", newcomer) == (200, None)
+        assert ask(server.conn, FOCUSED, busy)[0] == 404 and ask(server.conn, FOCUSED, newcomer) == (200, None)
 
 
 def test_a_session_idle_past_its_timeout_is_closed():
     with RawHttp("focused", options=("--session-idle-timeout", "0.5")) as server:
         session = open_session(server.conn)
-        assert ask(server.conn, "focused", session) == (200, None)
+        assert ask(server.conn, FOCUSED, session) == (200, None)
         time.sleep(2.0)  # four timeouts with no request in flight
-        assert ask(server.conn, "focused", session)[0] == 404
-        assert sessions.new_client_problem(server.port, "focused") is None
+        assert ask(server.conn, FOCUSED, session)[0] == 404
+        assert sessions.new_client_problem(server.port, normal("focused")) is None
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from wismo.studies.declaration import load
 
 HELPDESK = REPO_ROOT / "tests" / "studies" / "helpdesk"
 FILESYSTEM = REPO_ROOT / "data" / "studies" / "filesystem.toml"
-SECTION = ("## Hostile input on this study's servers", "fuzzed = hostile.load(output_dir)")
+SECTION = ("## Hostile input on this study's servers", "fuzzed = hostile.load(output_dir")
 # Planted in a copy of helpdesk.py, each behind a word of HELPDESK_HOSTILE: get_ticket exits on an ID of 5,000
 # characters (the fixed "long" case), get_comment sleeps for ever on an empty ID (the fixed "empty" case).
 CRASH = """        if "crash" in os.environ.get("HELPDESK_HOSTILE", "") and len(ticketId) >= 5000:
@@ -73,8 +73,10 @@ def test_the_helpdesk_servers_get_every_part_and_show_nothing_the_same_way_twice
     report.build(params | {"output_dir": str(tmp_path / "b")})
     a, b = (json.loads((tmp_path / x / report.OUTPUT).read_text(encoding="utf-8")) for x in "ab")
     assert first == a and first_difference(a, b) is None  # wall times and memory only under timings
-    assert a["findings"] == [] and a["totals"]["byCategory"] == dict.fromkeys(findings.CATEGORIES, 0)
-    assert a["categories"] == findings.CATEGORIES and a["perKind"] == per_kind(3)
+    # Servers nobody here wrote are judged by what every server owes, never by wismo's own promises.
+    owed = {c: m for c, m in findings.CATEGORIES.items() if c not in findings.STRICT}
+    assert a["findings"] == [] and a["totals"]["byCategory"] == dict.fromkeys(owed, 0)
+    assert a["categories"] == owed and a["perKind"] == per_kind(3)
     designs = {d["design"]: d for d in a["designs"]}
     assert list(designs) == ["granular", "focused"]
     assert set(designs["granular"]["arguments"]) == {"get_ticket", "get_customer", "get_comment"}
@@ -170,9 +172,11 @@ def test_notebook_01_shows_a_studys_findings_naming_its_designs_and_tools(tmp_pa
     text = "\n".join(shown["markdown"])
     assert "**granular** (over stdio): `get_comment` (no read-only mark)" in text and "`get_ticket_context`" in text
     assert "crash 2, hang 0, traceback 0" in text and "2 findings." in text  # by arguments and by a long line
-    assert "No design of this study is reached at a URL" in text and "(measured, this run)" in text
+    # No design is reached at a URL and none is served by wismo: those parts are left out, not said empty.
+    assert "URL" not in text and "wismo serves" not in text and "(measured, this run)" in text
+    assert "### Frames over stdio" in text
     # Designs, categories, findings (the one crash), arguments (four tools), frames (every kind).
-    assert shown["tables"] == [2, len(findings.CATEGORIES), 2, 4, len(KINDS)], shown
+    assert shown["tables"] == [2, len(findings.CATEGORIES) - len(findings.STRICT), 2, 4, len(KINDS)], shown
     written = json.loads((out / report.OUTPUT).read_text(encoding="utf-8"))
     assert report.finding_rows(written)[0] | {"what happened": ""} == {
         "finding": "crash",

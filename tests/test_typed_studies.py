@@ -149,3 +149,9 @@ async def test_report_01_shows_each_designs_evidence_collapsed_with_its_own_firs
     assert "<mark>    &quot;due&quot;: &quot;2026-12-02&quot;,</mark>" in literal and "<mark>" not in lines
     assert "checkedAt" not in page  # what was compared: the ignored clock left out
     assert blocks[2].startswith("<summary>nothing on loan (&quot;M-3&quot;): agrees</summary>")
+    # The reader's version shows the first case whose designs disagree; the full version every other.
+    lead, rest = (evidence.evidence_view(result, part, "M-3")._repr_html_() for part in ("lead", "rest"))
+    assert lead.count("<details>") == 1 and "two loans" in lead
+    assert rest.count("<details>") == 2 and "two loans" not in rest
+    agreeing = await comparison.run(study=str(SHELF / "shelf.toml"), unfriendly=False)
+    assert "nothing on loan" in evidence.evidence_view(agreeing, "lead", "M-3")._repr_html_()  # else the focus case

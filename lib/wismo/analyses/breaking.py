@@ -52,8 +52,9 @@ class InProcess:
         """The tools/list entries, as the wire gives them."""
         return [s.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True) for s in self.specs.values()]
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """One tool call: its single text block and error flag."""
+    async def call(self, name: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
+        """One tool call: its single text block and error flag (wismo's servers answer no resource link to
+        follow)."""
         result = self._call(self.specs[name], self.dataset, arguments)
         block = result.content[0]
         if not isinstance(block, TextContent):  # wismo's servers answer with one text block, as over MCP

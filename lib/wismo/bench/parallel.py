@@ -18,7 +18,6 @@ from wismo.bench.procfs import cpu_ms
 from wismo.bench.settings import PROBES, Settings
 from wismo.bench.stats import check_count, check_ratio, figure, summary
 from wismo.client.raw import HttpSession, RawHttp, RawServer
-from wismo.qa.normal import order_id_of
 
 Session = RawServer | HttpSession
 S = TypeVar("S", RawServer, HttpSession)
@@ -35,6 +34,14 @@ def order_ids() -> list[str]:
     from wismo.domain import dataset, ids
 
     return dataset.load().ids(ids.ORDER)
+
+
+def order_id_of(record: Any) -> Any:
+    """The order ID a lookup answered with: at the top (granular) or in its order (focused, scoped)."""
+    if not isinstance(record, dict):
+        return None
+    inner = record.get("order")
+    return record.get("orderId", inner.get("orderId") if isinstance(inner, dict) else None)
 
 
 def wrong_answer(answer: bytes, asked: str, request_id: int) -> str | None:

@@ -1,4 +1,6 @@
-"""`wismo fuzz [EXAMPLES]`: hostile tool arguments, stdio frames and HTTP requests against real servers (wismo.qa)."""
+"""`wismo fuzz [EXAMPLES]`: the hostile-input pass at scale on a study's servers, the article's by default
+(wismo.qa): arguments and stdio frames on every design, and on the designs wismo serves their HTTP side and sessions
+abandoned by the thousand."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 from wismo.cli.parsing import at_least, subparser, writable_file
 
 NAME = "fuzz"
-SUMMARY = "fuzz every design with hostile arguments and frames over stdio, and hostile requests over HTTP"
+SUMMARY = "hostile arguments, frames and HTTP requests at scale on a study's servers (default the article's)"
 EXAMPLE = "wismo fuzz 2000"
 DEFAULT_EXAMPLES = 2000  # what `make fuzz` runs: minutes, not hours
 
@@ -27,10 +29,10 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="examples per tool (default %(default)s)",
     )
     p.add_argument(
-        "--cases",
-        type=int,
-        metavar="N",
-        help="cases per kind of stdio frame and of HTTP request (default: a tenth of EXAMPLES)",
+        "--study",
+        default=None,
+        metavar="FILE",
+        help="the study whose servers get it (default: the article's, data/studies/where-is-my-order.toml)",
     )
     p.add_argument(
         "--sessions",
@@ -49,36 +51,36 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fuzz every tool, write the JSON and print the totals; exit 1 on any crash, hang or unclear error."""
+    """The pass at scale, the JSON written and the findings printed; exit 1 on any finding."""
     import sys
 
+    from wismo.core.errors import WismoError
     from wismo.core.jsonfmt import write_stable
-    from wismo.qa import hostile
+    from wismo.qa import study_hostile
+    from wismo.studies.declaration import chosen
 
     if args.examples < 1:
         print(f"wismo fuzz: EXAMPLES must be 1 or more, not {args.examples}", file=sys.stderr)
         return 2
     try:
-        if args.cases is not None:
-            at_least("--cases", args.cases, 1)
         at_least("--sessions", args.sessions, 1)
         out = writable_file("--out", args.out or default_out())
-    except ValueError as exc:
+        study = chosen(args.study)
+    except (ValueError, WismoError) as exc:
         print(f"wismo fuzz: {exc}", file=sys.stderr)
         return 2
-    result = hostile.run(args.examples, args.cases, args.sessions)
+    result = study_hostile.at_scale(study, args.examples, args.sessions)
     path = write_stable(out, result)
-    t, frames, http = result["totals"], result["frames"]["totals"], result["http"]
-    bound = http["abandonedSessions"]
-    print(
-        f"arguments: {t['examples']:,} examples ({args.examples:,} per tool); crashes {t['crashes']}, hangs "
-        f"{t['hangs']}, unclear errors {t['unclearErrors']}, peak server memory {t['peakServerRssMb']} MB\n"
-        f"stdio frames: {frames['cases']:,} cases, {frames['failures']} failures, peak server memory "
-        f"{frames['peakServerRssMb']} MB\n"
-        f"HTTP: {http['totals']['cases']:,} cases, {http['totals']['failures']} failures; {bound['abandoned']:,} "
-        f"abandoned sessions added {bound['growthMb']} MB (bound {bound['boundMb']:g} MB)\nwrote {path}"
-    )
-    return 0 if not hostile.failures(result) else 1
+    t = result["totals"]
+    by = ", ".join(f"{name} {count:,}" for name, count in t["byCategory"].items())
+    lines = [f"{study.title}: {t['cases']:,} hostile cases on {len(result['designs'])} designs; findings: {by}"]
+    if "sessions" in result:
+        bound = result["sessions"]["wismo"]
+        lines.append(
+            f"{bound['abandoned']:,} abandoned sessions added {bound['growthMb']} MB (bound {bound['boundMb']:g} MB)"
+        )
+    print("\n".join([*lines, f"wrote {path}"]))
+    return 0 if not study_hostile.failures(result) else 1
 
 
 def default_out() -> Path:

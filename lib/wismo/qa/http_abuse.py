@@ -1,7 +1,8 @@
-"""Abuse of a Streamable HTTP server from raw sockets (hypothesis): hostile bodies, headers, methods, paths, unknown
-sessions and broken framing; then slow clients holding connections, clients in parallel and sessions abandoned by
-the thousand. After every case a normal client must be served correctly; the server must stay under its memory
-limit, answer nothing with a 5xx, write nothing on stdout and stop cleanly when told to."""
+"""Abuse of the Streamable HTTP server of a design wismo serves, from raw sockets (hypothesis): hostile bodies,
+headers, methods, paths, unknown sessions and broken framing; then slow clients holding connections, clients in
+parallel and sessions abandoned by the thousand. After every case a normal client must be answered as at first; the
+server must stay under its memory limit, answer nothing with a 5xx, write nothing on stdout and stop cleanly when
+told to. Each fault is a finding of its category (qa/findings.py); the cases and statuses are counted."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from hypothesis import strategies as st
 
 from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_of
 from wismo.qa import framegen, frames
+from wismo.qa.findings import Record
+from wismo.qa.framegen import PROBE
 from wismo.qa.frames import RSS_EVERY
 from wismo.qa.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
-from wismo.qa.normal import normal_call as asked_normally
 from wismo.qa.sessions import HEADERS, ask, new_client_problem, open_session
 from wismo.qa.sessions import abandon as abandon_sessions
+from wismo.qa.target import Normal, Target
 from wismo.servers.settings import SessionLimits
 
 ANSWER_DEADLINE_S = 10.0
@@ -29,6 +32,7 @@ SLOW_CLIENTS = 32  # connections holding a request half sent while a normal clie
 PARALLEL_CLIENTS = 16  # clients each opening a session and asking in it at the same time
 PARALLEL_CALLS = 10
 OVERSIZED_BODY = 5 * 2**20  # over the SDK's 4 MiB limit on a request body
+SERVED = "served http"  # the part of a pass its findings name
 MCP_HEADERS = ("Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version", "Host", "Origin")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "FOO", "get", "P\x00ST")
 
@@ -99,7 +103,7 @@ HEADER_VALUES = st.one_of(
 )
 
 
-def _canary(port: int, design: str) -> Callable[[], str | None]:
+def _canary(port: int, normal: Normal) -> Callable[[], str | None]:
     """A normal client kept between cases: asks in its session, starting a new one when told it is gone (404)."""
     conn: list[HttpConnection] = []
     session: list[str] = []
@@ -109,10 +113,10 @@ def _canary(port: int, design: str) -> Callable[[], str | None]:
             conn.append(HttpConnection(port, ANSWER_DEADLINE_S))
         if not session:
             session.append(open_session(conn[0]))
-        status, wrong = ask(conn[0], design, session[0])
+        status, wrong = ask(conn[0], normal, session[0])
         if status == 404:  # a DELETE case ended it: a well-behaved client starts a new session
             session[0] = open_session(conn[0])
-            status, wrong = ask(conn[0], design, session[0])
+            status, wrong = ask(conn[0], normal, session[0])
         return status, wrong
 
     def problem() -> str | None:
@@ -196,30 +200,35 @@ def case_strategies(
 
 def case_problems(
     status: int, normal_call: str | None, exit_code: int | None, rss: float | None, owed: bool = False
-) -> list[str]:
-    """What is wrong after one case: a 5xx or no answer, a request (`owed` an answer) accepted as a notification,
-    the normal call's problem, an exit, memory over its limit."""
+) -> list[tuple[str, str]]:
+    """What is wrong after one case, each as (its category of finding, a sentence): a 5xx or no answer, a request
+    (`owed` an answer) accepted as a notification, the normal call's problem, an exit, memory over its limit."""
     problems = []
-    if status >= 500 or status == -1:
-        problems.append(f"the case was answered with HTTP {status}" if status > 0 else "the case got no answer in time")
+    if status >= 500:
+        problems.append(("server error", f"the case was answered with HTTP {status}"))
+    if status == -1:
+        problems.append(("hang", "the case got no answer in time"))
     if owed and status == 202:
-        problems.append("a request was accepted as a notification (HTTP 202): its client would wait for ever")
+        problems.append(("protocol", "a request was accepted as a notification (HTTP 202): its client would wait"))
     if normal_call is not None:
-        problems.append(normal_call)
+        problems.append(("changed answer", normal_call))
     if exit_code is not None:
-        problems.append(f"the server exited with code {exit_code}")
+        problems.append(("crash", f"the server exited with code {exit_code}"))
     if rss is not None and rss > MEMORY_LIMIT_MB:
-        problems.append(f"the server uses {rss:.0f} MB, over {MEMORY_LIMIT_MB} MB")
+        problems.append(("over memory", f"the server uses {rss:.0f} MB, over {MEMORY_LIMIT_MB} MB"))
     return problems
 
 
-def abuse_design(design: str, examples: int) -> dict[str, Any]:
-    """Every generated kind of case, `examples` each, then the fixed ones, on one HTTP server of `design`."""
-    report: dict[str, Any] = {"design": design, "cases": {}, "statuses": {}, "failures": []}
+def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any]:
+    """Every generated kind of case, `examples` each, then the fixed ones, on one HTTP server of the design wismo
+    serves for `target`; its faults go to `record` (part "served http"), the counts into the report returned."""
+    design = target.serve or target.design
+    report: dict[str, Any] = {"cases": {}, "statuses": {}}
+    normal = Normal(target)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         with RawHttp(design, stdout=out, stderr=err) as server:
             process = psutil.Process(server.proc.pid)
-            canary = _canary(server.port, design)
+            canary = _canary(server.port, normal)
             if (wrong := canary()) is not None:
                 raise RuntimeError(f"the {design} server over HTTP did not serve a normal client: {wrong}")
             started = rss_mb(process)  # once it serves: before, the process may still be importing
@@ -234,7 +243,7 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
                     opened.append(open_session(server.conn))
                 return opened[0]
 
-            def record(kind: str, status: int, what: bytes) -> None:
+            def case(kind: str, status: int, what: bytes) -> None:
                 report["cases"][kind] = report["cases"].get(kind, 0) + 1
                 counts = report["statuses"].setdefault(kind, {})
                 counts[str(status)] = counts.get(str(status), 0) + 1
@@ -243,21 +252,21 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
                     rss = rss_mb(process)
                     peak.append(rss)
                 owed = frames.expect(what.partition(b"\r\n\r\n")[2])[0] == "request"
-                for problem in case_problems(status, canary(), server.proc.poll(), rss, owed):
-                    report["failures"].append({"kind": kind, "case": repr(what[:200]), "problem": problem})
+                for category, problem in case_problems(status, canary(), server.proc.poll(), rss, owed):
+                    record.add(category, SERVED, kind, what, problem)
 
             def sender(kind: str) -> Callable[[bytes], None]:
-                return lambda data: record(kind, exchange(server.port, data), data)
+                return lambda data: case(kind, exchange(server.port, data), data)
 
-            for kind, strategy in case_strategies(asked_normally(design), server.port, session).items():
-                run_examples(examples, strategy, sender(kind))
+            for kind, strategy in case_strategies(normal.call(PROBE), server.port, session).items():
+                run_examples(examples, strategy, sender(kind), generate_only=True)
             oversized = request(server.port, body=b"[" * OVERSIZED_BODY)
-            record("oversized body", exchange(server.port, oversized), oversized[:200])
-            report["slowClients"] = hold_slow_clients(server.port, design, SLOW_CLIENTS)
-            report["parallelClients"] = parallel_clients(server.port, design, PARALLEL_CLIENTS, PARALLEL_CALLS)
+            case("oversized body", exchange(server.port, oversized), oversized[:200])
+            report["slowClients"] = hold_slow_clients(server.port, normal, SLOW_CLIENTS)
+            report["parallelClients"] = parallel_clients(server.port, normal, PARALLEL_CLIENTS, PARALLEL_CALLS)
             for part in ("slowClients", "parallelClients"):
                 if report[part]["problem"] is not None:
-                    report["failures"].append({"kind": part, "case": "", "problem": report[part]["problem"]})
+                    record.add("changed answer", SERVED, part, "", report[part]["problem"])
             peak.append(rss_mb(process))
         report["peakServerRssMb"] = round(max(peak), 1)
         report["exitCode"] = server.proc.returncode
@@ -266,7 +275,8 @@ def abuse_design(design: str, examples: int) -> dict[str, Any]:
         report["stdoutBytes"] = len(out.read())
         problems = exit_problems(report["exitCode"], report["stdoutBytes"], err.read().decode(errors="replace"))
     report["cleanExit"] = not problems
-    report["failures"] += [{"kind": "exit", "case": "SIGTERM", "problem": p} for p in problems]
+    for problem in problems:
+        record.add("unclean exit", SERVED, "SIGTERM", "", problem)
     return report
 
 
@@ -281,7 +291,7 @@ def exit_problems(code: int, stdout_bytes: int, stderr: str) -> list[str]:
     return problems
 
 
-def hold_slow_clients(port: int, design: str, count: int) -> dict[str, Any]:
+def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, Any]:
     """Open `count` connections that each send half a request and wait; a normal client must be served meanwhile."""
     held = []
     whole = request(port, body=line(initialize()).strip())
@@ -292,14 +302,14 @@ def hold_slow_clients(port: int, design: str, count: int) -> dict[str, Any]:
             sock.sendall(whole[:cut])
             held.append(sock)
         time.sleep(0.2)
-        problem = new_client_problem(port, design)
+        problem = new_client_problem(port, normal)
     finally:
         for sock in held:
             sock.close()
     return {"held": count, "problem": problem}
 
 
-def parallel_clients(port: int, design: str, clients: int, calls: int) -> dict[str, Any]:
+def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dict[str, Any]:
     """`clients` clients at once, each with its own connection and session, asking `calls` times; every answer
     checked."""
 
@@ -307,7 +317,7 @@ def parallel_clients(port: int, design: str, clients: int, calls: int) -> dict[s
         conn = HttpConnection(port, ANSWER_DEADLINE_S)
         try:
             sid = open_session(conn)
-            return [p for i in range(calls) if (p := ask(conn, design, sid, f"parallel-{n}-{i}")[1]) is not None]
+            return [p for i in range(calls) if (p := ask(conn, normal, sid, f"parallel-{n}-{i}")[1]) is not None]
         finally:
             conn.close()
 
@@ -316,50 +326,38 @@ def parallel_clients(port: int, design: str, clients: int, calls: int) -> dict[s
     return {"clients": clients, "callsEach": calls, "wrongAnswers": len(wrong), "problem": wrong[0] if wrong else None}
 
 
-def abandoned(design: str, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, Any]:
-    """The session bound on a fresh server (wismo's default limits unless others are given): the memory curve, the
-    first session, a new client."""
+def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, Any]:
+    """The session bound on a fresh server of the design wismo serves for `target` (wismo's default limits unless
+    others are given): the memory curve, the first session, a new client."""
     limits = limits or SessionLimits()
     options = ("--max-sessions", str(limits.max_sessions), "--session-idle-timeout", f"{limits.idle_timeout_s:g}")
-    with RawHttp(design, options=options) as server:
-        result = abandon_sessions(server, sessions, every)
-    return result | {"design": design, "maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
+    with RawHttp(target.serve or target.design, options=options) as server:
+        result = abandon_sessions(server, Normal(target), sessions, every)
+    return result | {"design": target.design, "maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
 
 
-def bound_problems(bound: dict[str, Any]) -> list[str]:
-    """What breaks the session bound in an abandoned-sessions result, one sentence each."""
+def bound_problems(bound: dict[str, Any]) -> list[tuple[str, str]]:
+    """What breaks the session bound in an abandoned-sessions result, each as (its category of finding, a
+    sentence)."""
     problems = []
     if bound["growthMb"] > bound["boundMb"]:
-        problems.append(f"{bound['abandoned']:,} abandoned sessions added {bound['growthMb']} MB")
+        problems.append(("over memory", f"{bound['abandoned']:,} abandoned sessions added {bound['growthMb']} MB"))
     if bound["abandoned"] > bound["maxSessions"] and bound["firstSessionAfterStatus"] != 404:
-        problems.append(f"the first session was kept past the cap (HTTP {bound['firstSessionAfterStatus']})")
+        status = bound["firstSessionAfterStatus"]
+        problems.append(("over memory", f"the first session was kept past the cap (HTTP {status})"))
     if bound["openingsRefused"]:
-        problems.append(f"{bound['openingsRefused']} new sessions were refused")
+        problems.append(("changed answer", f"{bound['openingsRefused']} new sessions were refused"))
     if bound["newClientProblem"] is not None:
-        problems.append(bound["newClientProblem"])
+        problems.append(("changed answer", bound["newClientProblem"]))
     return problems
 
 
-def abuse_http(examples: int, design_names: tuple[str, ...], sessions: int, every: int = 250) -> dict[str, Any]:
-    """HTTP abuse of each design's server, and the abandoned-sessions test on wismo's limits and, for comparison,
-    on the SDK's defaults; the summary fuzz.json keeps."""
+def sessions_bound(target: Target, sessions: int, every: int = 250) -> dict[str, Any]:
+    """The abandoned-sessions test on wismo's limits and, for comparison, on the SDK's defaults, on one design wismo
+    serves; what the bound breaks, said."""
     from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
 
-    started = time.perf_counter()
-    reports = [abuse_design(d, examples) for d in design_names]
-    bound = abandoned(design_names[-1], sessions, every)
-    sdk = SessionLimits(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)
+    bound = abandoned(target, sessions, every)
     bound["failures"] = bound_problems(bound)
-    return {
-        "transport": "http",
-        "examplesPerKind": examples,
-        "designs": reports,
-        "abandonedSessions": bound,
-        "abandonedSessionsOnSdkDefaults": abandoned(design_names[-1], sessions, every, sdk),
-        "totals": {
-            "cases": sum(sum(r["cases"].values()) for r in reports),
-            "failures": sum(len(r["failures"]) for r in reports) + len(bound["failures"]),
-            "peakServerRssMb": max(r["peakServerRssMb"] for r in reports),
-        },
-        "timings": {"seconds": round(time.perf_counter() - started, 1)},
-    }
+    sdk = SessionLimits(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)
+    return {"wismo": bound, "sdkDefaults": abandoned(target, sessions, every, sdk)}

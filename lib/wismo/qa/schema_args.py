@@ -6,11 +6,12 @@ every time besides the generated ones."""
 
 from __future__ import annotations
 
+import json
+import string
 from typing import Any
 
 from hypothesis import strategies as st
 
-from wismo.qa import fuzz
 from wismo.qa.framegen import SMALL_JSON
 
 LONG = "9" * 5000  # as long as the article's "very long" unfriendly input
@@ -33,8 +34,41 @@ def _types(schema: Any) -> list[str]:
     return [t for b in branches for t in _types(b)]
 
 
+def one_off(ident: str) -> st.SearchStrategy[str]:
+    """Identifiers one character away from a real one: replaced, inserted or deleted."""
+    positions = st.integers(0, len(ident) - 1)
+    chars = st.characters(min_codepoint=32, max_codepoint=0x2FF)
+    return st.one_of(
+        st.builds(lambda i, c: ident[:i] + c + ident[i + 1 :], positions, chars),
+        st.builds(lambda i, c: ident[:i] + c + ident[i:], positions, chars),
+        st.builds(lambda i: ident[:i] + ident[i + 1 :], positions),
+    )
+
+
+def hostile_text(real: str) -> st.SearchStrategy[str]:
+    """Hostile strings for an argument whose real value is `real`: one character off it, unicode and control
+    characters, very long, path-like and JSON-like text."""
+    json_like = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=6,
+    ).map(json.dumps)
+    return st.one_of(
+        one_off(real) if real else st.just(real),
+        st.text(max_size=40),  # unicode, controls, surrogates excluded by JSON
+        st.text(alphabet=st.characters(max_codepoint=0x1F), max_size=20),  # control characters only
+        st.builds(
+            lambda c, n: c * n, st.sampled_from(["9", "é", "\u202e", "A"]), st.integers(65, 1_000_000)
+        ),  # very long
+        st.sampled_from(
+            ["", " ", "../../etc/passwd", "/dev/zero", "C:\\Windows\\system32", "~/.ssh/id_rsa", "%00", real + "\n"]
+        ),
+        json_like,
+    )
+
+
 def _text(real: Any) -> st.SearchStrategy[str]:
-    return fuzz.hostile_text(real if isinstance(real, str) else "x")
+    return hostile_text(real if isinstance(real, str) else "x")
 
 
 def typed(schema: Any, real: Any) -> st.SearchStrategy[Any]:
@@ -78,8 +112,13 @@ def arguments(tool: dict[str, Any], base: dict[str, Any]) -> st.SearchStrategy[d
     """Hostile argument objects for a tool, starting from real arguments `base` (the normal call's, or the first
     linked call's) where there are any."""
     props = properties(tool)
-    shaped = {**tool, "inputSchema": {**(tool.get("inputSchema") or {}), "properties": props}}
-    return fuzz.arguments(shaped, lambda key: values(props.get(key), base.get(key)))
+    required = (tool.get("inputSchema") or {}).get("required") or []
+    own = st.fixed_dictionaries(
+        {k: values(props.get(k), base.get(k)) for k in required if k in props},
+        optional={k: values(props.get(k), base.get(k)) for k in props if k not in required},
+    )
+    extra = st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=10), st.text(max_size=10), max_size=3)
+    return st.one_of(own, st.builds(lambda a, b: {**b, **a}, own, extra), st.just({}), extra)
 
 
 def _wrong(schema: Any) -> Any:

@@ -10,7 +10,7 @@ import psutil
 
 from wismo.client.raw import HttpConnection, RawHttp, initialize, line, status_of
 from wismo.qa.fuzz import rss_mb
-from wismo.qa.normal import ORDER, normal_call, order_id_of
+from wismo.qa.target import Normal
 from wismo.shared.revision import PINNED_REVISION
 
 HEADERS = {"MCP-Protocol-Version": PINNED_REVISION}
@@ -23,52 +23,45 @@ def open_session(conn: HttpConnection) -> str:
     return conn.open_session()[0]
 
 
-def answer_problem(status: int, body: bytes, request_id: int | str) -> str | None:
-    """None when `body` is a correct answer to the normal call; else one sentence saying what is wrong with it."""
+def answer_problem(status: int, body: bytes, request_id: int | str, normal: Normal) -> str | None:
+    """None when `body` answers the normal call as its first answer did; else one sentence saying what is wrong."""
     if status != 200:
         return f"the normal call was answered with HTTP {status}: {body[:120]!r}"
     try:
         answer = json.loads(body)
-        text = answer["result"]["content"][0]["text"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return f"the normal call's answer is not a tool result: {body[:120]!r}"
-    try:
-        named = order_id_of(json.loads(text))
     except ValueError:
-        named = None
-    if answer.get("id") != request_id or answer["result"].get("isError") or named != ORDER:
-        return f"the normal call's answer is not {ORDER}'s record: {text[:120]!r}"
-    return None
+        return f"the normal call's answer is not JSON: {body[:120]!r}"
+    if not isinstance(answer, dict) or answer.get("id") != request_id:
+        return f"the normal call's answer is not the answer to it: {body[:120]!r}"
+    return normal.problem(answer)
 
 
-def ask(conn: HttpConnection, design: str, session: str, request_id: int | str = 7) -> tuple[int, str | None]:
+def ask(conn: HttpConnection, normal: Normal, session: str, request_id: int | str = 7) -> tuple[int, str | None]:
     """The normal call in `session`: the HTTP status, and None or a sentence saying what is wrong with the answer."""
-    status_line, _, body = conn.post(
-        line(normal_call(design, request_id)).strip(), HEADERS | {"Mcp-Session-Id": session}
-    )
+    status_line, _, body = conn.post(line(normal.call(request_id)).strip(), HEADERS | {"Mcp-Session-Id": session})
     status = status_of(status_line)
-    return status, answer_problem(status, body, request_id)
+    return status, answer_problem(status, body, request_id, normal)
 
 
-def new_client_problem(port: int, design: str) -> str | None:
+def new_client_problem(port: int, normal: Normal) -> str | None:
     """A well-behaved new client on its own connection: None when it is served correctly, else what went wrong."""
     try:
         conn = HttpConnection(port, timeout_s=10)
     except OSError as exc:
         return f"a new client could not connect: {exc}"
     try:
-        return ask(conn, design, open_session(conn))[1]
+        return ask(conn, normal, open_session(conn))[1]
     except (OSError, RuntimeError, ValueError) as exc:
         return f"a new client was not served: {exc}"
     finally:
         conn.close()
 
 
-def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
+def abandon(server: RawHttp, normal: Normal, sessions: int, every: int = 250) -> dict[str, Any]:
     """Open one session and use it, then open `sessions` more that are never used again, sampling the server's
     memory every `every`; then ask in the first session again and serve a new client. The figures of the bound."""
     first = open_session(server.conn)
-    used = ask(server.conn, server.design, first)[1]
+    used = ask(server.conn, normal, first)[1]
     process = psutil.Process(server.proc.pid)
     started = rss_mb(process)
     curve = [{"sessions": 0, "rssAboveStartMb": 0.0}]
@@ -79,7 +72,7 @@ def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
         refused += status_of(status_line) != 200
         if n % every == 0 or n == sessions:
             curve.append({"sessions": n, "rssAboveStartMb": round(rss_mb(process) - started, 1)})
-    first_again, _ = ask(server.conn, server.design, first, 8)
+    first_again, _ = ask(server.conn, normal, first, 8)
     return {
         "abandoned": sessions,
         "startServerRssMb": round(started, 1),
@@ -89,5 +82,5 @@ def abandon(server: RawHttp, sessions: int, every: int = 250) -> dict[str, Any]:
         "openingsRefused": refused,
         "firstSessionBefore": used,
         "firstSessionAfterStatus": first_again,
-        "newClientProblem": new_client_problem(server.port, server.design),
+        "newClientProblem": new_client_problem(server.port, normal),
     }

@@ -14,7 +14,7 @@ from wismo.client.raw import INITIALIZED, initialize, line, read_line, rest, wri
 from wismo.core.errors import WismoError
 from wismo.core.processes import piped
 from wismo.qa.findings import Exchange, has_traceback, tail
-from wismo.qa.frames import stdout_problem
+from wismo.qa.frames import GRACE_S, Owed, stdout_problem
 from wismo.qa.target import Target
 
 DEADLINE_S = 10.0  # for the answers to one case and its normal call: a server silent this long has hung
@@ -59,29 +59,39 @@ class StdioPeer:
     def _write(self, data: bytes) -> None:
         write_all(piped(self.proc.stdin), data, self.deadline_s)
 
-    def exchange(self, data: bytes, wanted: list[str], replace: bool = True, starting: bool = False) -> Exchange:
+    def exchange(
+        self, data: bytes, wanted: list[str], replace: bool = True, starting: bool = False, owed: Owed | None = None
+    ) -> Exchange:
         """Send `data` (whole lines, or a partial one) and read stdout until every id in `wanted` is answered, the
         deadline passes (a hang) or stdout closes (a crash); a crashed or hung server is replaced before the next
-        exchange (unless not to `replace`: the handshake of a fresh one, `starting`, which has START_DEADLINE_S)."""
+        exchange (unless not to `replace`: the handshake of a fresh one, `starting`, which has START_DEADLINE_S).
+        With `owed`, every message read is given to it, and once `wanted` is answered reading goes on for GRACE_S
+        until what the frame is owed has come."""
         if self.broken:
             self.replace()
         got = Exchange()
         wait = max(self.deadline_s, START_DEADLINE_S) if starting else self.deadline_s
         deadline = time.monotonic() + wait
+        graced = False
         try:
             self._write(data)
-            while not all(w in got.answers for w in wanted):
+            while not all(w in got.answers for w in wanted) or (owed is not None and not owed.settled()):
+                if owed is not None and not graced and all(w in got.answers for w in wanted):
+                    deadline, graced = min(deadline, time.monotonic() + GRACE_S), True
                 raw = read_line(piped(self.proc.stdout), max(0.0, deadline - time.monotonic()))
                 message, _ = stdout_problem(raw)
                 if message is None:
                     if raw.strip():
                         got.stray.append(raw)
                     continue
+                if owed is not None:
+                    owed.take(message)
                 ident = message.get("id")
                 if "method" not in message and isinstance(ident, str) and ident in wanted:
                     got.answers[ident] = message
         except TimeoutError:
-            got.failure, got.what = "hang", f"no answer within {wait:g} s"
+            if not graced:  # else everything awaited came, only not what the frame was owed (owed.verdict says so)
+                got.failure, got.what = "hang", f"no answer within {wait:g} s"
         except (EOFError, OSError):
             got.failure, got.what = "crash", self._crashed()
         got.traceback = self._stderr_traceback()

@@ -9,7 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from wismo.client.raw import tools_call
 from wismo.qa import schema_args
-from wismo.qa.findings import Exchange, Record, answer_text, shortened
+from wismo.qa.findings import Exchange, Record, answer_text, one_sentence, shortened, texts
 from wismo.qa.framegen import PROBE
 from wismo.qa.fuzz import run_examples
 from wismo.qa.stdio_peer import PeerUnusable
@@ -79,6 +79,8 @@ class Pass(Generic[P]):
         answered = self.record.judge(got, "arguments", tool, arguments, probe, case)
         if answered is not None:
             stats[answered] += 1
+        if answered == "toolErrors" and self.target.strict and not one_sentence(said := texts(got.answers[case])):
+            self.record.add("unclear error", "arguments", tool, arguments, f"the tool error was {shortened(said)}")
 
 
 def each(case: Any) -> Any:

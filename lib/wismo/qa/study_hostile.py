@@ -1,13 +1,18 @@
-"""Hostile input on a study's own servers, whoever wrote them: for each design, hostile arguments built from the input
-schema of each tool its investigation calls, and never any other tool (qa/study_args.py); hostile frames over stdio
-for a design reached over stdio (here); hostile requests over Streamable HTTP for a design reached at a URL
-(qa/study_http.py). After every case the design's normal call (its entry call for the study's first case) must be
-answered with the same text as the first time; a crash or a hang is a finding (qa/findings.py), a server wismo
-started is restarted, and the pass goes on.
+"""Hostile input on a study's own servers, whoever wrote them, the article's as any other's: for each design, hostile
+arguments built from the input schema of each tool its investigation calls, and never any other tool
+(qa/study_args.py); hostile frames over stdio, made from the design's own normal call, for a design reached over
+stdio (here); hostile requests over Streamable HTTP for a design reached at a URL (qa/study_http.py). After every
+case the design's normal call (its entry call for the study's first case) must be answered as the first time; a
+crash or a hang is a finding (qa/findings.py), a server wismo started is restarted, and the pass goes on.
+
+A design wismo serves is also judged by what wismo's own servers promise (findings.STRICT): every frame answered as
+JSON-RPC asks, tool errors of one sentence, memory under its limit, a clean exit. `make fuzz` (at_scale) adds,
+on those designs, hostile requests to their HTTP side, partial frames at fresh servers and sessions abandoned by the
+thousand (qa/http_abuse.py).
 
 `count` is the number of generated argument objects per tool; frames and HTTP cases per kind are a tenth of it
-(qa/hostile.per_kind), as in `make fuzz`; the fixed cases of each (schema_args.fixed, framegen's) run besides,
-the lines of 16 and 40 MB only from BIG_FROM on.
+(qa/hostile.per_kind); the fixed cases of each (schema_args.fixed, framegen's) run besides, the lines of 16 and 40 MB
+and the partial frames at fresh servers only from BIG_FROM on.
 """
 
 from __future__ import annotations
@@ -17,21 +22,23 @@ from typing import Any
 
 from wismo.client.raw import line
 from wismo.qa import study_args
-from wismo.qa.findings import CATEGORIES, NOT_FINDINGS, by_category
+from wismo.qa.findings import NOT_FINDINGS, Exchange, by_category, categories, finding
 from wismo.qa.framegen import KINDS, PROBE, Frames, frames_for
-from wismo.qa.fuzz import run_examples
-from wismo.qa.hostile import STUDY_COUNT, per_kind
+from wismo.qa.frames import Owed
+from wismo.qa.fuzz import MEMORY_LIMIT_MB, run_examples
+from wismo.qa.hostile import SESSIONS, STUDY_COUNT, per_kind
 from wismo.qa.stdio_peer import DEADLINE_S, PeerUnusable, StdioPeer
 from wismo.qa.study_args import Pass, each
 from wismo.qa.target import Target, of_study, withheld
 
 BIG_FRAME = 2**20  # fixed frames longer than this (the lines of 16 and 40 MB) run from BIG_FROM on
 BIG_FROM = 100  # a count this large is a long run, which can afford them
+END = "end of input"  # the part of the pass that ends a server's input
 
 
 def frame_case(p: Pass[StdioPeer], kind: str, frame: bytes, cases: dict[str, int]) -> None:
     """One frame, then the normal call; every finding recorded (a frame calling a tool the pass may not call is
-    withheld, and counted)."""
+    withheld, and counted); on wismo's own servers, what JSON-RPC owes the frame too."""
     if withheld(frame, p.forbidden):
         p.withheld += 1
         return
@@ -39,8 +46,11 @@ def frame_case(p: Pass[StdioPeer], kind: str, frame: bytes, cases: dict[str, int
         return
     cases[kind] += 1
     probe, normal = p.probe()
-    got = p.peer.exchange(frame + b"\n" + line(normal), [probe])
+    owed = Owed(frame, probe) if p.target.strict else None
+    got = p.peer.exchange(frame + b"\n" + line(normal), [probe], owed=owed)
     p.record.judge(got, "frames", kind, frame, probe)
+    if owed is not None and not got.failure and (problems := owed.verdict()):
+        p.record.add("protocol", "frames", kind, frame, " ".join(problems))
 
 
 def fixed_frames(made_by: Frames, kind: str, big: bool) -> list[bytes]:
@@ -63,12 +73,41 @@ def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, Any]) -> No
     out["withheld"] = p.withheld
     last = made_by.eof[1]  # half a tools/call, then the end of input: the last thing a stdio server is sent
     code, got = p.peer.finish(last)
-    p.record.judge(got, "end of input", "half a frame, then the end of input", last, "")
+    p.record.judge(got, END, "half a frame, then the end of input", last, "")
     out["exitCodeAtEndOfInput"] = code
+    if p.target.strict:
+        exited(p, "half a frame, then the end of input", last, code, got)
+    if p.target.strict and big:
+        out["partialFrames"] = partial_frames(p, made_by)
 
 
-def stdio_design(target: Target, count: int, deadline_s: float) -> dict[str, Any]:
-    """The whole pass on one stdio design: its report, with its memory and time under `timings`."""
+def exited(p: Pass[StdioPeer], where: str, frame: bytes, code: int | None, got: Exchange) -> None:
+    """On wismo's own servers: an exit at the end of input other than code 0 is a finding."""
+    if code != 0:
+        said = f"code {code}" if code is not None else "no exit within the deadline (it was stopped)"
+        p.record.add("unclean exit", END, where, frame, f"the server's input ended and it gave {said}")
+
+
+def partial_frames(p: Pass[StdioPeer], made_by: Frames) -> int:
+    """Each partial frame a client can leave behind, at a fresh server: the handshake, the frame, the end of its
+    input; every finding recorded. How many were sent."""
+    for frame in made_by.eof:
+        try:
+            peer = StdioPeer(p.target, p.peer.deadline_s)
+        except PeerUnusable as exc:
+            p.record.add(exc.category, END, "a fresh server", "", exc.what)
+            continue
+        code, got = peer.finish(frame)
+        p.record.judge(got, END, "a partial frame at a fresh server", frame, "")
+        exited(p, "a partial frame at a fresh server", frame, code, got)
+    return len(made_by.eof)
+
+
+def stdio_design(target: Target, count: int, deadline_s: float, served_http: bool = False) -> dict[str, Any]:
+    """The whole pass on one stdio design: its report, with its memory and time under `timings` (and, with
+    `served_http`, hostile requests to the HTTP side of a design wismo serves)."""
+    from wismo.qa import http_abuse
+
     started = time.perf_counter()
     peer = StdioPeer(target, deadline_s)
     p = Pass(target, peer)
@@ -81,41 +120,55 @@ def stdio_design(target: Target, count: int, deadline_s: float) -> dict[str, Any
         p.record.add(exc.category, "restart", "a fresh server", "", exc.what)
         report["stoppedEarly"] = f"{exc}; the pass stopped there"
     peer.sample()
-    seconds = round(time.perf_counter() - started, 1)
-    return study_args.finished(report, p) | {"timings": {"seconds": seconds, "peakServerRssMb": peer.peak_rss_mb}}
+    if target.strict and peer.peak_rss_mb > MEMORY_LIMIT_MB:
+        said = f"the server used {peer.peak_rss_mb:.0f} MB, over its {MEMORY_LIMIT_MB} MB limit"
+        p.record.add("over memory", "arguments", "the whole pass", "", said)
+    timings = {"seconds": 0.0, "peakServerRssMb": peer.peak_rss_mb}
+    if served_http and target.serve:
+        served = http_abuse.abuse_design(target, per_kind(count), p.record)
+        timings["peakServedHttpRssMb"] = served.pop("peakServerRssMb")
+        timings["startServedHttpRssMb"] = served.pop("startServerRssMb")
+        report["servedHttp"] = served
+    timings["seconds"] = round(time.perf_counter() - started, 1)
+    return study_args.finished(report, p) | {"timings": timings}
 
 
-def run(study: Any, count: int = STUDY_COUNT, deadline_s: float = DEADLINE_S) -> dict[str, Any]:
+def run(
+    study: Any, count: int = STUDY_COUNT, deadline_s: float = DEADLINE_S, served_http: bool = False
+) -> dict[str, Any]:
     """Hostile input on every design of a study (`count` argument objects per tool; 0 skips the pass): the content
-    of hostile.json, every finding listed once with its design."""
+    of hostile.json, every finding listed once with its design. With `served_http` (make fuzz), the designs wismo
+    serves get hostile requests to their HTTP side too."""
     from wismo.qa import study_http
 
     started = time.perf_counter()
+    targets = of_study(study) if count else []
     reports = []
-    for target in of_study(study) if count else []:
+    for target in targets:
         try:
             if target.transport == "http":
                 reports.append(study_http.http_design(target, count, deadline_s))
             else:
-                reports.append(stdio_design(target, count, deadline_s))
+                reports.append(stdio_design(target, count, deadline_s, served_http))
         except PeerUnusable as exc:
             reports.append(study_args.unusable(target, exc))
     findings = [f for r in reports for f in r.pop("findings")]
     timings: dict[str, Any] = {"designs": {r["design"]: r.pop("timings", {}) for r in reports}}
     timings["seconds"] = round(time.perf_counter() - started, 1)
+    strict = any(t.strict for t in targets)
     return {
         "study": {"title": study.title, "file": study.path.name},
         "count": count,
         "perKind": per_kind(count) if count else 0,
         "deadlineS": deadline_s,
-        "categories": CATEGORIES,
+        "categories": categories(strict),
         "notFindings": NOT_FINDINGS,
         "designs": reports,
         "findings": findings,
         "totals": {
             "cases": sum(cases(r) for r in reports),
             "findings": len(findings),
-            "byCategory": by_category(findings),
+            "byCategory": by_category(findings, strict),
         },
         "timings": timings,
     }
@@ -125,5 +178,34 @@ def cases(report: dict[str, Any]) -> int:
     """Every case sent to one design: argument objects, frames and HTTP requests (withheld frames not counted)."""
     arguments = sum(t["cases"] for t in report["arguments"].values())
     frames_sent = sum(((report.get("frames") or {}).get("cases") or {}).values())
+    frames_sent += (report.get("frames") or {}).get("partialFrames", 0)
     http = sum(((report.get("http") or {}).get("cases") or {}).values())
+    http += sum(((report.get("servedHttp") or {}).get("cases") or {}).values())
     return arguments + frames_sent + http
+
+
+def at_scale(study: Any, examples: int, sessions: int = SESSIONS) -> dict[str, Any]:
+    """`make fuzz`: the pass on every design of `study` (`examples` argument objects per tool, a tenth per kind of
+    frame and HTTP request), the HTTP side of each design wismo serves, and `sessions` abandoned on the last of
+    those: fuzz.json."""
+    from wismo.qa import http_abuse
+
+    result = run(study, examples, served_http=True)
+    served = [t for t in of_study(study) if t.serve]
+    if served and sessions:
+        bound = http_abuse.sessions_bound(served[-1], sessions)
+        result["sessions"] = bound
+        extra = [
+            finding(category, served[-1].design, "served http", "abandoned sessions", "", problem)
+            for category, problem in bound["wismo"].pop("failures")
+        ]
+        result["findings"] += extra
+        result["totals"]["findings"] += len(extra)
+        for f in extra:
+            result["totals"]["byCategory"][f["category"]] += 1
+    return result
+
+
+def failures(result: dict[str, Any]) -> int:
+    """Every finding of a pass, counted by the cases that showed it."""
+    return sum(result["totals"]["byCategory"].values())

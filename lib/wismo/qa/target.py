@@ -11,6 +11,7 @@ from typing import Any
 from wismo.client.connection import server_command
 from wismo.client.raw import tools_call
 from wismo.client.spawn import client_env
+from wismo.qa.findings import answer_text, shortened
 from wismo.servers import designs
 from wismo.servers.designs import Investigation
 
@@ -28,6 +29,8 @@ class Target:
     cwd: str = "/"
     url: str | None = None
     ignore: tuple[str, ...] = ()  # object keys a changed answer is not judged by (a clock's, say)
+    serve: str | None = None  # the design wismo serves, when it does: its HTTP side can be started too
+    strict: bool = False  # judged by wismo's own servers' promises too (findings.STRICT)
 
     @property
     def transport(self) -> str:
@@ -75,10 +78,34 @@ def of_study(study: Any) -> list[Target]:
         if d.url:
             out.append(Target(name, d.investigation, first, url=d.url, ignore=ignore))
         elif d.serve:
-            out.append(Target(name, d.investigation, first, tuple(server_command(d.serve)), env, ignore=ignore))
+            command = tuple(server_command(d.serve))
+            out.append(Target(name, d.investigation, first, command, env, ignore=ignore, serve=d.serve, strict=True))
         else:
             out.append(Target(name, d.investigation, first, d.command, env, str(d.folder), ignore=ignore))
     return out
+
+
+class Normal:
+    """A target's normal call, asked again and again, each answer judged by the first: the same, read as the design
+    reads it (its ignored keys left out), and no error."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.first: str | None = None
+
+    def call(self, ident: str | int) -> dict[str, Any]:
+        """The normal call as a JSON-RPC request with id `ident`."""
+        return tools_call(self.target.investigation.entry, self.target.normal_arguments(), ident)
+
+    def problem(self, message: dict[str, Any]) -> str | None:
+        """None when `message` answers the normal call as the first answer did; else one sentence saying how not."""
+        result = message.get("result")
+        if not isinstance(result, dict) or result.get("isError"):
+            return f"the normal call was answered with an error: {shortened(message)}"
+        text = answer_text(message, self.target.ignore, self.target.investigation.reading)
+        if self.first is None:
+            self.first = text
+        return None if text == self.first else f"the normal call was answered otherwise than first: {shortened(text)}"
 
 
 def _calls(value: Any) -> list[str]:

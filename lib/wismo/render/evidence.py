@@ -87,20 +87,40 @@ def _case(row: dict[str, Any], names: list[str], reference: str) -> str:
     return f"<details><summary>{html.escape(summary)}</summary>{grid}{columns}</div></details>"
 
 
-class EvidenceView:
-    """Every case's evidence, design by design, as notebooks and HTML show it."""
+def lead(result: dict[str, Any], focus: str | None = None) -> dict[str, Any] | None:
+    """The case a reader sees first: the first whose designs disagree, else the study's focus case (by its input
+    or label), else the first."""
+    cases = [r for r in result["cases"] if not r["unfriendly"]]
+    differing = [r for r in cases if not r["equal"]]
+    if differing:
+        return differing[0]
+    named = (focus, f'"{focus}"')  # a case's input shows its key's value as JSON
+    focused = [r for r in cases if focus is not None and (r["label"] in named or r["input"] in named)]
+    return (focused or cases or [None])[0]
 
-    def __init__(self, result: dict[str, Any]) -> None:
-        self.result = result
+
+class EvidenceView:
+    """Cases' evidence, design by design, as notebooks and HTML show it."""
+
+    def __init__(self, result: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+        self.result, self.rows = result, rows
 
     def _repr_html_(self) -> str:
         s = self.result["summary"]
         reference = s["reference"]
         others = [d for d in s["designs"] if d != reference]
-        cases = [r for r in self.result["cases"] if not r["unfriendly"]]
-        return '<div class="wismo-evidence">' + STYLE + "".join(_case(r, others, reference) for r in cases) + "</div>"
+        return (
+            '<div class="wismo-evidence">' + STYLE + "".join(_case(r, others, reference) for r in self.rows) + "</div>"
+        )
 
 
-def evidence_view(result: dict[str, Any]) -> EvidenceView:
-    """What each design gathered for each case, side by side (collapsed, the first difference marked)."""
-    return EvidenceView(result)
+def evidence_view(result: dict[str, Any], part: str = "all", focus: str | None = None) -> EvidenceView:
+    """What each design gathered, side by side (collapsed, each design's first difference marked): of every case
+    (`part` "all"), of the case a reader sees first ("lead", see `lead`), or of every other ("rest")."""
+    cases = [r for r in result["cases"] if not r["unfriendly"]]
+    first = lead(result, focus)
+    if part == "lead":
+        cases = [first] if first is not None else []
+    elif part == "rest":
+        cases = [r for r in cases if r is not first]
+    return EvidenceView(result, cases)

@@ -10,7 +10,7 @@ from typing import Any
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import LIST_SEPARATOR, plural
-from wismo.qa.findings import CATEGORIES, MAX_FAULTS
+from wismo.qa.findings import MAX_FAULTS
 from wismo.qa.framegen import KINDS
 from wismo.qa.schema_args import FIXED_PER_ARGUMENT, FIXED_PER_TOOL
 
@@ -95,15 +95,15 @@ def design_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def category_rows() -> list[dict[str, Any]]:
-    """What each category of finding means, as qa/findings.py declares it."""
-    return [{"finding": name, "what it means": meaning} for name, meaning in CATEGORIES.items()]
+def category_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """What each category of finding the pass judged by means, as qa/findings.py declares it."""
+    return [{"finding": name, "what it means": meaning} for name, meaning in result["categories"].items()]
 
 
 def findings_sentence(result: dict[str, Any]) -> str:
     """The findings by category in one sentence (every category said, zero included), with what is not a finding."""
     by = result["totals"]["byCategory"]
-    counts = ", ".join(f"{name} {by[name]:,}" for name in CATEGORIES)
+    counts = ", ".join(f"{name} {by[name]:,}" for name in result["categories"])
     return f"Cases that showed a finding, by category ({KIND}): {counts}. {result['notFindings']}"
 
 
@@ -163,41 +163,68 @@ def frame_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
-def http_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per kind of request: the requests each design at a URL got, the statuses, and findings."""
-    remote = [d for d in result["designs"] if d.get("http")]
-    kinds = list(dict.fromkeys(k for d in remote for k in d["http"]["cases"]))
+def _request_rows(result: dict[str, Any], key: str, part: str) -> list[dict[str, Any]]:
+    """One row per kind of request in the designs' `key` part ("http" or "servedHttp"): the requests each design
+    got, the statuses, and the findings of `part`."""
+    reached = [d for d in result["designs"] if d.get(key)]
+    kinds = list(dict.fromkeys(k for d in reached for k in d[key]["cases"]))
     rows = []
     for kind in kinds:
         statuses: dict[str, int] = {}
-        for d in remote:
-            for status, n in d["http"]["statuses"].get(kind, {}).items():
+        for d in reached:
+            for status, n in d[key]["statuses"].get(kind, {}).items():
                 statuses[status] = statuses.get(status, 0) + n
         rows.append(
             {
                 "kind of request": kind,
-                **{f"requests, {d['design']}": d["http"]["cases"].get(kind, 0) for d in remote},
+                **{f"requests, {d['design']}": d[key]["cases"].get(kind, 0) for d in reached},
                 "answered with (HTTP status × cases; -1 none in time, 0 closed)": LIST_SEPARATOR.join(
                     f"{s} × {n:,}" for s, n in sorted(statuses.items(), key=lambda item: int(item[0]))
                 ),
-                "findings": sum(_found_at(result, d["design"], "http", kind) for d in remote),
+                "findings": sum(_found_at(result, d["design"], part, kind) for d in reached),
             }
         )
     return rows
 
 
-def parts_sentence(result: dict[str, Any], part: str) -> str | None:
-    """Why a part has no table: no design of the study is reached that way (None when some is)."""
+def http_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per kind of request: the requests each design at a URL got, the statuses, and findings."""
+    return _request_rows(result, "http", "http")
+
+
+def served_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per kind of request to the HTTP side of the designs wismo serves (make fuzz): the requests each got,
+    the statuses, and findings."""
+    return _request_rows(result, "servedHttp", "served http")
+
+
+PARTS = (
+    (
+        "### Frames over stdio\n\nThe frames each design reached over stdio got, by kind (the fixed cases of a kind "
+        "besides the generated ones), each made from the design's own normal call.",
+        frame_rows,
+    ),
+    (
+        "### Requests over Streamable HTTP, at a URL\n\nThe requests each design reached at a URL got, by kind, and "
+        "the HTTP statuses they were answered with.",
+        http_rows,
+    ),
+    (
+        "### Requests to the HTTP side of the designs wismo serves\n\nEach design wismo serves, started over "
+        "Streamable HTTP (`wismo serve --http`) and reached with raw sockets, got these requests; then connections "
+        "holding half a request while a new client must be served, and clients at once with every answer checked; "
+        "at the end it must stop cleanly on SIGTERM.",
+        served_rows,
+    ),
+)
+
+
+def parts(result: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each part of the pass that has data, as (its heading and sentence in Markdown, its rows); a part no design
+    was reached by is left out."""
     if not result["count"]:
-        return None
-    if part == "frames" and not any(d.get("frames") for d in result["designs"]):
-        return "No design of this study is reached over stdio, so no frames were sent."
-    if part == "http" and not any(d.get("http") for d in result["designs"]):
-        return (
-            "No design of this study is reached at a URL, so no hostile HTTP requests were sent: a stdio server has "
-            "no HTTP side, and a design wismo serves gets them from `make fuzz` (below)."
-        )
-    return None
+        return []
+    return [(said, rows) for said, rows_of in PARTS if (rows := rows_of(result))]
 
 
 def timings_sentence(result: dict[str, Any]) -> str | None:

@@ -97,7 +97,7 @@ class TracedConnection:
     def __init__(self, inner: Any, tracer: Any, conversation: str, requested: _Requested) -> None:
         self.inner, self.tracer, self.conversation, self.requested = inner, tracer, conversation, requested
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, tool: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
         """The inner connection's call (the MCP SDK adds its client span inside this one)."""
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -111,7 +111,7 @@ class TracedConnection:
         with self.tracer.start_as_current_span(
             f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes
         ) as s:
-            result = await self.inner.call(tool, arguments)
+            result = await self.inner.call(tool, arguments, follow_resources=follow_resources)
             s.set_attribute("gen_ai.tool.call.result", result.text)
             if result.is_error:
                 s.set_attribute("error.type", "tool_error")
