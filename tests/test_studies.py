@@ -824,6 +824,10 @@ def test_run_compares_the_helpdesk_designs(runs):
         ("unknown ticket", "rejected alike"),
     ]
     assert result["cases"][0]["granular"]["calls"] == 5 and result["cases"][0]["focused"]["calls"] == 1
+    # Report 01 shows what each design gathered: the lead case in the reader's version, every other in the full one.
+    full = (runs.ok_out / "html" / "01-equivalence.html").read_text(encoding="utf-8")
+    reader = (runs.ok_out / "html" / "01-equivalence-reader.html").read_text(encoding="utf-8")
+    assert full.count("<details>") == 2 and reader.count("<details>") == 1 and "wismo-evidence" in reader
     assert result["study"] == {
         "title": "Helpdesk",
         "file": "helpdesk.toml",

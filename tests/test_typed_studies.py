@@ -155,3 +155,15 @@ async def test_report_01_shows_each_designs_evidence_collapsed_with_its_own_firs
     assert rest.count("<details>") == 2 and "two loans" not in rest
     agreeing = await comparison.run(study=str(SHELF / "shelf.toml"), unfriendly=False)
     assert "nothing on loan" in evidence.evidence_view(agreeing, "lead", "M-3")._repr_html_()  # else the focus case
+
+
+@pytest.mark.slow  # starts a study run
+def test_a_pattern_that_reads_nothing_in_every_case_is_exit_2_naming_it(tmp_path, capsys):
+    from wismo import cli
+
+    study = variant(tmp_path, "pattern = '^#(?P<id>", "pattern = '^NEVER #(?P<id>")
+    out = tmp_path / "reports"
+    assert cli.main(["study", "run", str(study), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert 'design "lines": entry (tool list_loans) read nothing with its pattern' in err, err
+    assert "Traceback" not in err and not (out / "index.html").exists()  # said before any verdict
