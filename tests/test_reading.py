@@ -302,9 +302,17 @@ async def test_a_result_of_several_blocks_is_read_block_by_block_and_compares_wi
     assert [json.loads(b) for b in unfollowed.blocks] == values[2:]  # unread links carry nothing
     assert [json.loads(b) for b in followed.blocks] == values
     assert methods[-3:] == ["tools/call", "resources/read", "resources/read"]
+    assert followed.reads == 2 and unfollowed.reads == 0
+    # A link the server will not read makes the step's result an error that says so; the server keeps serving.
+    async with reach(study.designs["linked"]) as conn:
+        refused = await conn.call("get_loan_links", {"memberId": "M-9"}, follow_resources=True)
+        again = await conn.call("get_loan_links", {"memberId": "M-1"}, follow_resources=True)
+    assert refused.is_error and refused.text.startswith("resources/read loan://L-99 was refused: ")
+    assert refused.reads == 1 and not again.is_error  # the message after "refused: " is the server's own
     # Through the comparison, over real servers: the blocks' values and the followed links' equal the one JSON
     # block's, no traceback; the picture's bytes are counted in its design's.
     result = await comparison.run(study=str(path), unfriendly=False)
     assert result["summary"]["allEqual"], result["cases"][0]["differences"]
     case = result["cases"][0]
     assert case["several"]["bytes"] == len("\n".join(got.blocks).encode()) + 32
+    assert case["linked"]["calls"] == 1 and case["linked"]["resourceReads"] == 2 and "resourceReads" not in case["one"]

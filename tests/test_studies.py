@@ -461,6 +461,15 @@ def test_match_text_keeps_each_record_together():
         f"{x['loanId']} {x['title']}, due {x['due']}, renewed {x['renewals']}" for x in swapped("renewals")
     )
     assert pairing.text_held(ACCOUNT, "M-1 " + text)[0]["path"] == "loans[0].renewals"
+    # Equal evidence is always held, however its records resemble each other: 1 is not in 11, nor L-1 in L-11, and a
+    # record repeated whole tells nothing apart; a value shared by a hundred lines is still found beside its own.
+    many = [{"id": i, "status": "open"} for i in range(1, 13)]
+    assert (
+        pairing.text_held(many, many) == []
+        and pairing.text_held([{"a": "x", "b": "y"}] * 2, [{"a": "x", "b": "y"}] * 2) == []
+    )
+    lines = [{"loanId": f"L-{i}", "status": "open", "due": f"2026-12-{i % 28 + 1:02d}"} for i in range(1, 101)]
+    assert pairing.text_held(lines, "\n".join(f"{x['loanId']} {x['status']} due {x['due']}" for x in lines)) == []
     # A record alone of its kind (the member) is held wherever its texts are: nothing else could be taken for it.
     assert pairing.unpaired({"member": {"memberId": "M-1", "name": "Ines"}}, ["M-1", "Ines"]) == []
     assert pairing.records(ACCOUNT) == [("member", ACCOUNT["member"]), ("loans[0]", LOANS[0]), ("loans[1]", LOANS[1])]

@@ -77,6 +77,11 @@ async def test_two_loans_due_dates_exchanged_differ_under_text_kept_apart_from_t
     (case,) = [c for c in result["cases"] if c["label"] == "two loans"]
     apart = {"path": "[0].due", "rows": "2026-12-09", "record": "[0]"}
     assert case["differences"] == [apart | {"literal": pairing.NOT_TOGETHER}, apart | {"lines": pairing.NOT_TOGETHER}]
+    from wismo.render import evidence
+
+    # Under match = text a difference's path is the reference's only: its line is marked, no other design's.
+    shown = evidence.evidence_view(result, "lead")._repr_html_()
+    assert shown.count("<mark>") == 1 and "<mark>    &quot;due&quot;: &quot;2026-12-09&quot;,</mark>" in shown
     with pytest.raises(
         ClaimFailed, match=r"at \[0\]\.due, rows has \"2026-12-09\", which literal gives, but not together"
     ):

@@ -46,8 +46,10 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
     """Calls, bytes and error of one design for one case, in the order the investigation asked for them (its
     evidence is added once every design has answered)."""
     calls = [c for turn in tool_turns for c in turn]
+    reads = sum(c.get("reads", 0) for c in calls)
     return {
         "calls": len(calls),
+        **({"resourceReads": reads} if reads else {}),
         "bytes": sum(utf8_len(c["output"]) + c.get("binary", 0) for c in calls),
         "error": error,
         "toolCalls": [
@@ -60,6 +62,9 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
             for c in calls
         ],
     }
+
+
+TIMED = ("tools/call", "resources/read")  # the interactions a design's evidence took
 
 
 @dataclass
@@ -77,7 +82,7 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
     walks gave (entry values, timings)."""
     sides, found, walked = {}, {}, Walked()
     for design, conn in conns.items():
-        first = len(conn.tool_calls())
+        first = len(conn.interactions)
         how = study.designs[design].investigation
         try:
             tool_turns = await investigate(conn, how, case.fields)
@@ -86,7 +91,7 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
             raise exc.of(design) from None
         sides[design] = _design_side(tool_turns, found[design][1])
         walked.reads[design] = following.pattern_reads(how, tool_turns)
-        walked.timing[design] = sum(c.elapsed_ms for c in conn.tool_calls()[first:])
+        walked.timing[design] = sum(i.elapsed_ms for i in conn.interactions[first:] if i.method in TIMED)
         if not tool_turns[0][0]["isError"]:
             walked.entries[design] = how.value_of(tool_turns[0][0])
     for design, (value, error) in found.items():  # what was compared, as the report shows it

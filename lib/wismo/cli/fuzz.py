@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, WismoError) as exc:
         print(f"wismo fuzz: {exc}", file=sys.stderr)
         return 2
-    result = study_hostile.at_scale(study, args.examples, args.sessions)
+    try:
+        result = study_hostile.at_scale(study, args.examples, args.sessions)
+    except (WismoError, RuntimeError) as exc:  # a server that cannot be started or serve a normal client at all
+        print(f"wismo fuzz: {exc}", file=sys.stderr)
+        return 1
     path = write_stable(out, result)
     t = result["totals"]
     by = ", ".join(f"{name} {count:,}" for name, count in t["byCategory"].items())

@@ -20,10 +20,11 @@ from typing import Any
 import anyio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
-from wismo.client.results import ToolResult, blocks, followed
+from wismo.client.results import ResourceUnread, ToolResult, blocks, followed
 from wismo.client.spawn import Spawned, client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
@@ -121,11 +122,16 @@ class Connection:
         several = len(result.content) > 1
         text_bytes = utf8_len("\n".join(found.texts)) + found.binary
         self.interactions.append(Interaction("tools/call", tool, arguments, bool(result.is_error), text_bytes, elapsed))
-        if follow_resources and found.links:
-            found = await followed(found, self.read_resource)
+        reads = len(found.links) if follow_resources else 0
+        if reads:
+            try:
+                found = await followed(found, self.read_resource)
+            except ResourceUnread as exc:  # the server refused one: the step's result is that error, said
+                return ToolResult(str(exc), True, None, (), found.binary, reads)
         texts = tuple(found.texts)
+        several = several or len(texts) > 1
         return ToolResult(
-            "\n".join(texts), bool(result.is_error), result.structured_content, texts * several, found.binary
+            "\n".join(texts), bool(result.is_error), result.structured_content, texts * several, found.binary, reads
         )
 
     async def read_resource(self, uri: str) -> list[Any]:
@@ -134,20 +140,26 @@ class Connection:
         try:
             with anyio.fail_after(self.call_timeout_s + 1):
                 result = await self.session.read_resource(uri)
+        except MCPError as exc:  # the server answered with a JSON-RPC error: it is up, the resource is not
+            self.interactions.append(Interaction("resources/read", uri, None, True, 0, _ms_since(started)))
+            raise ResourceUnread(uri, exc.error.message) from None
         except Exception as exc:
             raise self._broken(f"resources/read {uri}", exc) from None
         contents = list(getattr(result, "contents", []))
         read = blocks([])
         read.count(contents)
         size = utf8_len("\n".join(read.texts)) + read.binary
-        self.interactions.append(
-            Interaction("resources/read", uri, None, False, size, (time.perf_counter() - started) * 1000)
-        )
+        self.interactions.append(Interaction("resources/read", uri, None, False, size, _ms_since(started)))
         return contents
 
     def tool_calls(self) -> list[Interaction]:
         """The tools/call interactions so far."""
         return [i for i in self.interactions if i.method == "tools/call"]
+
+
+def _ms_since(started: float) -> float:
+    """Milliseconds since a perf_counter reading."""
+    return (time.perf_counter() - started) * 1000
 
 
 def server_command(design: str, http_port: int | None = None, http_fd: int | None = None) -> list[str]:

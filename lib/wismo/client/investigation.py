@@ -25,6 +25,8 @@ async def _call(conn: Connection, name: str, arguments: dict[str, Any], follow: 
         call["blocks"] = list(answer.blocks)
     if answer.binary:
         call["binary"] = answer.binary
+    if answer.reads:
+        call["reads"] = answer.reads
     return call
 
 

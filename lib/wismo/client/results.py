@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 
+from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
 
 
@@ -25,6 +26,7 @@ class ToolResult:
     structured: dict[str, Any] | None = None
     blocks: tuple[str, ...] = ()
     binary: int = 0
+    reads: int = 0  # resource links read (resources/read) in their places
 
     @property
     def bytes(self) -> int:
@@ -76,3 +78,11 @@ async def followed(found: Blocks, read: Callable[[str], Awaitable[list[Any]]]) -
             out.count(await read(uri))
         out.texts += found.texts[i : i + 1]
     return out
+
+
+class ResourceUnread(WismoError, RuntimeError):
+    """A resource link the server would not read: its `uri`, and the server's own `message`."""
+
+    def __init__(self, uri: str, message: str) -> None:
+        super().__init__(f"resources/read {uri} was refused: {message}")
+        self.uri, self.message = uri, message

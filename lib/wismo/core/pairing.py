@@ -3,8 +3,9 @@ so that two records' fields exchanged between them are a difference and not a pa
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -12,7 +13,6 @@ from wismo.core.jsondiff import text_leaves, text_missing
 
 NOT_TOGETHER = "<not with its record>"
 _MASK = "\x00"
-_OCCURRENCES = 64  # occurrences of one value looked at in one string (a record's window starts at one of them)
 
 
 def records(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
@@ -65,6 +65,11 @@ def _holds(texts: list[str], values: list[str]) -> bool:
     return all(any(v in x for x in texts) for v in values)
 
 
+def _holds_whole(texts: list[str], values: list[str]) -> bool:
+    """Whether every one of `values` stands in one of `texts` as a whole token (L-1 is not in L-11, 1 not in 11)."""
+    return all(any(v in x and _alone(v).search(x) for x in texts) for v in values)
+
+
 def _in_string(own: list[str], foreign: set[str], text: str) -> bool:
     """Whether one span of `text` holds every one of `own` and none of `foreign`: the span starts from each
     occurrence of the rarest of them and reaches the nearest occurrence of each of the others."""
@@ -75,54 +80,79 @@ def _in_string(own: list[str], foreign: set[str], text: str) -> bool:
         ]
         if not found:
             return False
-        spots[t] = found[:_OCCURRENCES]
+        spots[t] = found
+    starts = {t: [span[0] for span in spans] for t, spans in spots.items()}
     rarest = min(own, key=lambda t: len(spots[t]))
     for start, end in spots[rarest]:
         lo, hi = start, end
         for t in own:
-            s, e = min(spots[t], key=lambda span: abs(span[0] - start))
+            s, e = spots[t][_nearest(starts[t], start)]
             lo, hi = min(lo, s), max(hi, e)
         if _clean(text[lo:hi], own, foreign):
             return True
     return False
 
 
-@dataclass(frozen=True)
+def _nearest(starts: list[int], at: int) -> int:
+    """The index of the start nearest `at` in a sorted list of starts."""
+    k = bisect.bisect_left(starts, at)
+    if k == len(starts) or (k > 0 and at - starts[k - 1] <= starts[k] - at):
+        return k - 1
+    return k
+
+
+@dataclass
 class Places:
-    """Where a value keeps its records: each of its objects (at any depth) as its leaves' texts, and its strings."""
+    """Where a value keeps its records: each of its objects (at any depth) as its leaves' texts, and its strings;
+    which of them hold which sibling record whole is worked out once per record and kept."""
 
     objects: list[list[str]]
     strings: list[str]
+    _whole: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, value: Any) -> Places:
         """The places of one JSON value."""
         return cls(_objects(value), [t for _, t in text_leaves(value)])
 
+    def _texts(self, place: int) -> list[str]:
+        """A place's texts: an object's leaves (places 0..), then each string on its own."""
+        n = len(self.objects)
+        return self.objects[place] if place < n else [self.strings[place - n]]
+
+    def holding(self, record: list[str]) -> list[int]:
+        """The places that hold a record whole, each of its texts as a whole token."""
+        key = tuple(record)
+        if key not in self._whole:
+            places = range(len(self.objects) + len(self.strings))
+            self._whole[key] = [p for p in places if _holds_whole(self._texts(p), record)]
+        return self._whole[key]
+
     def together(self, own: list[str], siblings: list[list[str]]) -> bool:
         """Whether the texts `own` of one record are kept together: all within one object that holds no sibling
         record whole, or within one string; a string that also holds a sibling whole, one held nowhere else, must
         hold `own` within one span that has none of its other texts (lines of "L-11 ... due 2026-12-09" hold each
-        loan, a swapped due date does not)."""
+        loan, a swapped due date does not). A sibling whose texts are all among ours tells nothing apart."""
         if len(set(own)) < 2:
             return True
-        for texts in self.objects:
-            if _holds(texts, own) and not any(_holds(texts, s) for s in siblings):
+        apart = [s for s in siblings if not set(s) <= set(own)]
+        held = {p for s in apart for p in self.holding(s)}
+        for p, texts in enumerate(self.objects):
+            if p not in held and _holds(texts, own):
                 return True
-        for text in self.strings:
+        n = len(self.objects)
+        for k, text in enumerate(self.strings):
             if not _holds([text], own):
                 continue
-            held = [s for s in siblings if _holds([text], s) and not self._elsewhere(s, own)]
-            if not held or _in_string(own, {t for s in held for t in s} - set(own), text):
+            inside = [s for s in apart if n + k in self.holding(s) and not self._elsewhere(s, own, n + k)]
+            if not inside or _in_string(own, {t for s in inside for t in s} - set(own), text):
                 return True
         return False
 
-    def _elsewhere(self, sibling: list[str], own: list[str]) -> bool:
-        """Whether a sibling record is held whole by a place of its own, one that does not hold `own` whole: then
-        its texts in a string with ours are context (a diff's unchanged lines), not the sibling itself."""
-        return any(_holds(texts, sibling) and not _holds(texts, own) for texts in self.objects) or any(
-            _holds([t], sibling) and not _holds([t], own) for t in self.strings
-        )
+    def _elsewhere(self, sibling: list[str], own: list[str], here: int) -> bool:
+        """Whether a sibling record is held whole by a place of its own, one that does not hold `own`: then its texts
+        in a string with ours are context (a diff's unchanged lines), not the sibling itself."""
+        return any(p != here and not _holds(self._texts(p), own) for p in self.holding(sibling))
 
     def apart(self, leaves: list[tuple[str, str]], siblings: list[list[str]]) -> tuple[str, str]:
         """The first of a record's values found apart from its first one: missing from the smallest object that

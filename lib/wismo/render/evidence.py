@@ -71,13 +71,14 @@ def _column(design: str, side: dict[str, Any], marked: str | None, reference: bo
     return head + "<pre>" + "\n".join(shown) + "</pre>"
 
 
-def _case(row: dict[str, Any], names: list[str], reference: str) -> str:
-    """One case: a collapsed block whose summary says whether the designs agree, and where first they do not; each
-    design's own first difference is marked, and the reference's line at the case's first."""
+def _case(row: dict[str, Any], names: list[str], reference: str, shared: bool) -> str:
+    """One case: a collapsed block whose summary says whether the designs agree, and where first they do not; the
+    reference's line at the case's first difference is marked, and each design's own first where paths are `shared`
+    (match equal and contains compare value by value; under match text the path is only the reference's)."""
     diffs = row["differences"]
-    first = {d: next((x["path"] for x in diffs if d in x), None) for d in names}
+    first = {d: next((x["path"] for x in diffs if d in x), None) if shared else None for d in names}
     first[reference] = diffs[0]["path"] if diffs else None
-    apart = [d for d in names if first[d] is not None]
+    apart = [d for d in names if any(d in x for x in diffs)]
     where = f"differs first at {diffs[0]['path']} ({', '.join(apart)})" if diffs else "agrees"
     summary = f"{row['label']} ({row['input']}): {where}"
     columns = "".join(
@@ -109,9 +110,9 @@ class EvidenceView:
         s = self.result["summary"]
         reference = s["reference"]
         others = [d for d in s["designs"] if d != reference]
-        return (
-            '<div class="wismo-evidence">' + STYLE + "".join(_case(r, others, reference) for r in self.rows) + "</div>"
-        )
+        shared = self.result.get("study", {}).get("match", "equal") != "text"
+        cases = "".join(_case(r, others, reference, shared) for r in self.rows)
+        return '<div class="wismo-evidence">' + STYLE + cases + "</div>"
 
 
 def evidence_view(result: dict[str, Any], part: str = "all", focus: str | None = None) -> EvidenceView:

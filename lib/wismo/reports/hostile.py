@@ -10,11 +10,6 @@ from typing import Any
 from wismo.core.paths import OUTPUTS
 from wismo.servers.settings import SessionLimits
 
-NO_RUN = (
-    "No `make fuzz` run in this output folder: `make fuzz` writes outputs/fuzz.json beside the built-in reports, and "
-    "its figures are shown here when that file is in the report's folder."
-)
-
 
 def load(out: str | Path | None, study: Any = None) -> dict[str, Any] | None:
     """The fuzz result in `out` (default outputs/), or None when `make fuzz` has not written one there, or wrote it
@@ -32,7 +27,7 @@ def left_out(out: str | Path) -> str | None:
     """What a build's index says when `make fuzz` has not written its results into it, or None when it has."""
     if (Path(out) / "fuzz.json").exists():
         return None
-    return "hostile input at scale on wismo's own servers (report 01): `make fuzz`, then `make report`"
+    return "hostile input at scale on the study's servers (report 01): `make fuzz`, then `make report`"
 
 
 def intro(fuzzed: dict[str, Any]) -> str:

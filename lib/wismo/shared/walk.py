@@ -32,6 +32,7 @@ class Call(TypedDict):
     structured: dict[str, Any] | None
     blocks: NotRequired[list[str]]  # each text block's text, where the result held several blocks
     binary: NotRequired[int]  # the decoded bytes of its images, audio and binary resources, counted, never read
+    reads: NotRequired[int]  # the resource links read in their places (resources/read, an interaction each)
 
 
 def result(name: str, arguments: dict[str, Any], output: str, is_error: bool = False, structured: Any = None) -> Call:

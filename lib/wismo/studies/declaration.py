@@ -146,14 +146,8 @@ class Study:
         return templates.as_text(text)
 
     def case_key(self, case: StudyCase) -> Any:
-        """The value that names a case in tables: its key field as text (a number as it is written), or its label when
-        the key field is neither text nor a number."""
-        value = case.value(self.key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return json.dumps(value)
-        return case.label
+        """The value that names a case in tables (see `case_name`)."""
+        return case_name(case.value(self.key), case.label)
 
     def select(self, keys: list[str] | None, unfriendly: bool = True) -> list[StudyCase]:
         """The cases named by key (or label), in the order asked (default all), then the unfriendly ones if asked;
@@ -280,8 +274,10 @@ def _read(path: Path) -> Study:
     missing = [t for t in traces if not (path.parent / t).is_file()]
     if missing:
         r.say("top level", f"traces names {', '.join(missing)}, which is no file beside the study (paths are relative)")
-    keys = [v if isinstance(v := c.fields.get(key), str) else c.label for c in cases]
+    keys = [case_name(c.fields.get(key), c.label) for c in cases]
     focus = raw.get("focus")
+    if focus is not None and not isinstance(focus, str):
+        focus = case_name(focus, repr(focus))  # focus = 2 names the case whose key is 2
     if focus is not None and focus not in keys:
         r.say("top level", f"focus names {focus!r}, which is no case's key; the keys are {', '.join(map(str, keys))}")
     reproduce = raw.get("reproduce", [])
@@ -344,6 +340,16 @@ def article() -> Study:
     from wismo.core.paths import ARTICLE_STUDY
 
     return load(ARTICLE_STUDY)
+
+
+def case_name(value: Any, label: str) -> str:
+    """What names a case in tables, from its key field's value: the text, a number as it is written, else the
+    case's label."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return json.dumps(value)
+    return label
 
 
 def chosen(study: str | Path | Study | None) -> Study:

@@ -29,13 +29,9 @@ def get_loans(memberId: str) -> CallToolResult:
 
 @server.tool()
 def get_loan_links(memberId: str) -> CallToolResult:
-    """A member's loans as links to read (loan://L-1), then the note as text."""
-    links = [
-        ResourceLink(
-            type="resource_link", uri=f"loan://{loan['loanId']}", name=loan["loanId"], mimeType="application/json"
-        )
-        for loan in LOANS.get(memberId, [])
-    ]
+    """A member's loans as links to read (loan://L-1), then the note as text (M-9: a link to a loan that is not)."""
+    ids = [loan["loanId"] for loan in LOANS.get(memberId, [])] + (["L-99"] if memberId == "M-9" else [])
+    links = [ResourceLink(type="resource_link", uri=f"loan://{i}", name=i, mimeType="application/json") for i in ids]
     return CallToolResult(content=[*links, TextContent(type="text", text=json.dumps(NOTE))])
 
 
