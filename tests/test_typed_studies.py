@@ -172,3 +172,19 @@ def test_a_pattern_that_reads_nothing_in_every_case_is_exit_2_naming_it(tmp_path
     err = capsys.readouterr().err
     assert 'design "lines": entry (tool list_loans) read nothing with its pattern' in err, err
     assert "Traceback" not in err and not (out / "index.html").exists()  # said before any verdict
+
+
+def test_a_numeric_key_names_its_cases_as_written_and_focus_takes_it(tmp_path):
+    text = (SHELF / "shelf.toml").read_text(encoding="utf-8").replace('key = "memberId"\n', 'key = "n"\nfocus = 2\n')
+    for n, member in enumerate(("M-1", "M-2", "M-3", "M-9"), start=1):
+        text = text.replace(f'memberId = "{member}"\n', f'memberId = "{member}"\nn = {n}\n')
+    shutil.copy(SHELF / "shelf.py", tmp_path / "shelf.py")
+    (tmp_path / "shelf.toml").write_text(text, encoding="utf-8")
+    study = declaration.load(tmp_path / "shelf.toml")
+    assert [study.case_key(c) for c in study.cases] == ["1", "2", "3"] and study.focus_key == "2"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("focus = 2\n", "focus = 7\n"), encoding="utf-8")
+    with pytest.raises(
+        declaration.StudyInvalid, match=r"focus names '7', which is no case's key; the keys are 1, 2, 3"
+    ):
+        declaration.load(bad)
