@@ -194,7 +194,7 @@ def test_a_section_with_no_data_is_left_out_and_the_index_says_how_to_get_it(bui
     assert "make fuzz" not in reader and "Sessions abandoned" not in reader
     index = text((built_reports.out / "index.html").read_text())
     assert (
-        "Not in this build hostile input at scale on wismo's own servers (report 01): make fuzz , then make report"
+        "Not in this build hostile input at scale on the study's servers (report 01): make fuzz , then make report"
         in index
     )
 

@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from wismo.client import failures
 from wismo.client.failures import HarnessError
-from wismo.client.results import ResourceUnread, ToolResult, blocks, followed
+from wismo.client.results import Interaction, ResourceUnread, ToolResult, blocks, followed, ms_since
 from wismo.client.spawn import Spawned, client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
@@ -33,18 +33,6 @@ from wismo.shared.revision import PINNED_REVISION
 
 DEFAULT_TIMEOUT_S = 20.0
 TRANSPORTS = ("stdio", "http")
-
-
-@dataclass
-class Interaction:
-    """One MCP request and what came back: the text's UTF-8 bytes, the error flag and the wall time."""
-
-    method: str
-    tool: str | None
-    arguments: dict[str, Any] | None
-    is_error: bool
-    text_bytes: int
-    elapsed_ms: float
 
 
 @dataclass
@@ -102,10 +90,8 @@ class Connection:
                 listing = await self.session.list_tools()
         except Exception as exc:
             raise self._broken("tools/list", exc) from None
-        elapsed = (time.perf_counter() - started) * 1000
-        tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listing.tools]
-        self.interactions.append(Interaction("tools/list", None, None, False, 0, elapsed))
-        return tools
+        self.interactions.append(Interaction("tools/list", None, None, False, 0, ms_since(started)))
+        return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listing.tools]
 
     async def call(self, tool: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
         """Call one tool and record the interaction; a result of any blocks, as the server gives it (ToolResult),
@@ -117,11 +103,11 @@ class Connection:
                 result = await self.session.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout_s)
         except Exception as exc:
             raise self._broken(f"tools/call {tool}", exc) from None
-        elapsed = (time.perf_counter() - started) * 1000
         found = blocks(list(result.content))
-        several = len(result.content) > 1
         text_bytes = utf8_len("\n".join(found.texts)) + found.binary
-        self.interactions.append(Interaction("tools/call", tool, arguments, bool(result.is_error), text_bytes, elapsed))
+        self.interactions.append(
+            Interaction("tools/call", tool, arguments, bool(result.is_error), text_bytes, ms_since(started))
+        )
         reads = len(found.links) if follow_resources else 0
         if reads:
             try:
@@ -129,37 +115,31 @@ class Connection:
             except ResourceUnread as exc:  # the server refused one: the step's result is that error, said
                 return ToolResult(str(exc), True, None, (), found.binary, reads)
         texts = tuple(found.texts)
-        several = several or len(texts) > 1
+        several = len(result.content) > 1 or len(texts) > 1
         return ToolResult(
             "\n".join(texts), bool(result.is_error), result.structured_content, texts * several, found.binary, reads
         )
 
     async def read_resource(self, uri: str) -> list[Any]:
-        """Read one resource and record the interaction: its contents (text and blob), as the server gives them."""
+        """Read one resource and record the interaction: its contents, as the server gives them."""
         started = time.perf_counter()
         try:
             with anyio.fail_after(self.call_timeout_s + 1):
                 result = await self.session.read_resource(uri)
         except MCPError as exc:  # the server answered with a JSON-RPC error: it is up, the resource is not
-            self.interactions.append(Interaction("resources/read", uri, None, True, 0, _ms_since(started)))
+            self.interactions.append(Interaction("resources/read", uri, None, True, 0, ms_since(started)))
             raise ResourceUnread(uri, exc.error.message) from None
         except Exception as exc:
             raise self._broken(f"resources/read {uri}", exc) from None
-        contents = list(getattr(result, "contents", []))
-        read = blocks([])
+        contents, read = list(getattr(result, "contents", [])), blocks([])
         read.count(contents)
         size = utf8_len("\n".join(read.texts)) + read.binary
-        self.interactions.append(Interaction("resources/read", uri, None, False, size, _ms_since(started)))
+        self.interactions.append(Interaction("resources/read", uri, None, False, size, ms_since(started)))
         return contents
 
     def tool_calls(self) -> list[Interaction]:
         """The tools/call interactions so far."""
         return [i for i in self.interactions if i.method == "tools/call"]
-
-
-def _ms_since(started: float) -> float:
-    """Milliseconds since a perf_counter reading."""
-    return (time.perf_counter() - started) * 1000
 
 
 def server_command(design: str, http_port: int | None = None, http_fd: int | None = None) -> list[str]:
@@ -380,7 +360,7 @@ async def connect(
                         design,
                         transport,
                         session,
-                        start_ms=(time.perf_counter() - started) * 1000,
+                        start_ms=ms_since(started),
                         call_timeout_s=timeout_s,
                         process=process,
                         errlog=errlog,

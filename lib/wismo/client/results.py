@@ -1,9 +1,10 @@
-"""A tools/call result as wismo reads it: the text of each text-like block, and the bytes of the blocks it counts but
-never reads (images, audio, binary resources)."""
+"""What comes back from a server as wismo reads and records it: a tools/call result (the text of each text-like block,
+and the bytes of the blocks it counts but never reads: images, audio, binary resources), and each interaction."""
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,23 @@ from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, Text
 
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
+
+
+@dataclass
+class Interaction:
+    """One MCP request and what came back: the text's UTF-8 bytes, the error flag and the wall time."""
+
+    method: str
+    tool: str | None
+    arguments: dict[str, Any] | None
+    is_error: bool
+    text_bytes: int
+    elapsed_ms: float
+
+
+def ms_since(started: float) -> float:
+    """Milliseconds since a perf_counter reading."""
+    return (time.perf_counter() - started) * 1000
 
 
 @dataclass
