@@ -18,7 +18,6 @@ import pytest
 
 import forkserver
 from wismo.core import processes
-from wismo.core.startup import collector_paused
 
 
 @pytest.fixture
@@ -42,14 +41,6 @@ HEAVIEST_FIRST = (
     "test_http_sessions.py",
     "test_cli.py",
 )
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collection(session):
-    """Collecting imports every test module and what they import, in each worker: with the cyclic collector paused,
-    then what it built frozen, as a wismo command starts (core/startup.py)."""
-    with collector_paused():
-        return (yield)
 
 
 def pytest_collection_modifyitems(items):

@@ -18,7 +18,6 @@ from typing import Any
 from wismo import tokens
 from wismo.audit.target import Call, Target, TargetError
 from wismo.client.failures import HarnessError
-from wismo.client.spawn import Spawned, spawned
 from wismo.core.errors import described
 from wismo.core.jsonfmt import compact, utf8_len
 from wismo.tokens import definitions, framing
@@ -132,7 +131,6 @@ async def _gather(
     calls: Sequence[Call],
     timeout_s: float,
     on_tools: Callable[[list[dict[str, Any]]], Any],
-    adopted: Spawned | None,
 ) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
@@ -149,7 +147,6 @@ async def _gather(
             command=list(where.command) or None,
             require_pinned=False,
             url=where.url,
-            adopted=adopted,
         ) as conn:
             session = conn.session
             if (init := session.initialize_result) is None:  # connect() has completed the handshake
@@ -287,18 +284,14 @@ async def measure(
         return round((clock[-1] - clock[-2]) * 1000, 1)
 
     async with AsyncExitStack() as stack:
-        # A stdio server starts first and goes on starting while this process imports the SDK (spawn.py); the SDK's
-        # client then adopts it. Then a worker loads the encodings while the handshake and the listing run, and
-        # counts the definitions while the connection closes (the server's own exit). Loading them during the
-        # import instead was slower (1.96 against 1.76 s, 8 interleaved runs each, 2026-12-02): one GIL.
-        early = await stack.enter_async_context(spawned(where.command)) if where.command else None
-        spawn_ms = lap()
+        # A worker loads the encodings while the handshake and the listing run, and counts the definitions while the
+        # connection closes (the server's own exit): the two overlap what waits on the server.
         from wismo.client import connection as harness  # noqa: F401
 
         imported = lap()
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=1))
         loading = pool.submit(_preload, encoding_name)
-        got = await _gather(where, calls, timeout_s, lambda listed: pool.submit(_counted, listed, encoding_name), early)
+        got = await _gather(where, calls, timeout_s, lambda listed: pool.submit(_counted, listed, encoding_name))
         gathered = lap()
         loading.result()
         (tools, totals), count_ms = got["counting"].result()
@@ -308,7 +301,6 @@ async def measure(
     results = [count_result(c, r, encoding_name) for c, (r, _) in zip(calls, got["samples"])]
     timings = {
         **got["timings"],
-        "spawnMs": spawn_ms,
         "importMs": imported,
         "gatherMs": gathered,
         "waitMs": waited,

@@ -58,7 +58,7 @@ def bench_tokens(s: Settings) -> dict[str, Any]:
         starts.append(_server_start(command))
         runs.append(_wismo_tokens(command))
     walls = [ms for ms, _ in runs]
-    keys = ("spawnMs", "importMs", "connectMs", "listMs", "gatherMs", "waitMs", "countMs", "totalMs")
+    keys = ("importMs", "connectMs", "listMs", "gatherMs", "waitMs", "countMs", "totalMs")
     inside = {k: median([m["timings"][k] for _, m in runs]) for k in keys}
     measured = runs[-1][1]
     start, wall = median(starts), median(walls)
@@ -66,14 +66,13 @@ def bench_tokens(s: Settings) -> dict[str, Any]:
     def why() -> str:
         return (
             f"wismo tokens took {wall:.0f} ms against the server's own {start:.0f} ms (medians): "
-            f"{wall - inside['totalMs']:.0f} ms to start its interpreter, parse the arguments and print (it ends "
-            f"without tearing the interpreter down); it spawns the server first ({inside['spawnMs']:.0f} ms), then "
-            f"imports the SDK ({inside['importMs']:.0f} ms) while the server starts; then "
-            f"{inside['gatherMs']:.0f} ms to the server's exit (the rest of its start to initialized "
-            f"{inside['connectMs']:.0f} ms, listing {inside['listMs']:.0f} ms), while a thread loads the two "
-            f"o200k_base encodings, tiktoken's and openai-harmony's, and then counts the {TOOLS} tools "
-            f"({inside['countMs']:.0f} ms); {inside['waitMs']:.0f} ms more waiting for that thread. The import and "
-            f"the encodings are work of this one process (one GIL), one after the other"
+            f"{wall - inside['totalMs']:.0f} ms to start its interpreter, parse the arguments, print and end; it "
+            f"imports the SDK ({inside['importMs']:.0f} ms), then starts the server and completes the handshake "
+            f"({inside['connectMs']:.0f} ms) and lists its tools ({inside['listMs']:.0f} ms), {inside['gatherMs']:.0f} "
+            f"ms to the server's exit in all, while a thread loads the two o200k_base encodings, tiktoken's and "
+            f"openai-harmony's, and then counts the {TOOLS} tools ({inside['countMs']:.0f} ms); "
+            f"{inside['waitMs']:.0f} ms more waiting for that thread. The import and the encodings are work of this "
+            f"one process (one GIL), one after the other"
         )
 
     figures = [
@@ -82,7 +81,7 @@ def bench_tokens(s: Settings) -> dict[str, Any]:
         ),
         figure("wismo tokens --json on it, command start to exit", summary(walls, digits=1), start),
         figure(
-            "  of which spawn to initialized (the SDK imported meanwhile), inside wismo tokens",
+            "  of which the SDK's import, then spawn to initialized, inside wismo tokens",
             summary([m["timings"]["importMs"] + m["timings"]["connectMs"] for _, m in runs], digits=1),
             start,
         ),

@@ -12,7 +12,7 @@ from wismo.bench.procfs import child_pid, cpu_ms, per_call
 from wismo.bench.settings import PROBE_ORDER, PROBES, SDK_TRANSPORT_ENV, Settings
 from wismo.bench.stats import check, figure, median, summary
 from wismo.client.raw import RawHttp, RawServer, line, tools_call
-from wismo.client.spawn import client_env
+from wismo.client.server_env import client_env
 
 ARGUMENTS = {"orderId": PROBE_ORDER}
 Split = dict[str, float | None]

@@ -1,5 +1,6 @@
-"""Benchmark 3: server start, spawn to a completed handshake, beside an interpreter that answers one line; and
-what dominates it: the imports (timed, and split by package with -X importtime), the build, the rest."""
+"""Benchmark 3: server start, spawn to a completed handshake, beside a stock SDK server of the same tools
+(bench/stock_server.py) and an interpreter that answers one line; and what dominates it: the imports (timed, and split
+by package with -X importtime), the build, the rest."""
 
 from __future__ import annotations
 
@@ -12,12 +13,18 @@ from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
 from wismo.client.connection import server_command
 from wismo.client.raw import initialize, spawn_and_ask
-from wismo.client.spawn import client_env
+from wismo.client.server_env import client_env
+from wismo.core import processes
 from wismo.servers import designs
 from wismo.shared.revision import PINNED_REVISION
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
-TARGET = "server start to handshake, times the protocol-types floor"
+TARGET = "wismo serve start to handshake, times a stock SDK server's"
+
+
+def stock_command(design: str) -> list[str]:
+    """The stock SDK server of `design`'s tools (bench/stock_server.py)."""
+    return [processes.interpreter(), "-m", "wismo.bench.stock_server", design]
 
 
 async def _harness_start(design: str, transport: str) -> float:
@@ -28,9 +35,10 @@ async def _harness_start(design: str, transport: str) -> float:
         return conn.start_ms
 
 
-def _server_start(design: str) -> float:
-    """Spawn one stdio server and complete initialize with a raw client; the elapsed ms."""
-    elapsed, answer, err = spawn_and_ask(server_command(design), initialize())
+def _server_start(design: str, command: list[str] | None = None) -> float:
+    """Spawn one stdio server (`design`'s, or `command`) and complete initialize with a raw client; the elapsed
+    ms."""
+    elapsed, answer, err = spawn_and_ask(command or server_command(design), initialize())
     if f'"protocolVersion":"{PINNED_REVISION}"'.encode() not in answer:
         raise RuntimeError(f"the {design} server did not complete the handshake: {answer[:200]!r} {err[-400:]}")
     return elapsed
@@ -57,6 +65,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
     raw: dict[str, list[float]] = {d: [] for d in designs.article()}
     floor: list[float] = []
     types_only: list[float] = []
+    stock: list[float] = []
     harness: dict[str, list[float]] = {"stdio": [], "http": []}
     probes: list[dict[str, float]] = []
     for design in raw:  # unmeasured: bytecode written and file caches warm, as on any machine after the first start
@@ -64,6 +73,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
     for _ in range(s.starts):
         floor.append(spawn_and_ask(echo_command("once"), initialize())[0])
         types_only.append(spawn_and_ask(echo_command("once", SDK_TYPES), initialize())[0])
+        stock.append(_server_start(designs.REFERENCE, stock_command(designs.REFERENCE)))
         for design in raw:
             raw[design].append(_server_start(design))
         for transport in harness:
@@ -74,6 +84,11 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
     figures = [
         figure("floor: interpreter starts and answers one line", summary(floor, digits=2), None),
         figure(f"interpreter imports {SDK_TYPES} and answers one line", summary(types_only, digits=2), floor_median),
+        figure(
+            f"stock SDK server of {designs.REFERENCE}'s tools (MCPServer, SDK stdio): spawn to initialize answered",
+            summary(stock, digits=2),
+            floor_median,
+        ),
     ]
     for design, samples in raw.items():
         figures.append(
@@ -88,6 +103,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
     for transport, samples in harness.items():
         figures.append(figure(names[transport], summary(samples, digits=2), floor_median))
     worst = max(median(v) for v in raw.values())
+    reference = median(raw[designs.REFERENCE])
     imports_ms = median([p["importsMs"] for p in probes])
     build_ms = median([p["buildMs"] for p in probes])
     breakdown = {
@@ -104,7 +120,7 @@ def bench_server_start(s: Settings) -> dict[str, Any]:
         "imports": imports,
         "targets": [
             check_ratio(
-                TARGET, worst, median(types_only), lambda: _explain(worst, breakdown, median(types_only), imports)
+                TARGET, reference, median(stock), lambda: _explain(worst, breakdown, median(types_only), imports)
             )
         ],
     }

@@ -13,10 +13,6 @@ def main(design: str) -> dict[str, float]:
     # The imports are inside the function on purpose: they are what is timed.
     t0 = time.perf_counter()
     import anyio  # noqa: F401
-
-    from wismo.servers import sdk_import
-
-    sdk_import.prepare_stdio_server()  # as `wismo serve` does over stdio
     import mcp.server.runner  # noqa: F401
 
     # By name: the CLI sits above the benchmarks (its `wismo bench` runs them); this process only times its import.

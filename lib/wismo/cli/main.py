@@ -15,7 +15,6 @@ from types import ModuleType
 
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
-from wismo.core.startup import collector_paused, started_as
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
 COMMANDS = (
@@ -62,15 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else ""
     try:
-        # The chosen command's module and what it imports, with the collector paused (core/startup.py), in a process
-        # started as that command only: a program calling main() keeps its own objects as they were.
-        with collector_paused(active=started_as(command)):
-            from wismo.servers import designs
+        from wismo.servers import designs
 
-            # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then
-            # one sentence whatever the command, not a traceback from the first parser that lists the designs.
-            designs.registered()
-            args = parser(command).parse_args(argv)
+        # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then one
+        # sentence whatever the command, not a traceback from the first parser that lists the designs.
+        designs.registered()
+        args = parser(command).parse_args(argv)
         return args.run(args)
     except Exception as exc:  # anything but an input error is re-raised as it was
         failure = single(exc)

@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 from wismo.cli.parsing import subparser
-from wismo.core.startup import collector_paused, started_as
 
 NAME = "serve"
 SUMMARY = "serve one design over stdio (any MCP client can start this)"
@@ -59,10 +58,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Serve one design over stdio until the client closes stdin (or over HTTP until stopped)."""
-    # Most of a server's start is the SDK's imports: made with the collector paused, which is back on before the first
-    # request (core/startup.py); only in a process started as `wismo serve`.
-    with collector_paused(active=started_as(NAME)):
-        ready = _built(args)
+    ready = _built(args)
     if isinstance(ready, int):
         return ready
     server, limits = ready
@@ -93,14 +89,6 @@ def _over_http(args: argparse.Namespace) -> bool:
 def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
     sentence on stderr)."""
-    from wismo.servers import sdk_import
-
-    # Only in a process started as `wismo serve` over stdio, never in a program calling main(): it serves and does
-    # nothing else, so it skips the SDK's package __init__s (its client, httpx, its high-level server) and its HTTP
-    # modules (Starlette, auth, the Streamable HTTP transport).
-    if not _over_http(args) and started_as(NAME):
-        sdk_import.prepare_stdio_server()
-
     from wismo.domain import DatasetError
     from wismo.servers import design_tools
     from wismo.servers.app import build_server

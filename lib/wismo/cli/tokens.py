@@ -8,7 +8,6 @@ import os
 import sys
 
 from wismo.cli.parsing import positive_seconds, subparser
-from wismo.core.startup import collector_paused, exit_now, started_as
 
 NAME = "tokens"
 SUMMARY = "what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]"
@@ -63,19 +62,6 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Count what the server at --url or after `--` puts in a model's context; exit 1 over --max-tokens, 2 when
     the server or an argument cannot be used."""
-    # One measurement, then the process ends: the collector stays paused throughout (core/startup.py), for the imports,
-    # the SDK client and the encodings, which are nearly all of this command's time, and the process ends without
-    # tearing them down; only in a process started as `wismo tokens`.
-    alone = started_as(NAME)
-    with collector_paused(active=alone):
-        code = _measured(args)
-    if alone:
-        exit_now(code)
-    return code
-
-
-def _measured(args: argparse.Namespace) -> int:
-    """run() with the collector paused."""
     import anyio
 
     from wismo.audit import measure as servertokens

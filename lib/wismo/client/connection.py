@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from wismo.client import failures
 from wismo.client.failures import HarnessError
 from wismo.client.results import Interaction, ResourceUnread, ToolResult, blocks, followed, ms_since
-from wismo.client.spawn import Spawned, client_env, server_env
+from wismo.client.server_env import client_env, server_env
 from wismo.core import processes
 from wismo.core.errors import described, first_leaf, leaves
 from wismo.core.jsonfmt import utf8_len
@@ -203,7 +203,6 @@ async def _open_session(
     url: str | None,
     errlog: Any,
     cwd: str | None = None,
-    adopted: Spawned | None = None,
 ) -> tuple[ClientSession, subprocess.Popen | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
     # A server started here sees the same design registry as this process (designs registered by file).
@@ -211,8 +210,7 @@ async def _open_session(
     if transport == "stdio":
         command = command or server_command(design)
         params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
-        with _adopting(adopted):
-            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         return (
             await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout_s)),
             None,
@@ -269,44 +267,10 @@ async def _open_session(
 
 
 @contextmanager
-def _stderr_file(adopted: Spawned | None) -> Iterator[Any]:
-    """Where the server's stderr goes, so a failure can quote it (notebook kernels have no stderr fd): the adopted
-    process's own file, or a new temporary one."""
-    if adopted is not None:
-        yield adopted.errlog
-        return
+def _stderr_file() -> Iterator[Any]:
+    """Where the server's stderr goes, so a failure can quote it (notebook kernels have no stderr fd)."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         yield errlog
-
-
-@contextmanager
-def _adopting(server: Spawned | None) -> Iterator[None]:
-    """While the SDK's stdio client opens, its spawn hands it `server`'s process instead of starting another."""
-    # That spawn is the SDK's private _create_platform_compatible_process, its one seam for this; the SDK is pinned,
-    # and tests/test_spawn.py fails if the seam moves (the SDK then starts a second server) or adoption stops.
-    import mcp.client.stdio as sdk_stdio
-
-    seam = "_create_platform_compatible_process"
-    original = getattr(sdk_stdio, seam, None)
-    if server is None or original is None:
-        yield
-        return
-
-    async def adopt(command: str, args: list[str], env: Any = None, errlog: Any = None, cwd: Any = None) -> Any:
-        setattr(sdk_stdio, seam, original)  # at once: only this one spawn is ours
-        wanted = ([command, *args], env, None if cwd is None else str(cwd))
-        if server.adopted or wanted != (server.command, server.env, server.cwd):
-            # Not the process started early (another command, environment or folder): the SDK starts its own, and
-            # spawned() kills the early one.
-            return await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
-        server.adopted = True
-        return server.process
-
-    setattr(sdk_stdio, seam, adopt)
-    try:
-        yield
-    finally:
-        setattr(sdk_stdio, seam, original)
 
 
 @asynccontextmanager
@@ -319,11 +283,9 @@ async def connect(
     require_pinned: bool = True,
     url: str | None = None,
     cwd: str | None = None,
-    adopted: Spawned | None = None,
 ) -> AsyncIterator[Connection]:
-    """Start `design`'s server over `transport` (or any `command`, run in `cwd`, or an HTTP `url`; or adopt the
-    stdio server `adopted` already started for `command`), complete the handshake, and stop the server on exit,
-    also on error."""
+    """Start `design`'s server over `transport` (or any `command`, run in `cwd`, or an HTTP `url`), complete the
+    handshake, and stop the server on exit, also on error."""
     if transport not in TRANSPORTS:
         raise HarnessError(
             f"{design} server: transport {transport!r} is not available; use one of {', '.join(TRANSPORTS)}",
@@ -331,7 +293,7 @@ async def connect(
             transport=transport,
             cause="bad-transport",
         )
-    with _stderr_file(adopted) as errlog:
+    with _stderr_file() as errlog:
         started = time.perf_counter()
         target = url or " ".join(command or server_command(design))
         process = None
@@ -342,7 +304,7 @@ async def connect(
             # Plain nesting: the transports' task groups must exit in the task and order they were entered.
             async with AsyncExitStack() as stack:
                 session, process, target = await _open_session(
-                    stack, design, transport, env, timeout_s, command, url, errlog, cwd, adopted
+                    stack, design, transport, env, timeout_s, command, url, errlog, cwd
                 )
                 init = await session.initialize()  # bounded by the session's read timeout
                 if require_pinned and init.protocol_version != PINNED_REVISION:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import IO, Any, BinaryIO, Self
 
 from wismo.client.connection import listening_socket, server_command
-from wismo.client.spawn import client_env
+from wismo.client.server_env import client_env
 from wismo.core.processes import piped
 from wismo.shared.revision import PINNED_REVISION
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from wismo.client.connection import server_command
 from wismo.client.raw import tools_call
-from wismo.client.spawn import client_env
+from wismo.client.server_env import client_env
 from wismo.qa.findings import answer_text, shortened
 from wismo.servers import designs
 from wismo.servers.designs import Investigation
