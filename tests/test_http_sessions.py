@@ -131,12 +131,15 @@ def test_session_limits_default_to_a_local_servers_and_refuse_nonsense():
         assert caught.value.name == field and caught.value.value == value
 
 
-def test_the_readme_states_the_limits_the_server_has():
+def test_the_docs_state_the_limits_the_server_has():
     from pathlib import Path
 
     from wismo.servers.settings import DEFAULT_IDLE_TIMEOUT_S
 
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    readme = " ".join(
+        " ".join((docs / page).read_text(encoding="utf-8") for page in ("reliability.md", "servers.md")).split()
+    )
     assert f"keeps at most {DEFAULT_MAX_SESSIONS} sessions (`--max-sessions N`)" in readme
     assert f"session after {DEFAULT_IDLE_TIMEOUT_S:g} seconds with no request in flight" in readme
     assert (

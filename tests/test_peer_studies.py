@@ -204,11 +204,11 @@ def test_the_git_study_builds_the_same_repository_anywhere(tmp_path):
 
 
 def test_the_readme_says_how_each_key_is_written():
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split("## Your own servers", 1)[1]
+    readme = (REPO_ROOT / "docs" / "studies.md").read_text(encoding="utf-8")
     for key in ('read = "text"', 'read = "structured"', "pattern = ", '"{item}"', 'match = "text"', "relations[].from"):
         assert key in readme, key
     assert "starts its commands as the user who runs it" in readme
-    text_servers = readme.split("### Servers that answer in text", 1)[1]
+    text_servers = readme.split("## Servers that answer in text", 1)[1]
     shown = text_servers.split("```toml\n", 1)[1].split("```", 1)[0]
     assert shown in FILESYSTEM.read_text(encoding="utf-8"), "the README's walk design is not the shipped study's"
 

@@ -37,3 +37,15 @@ def test_a_wismo_process_imports_jsonschema_without_the_iri_grammar_it_never_use
     assert "format_checker" not in store and "FormatChecker" not in store
     schemas = sorted((ROOT / "lib" / "wismo" / "runs" / "schemas").glob("*.schema.json"))
     assert schemas and not any('"iri' in json.dumps(json.loads(path.read_text())) for path in schemas)
+
+
+def test_the_readme_is_short_and_every_link_of_it_and_of_docs_resolves():
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) >= 9
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).is_file(), f"{page.name} links to {target}, which is no file"

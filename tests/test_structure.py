@@ -1,6 +1,6 @@
 """The shape of lib/wismo: one package per concern and nothing else at the top level, packages importing one way
-(lazy imports included), no import circle between modules, no module over 400 lines, every module in the README's
-layout, nothing read from tests/, and the fixtures found only through WISMO_FIXTURES."""
+(lazy imports included), no import circle between modules, no module over 400 lines, every module in the layout of
+docs/architecture.md, nothing read from tests/, and the fixtures found only through WISMO_FIXTURES."""
 
 import ast
 import functools
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "wismo"
-README = Path(__file__).resolve().parents[1] / "README.md"
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 MAX_LINES = 400
 
 
@@ -94,7 +94,7 @@ def test_no_module_over_400_lines():
 
 
 # The packages from the floor up: each imports only packages below it (lazy imports included), so no two packages
-# import each other, directly or around a loop. The README's layout lists them in this order.
+# import each other, directly or around a loop. docs/architecture.md's layout lists them in this order.
 LAYERS = (
     "core",
     "shared",
@@ -174,7 +174,7 @@ def test_every_reader_of_the_fixtures_honours_wismo_fixtures():
 
 
 def test_readme_layout_lists_every_module():
-    layout = README.read_text(encoding="utf-8").split("## Layout", 1)[1]
+    layout = ARCHITECTURE.read_text(encoding="utf-8").split("## Layout", 1)[1]
     missing = []
     for path in MODULES.values():
         rel = path.relative_to(LIB.parent.parent).as_posix()  # lib/wismo/...
@@ -182,11 +182,11 @@ def test_readme_layout_lists_every_module():
             continue
         if not re.search(rf"(?<![\w/]){re.escape(path.stem)}\.py\b", layout) and rel not in layout:
             missing.append(rel)
-    assert not missing, f"README's layout does not mention {missing}"
+    assert not missing, f"docs/architecture.md's layout does not mention {missing}"
 
 
 def test_readme_states_the_package_order():
-    assert " < ".join(LAYERS) in README.read_text(encoding="utf-8"), "README's layout must state LAYERS in order"
+    assert " < ".join(LAYERS) in ARCHITECTURE.read_text(encoding="utf-8"), "the layout must state LAYERS in order"
 
 
 def _string_constants(path: Path) -> list[tuple[int, str]]:
