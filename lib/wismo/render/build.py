@@ -53,7 +53,7 @@ MEASUREMENTS = ".measurements"  # under the output folder: the generated orders 
 EQUIVALENCE = "01-equivalence"  # the report that shows make fuzz's results where a build has them
 SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sockets and connection files
 # A fresh clone's build has no last run to order by: these, the longest notebooks by far, start first; started by
-# name, 04 began third and ended the build alone on one core (the README gives the figures).
+# name, 04 began third and ended the build alone on one core (docs/reports.md gives the figures).
 HEAVIEST_FIRST = ("04-scale", "02-context-cost")
 
 
