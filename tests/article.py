@@ -1,11 +1,11 @@
 """The article's study as the tests drive it through the agent loop: one order's prompt, and a conversation with a
 design wismo serves, as wismo evaluate holds it (the scripted backend told the design's investigation)."""
 
-from wismo.agent.backends import conversing
-from wismo.agent.loop import Budgets, run_case
+from wismo.accounting.tokens.conversation import Prompt
 from wismo.domain import prompts
-from wismo.servers import designs
-from wismo.tokens.conversation import Prompt
+from wismo.mcp.servers import designs
+from wismo.runs.agent.backends import conversing
+from wismo.runs.agent.loop import Budgets, run_case
 
 
 def prompt(order_id: str) -> Prompt:

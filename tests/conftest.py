@@ -123,7 +123,7 @@ def built_reports(tmp_path_factory, request) -> Built:
     """Every notebook executed and rendered once per test run, shared by the report checks and the browser check;
     under pytest-xdist (`make test` runs several workers, a test file per worker) the first worker that needs it builds
     it, under a lock, and the others read what it rendered."""
-    from wismo.render import build as report
+    from wismo.reports.render import build as report
 
     if not hasattr(request.config, "workerinput"):  # no xdist: this process is the only one
         out = tmp_path_factory.mktemp("reports")

@@ -39,15 +39,15 @@ READY = b"ready\n"
 # pandas and matplotlib come after, in `_preload_kernel_libraries`).
 PRELOAD = (
     "wismo.cli",
-    "wismo.client.connection",
-    "wismo.render.build",
-    "wismo.tokens",
+    "wismo.mcp.client.connection",
+    "wismo.reports.render.build",
+    "wismo.accounting.tokens",
     "mcp.client.stdio",
     "mcp.client.streamable_http",
     "papermill",
     "ipykernel.ipkernel",
-    "wismo.servers.app",
-    "wismo.servers.stdio_fast",
+    "wismo.mcp.servers.app",
+    "wismo.mcp.servers.stdio_fast",
     "mcp.server.lowlevel.server",
     "mcp.server.runner",
     "mcp.server.connection",
@@ -257,7 +257,9 @@ def serve(address: str, owner: int) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     _preload_kernel_libraries()
-    importlib.import_module("wismo.tokens.encodings").encoding()  # the default encoding, read from its package
+    importlib.import_module(
+        "wismo.accounting.tokens.encodings"
+    ).encoding()  # the default encoding, read from its package
     gc.freeze()  # what the imports made stays put: the children's collections leave those pages shared
     # A fork copies only the thread that calls it: with another thread alive, a child could inherit a held lock.
     threads = os.listdir("/proc/self/task")

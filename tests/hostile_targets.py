@@ -1,6 +1,6 @@
 """The article's designs as the hostile pass reaches them (qa/target.py): a Target and its Normal per design."""
 
-from wismo.qa.target import Normal, of_study
+from wismo.checks.target import Normal, of_study
 from wismo.studies.declaration import article
 
 

@@ -7,10 +7,10 @@ from contextlib import asynccontextmanager
 
 from mcp import Client
 
-from wismo.client.connection import Connection
-from wismo.servers import design_tools
-from wismo.servers.app import build_server
-from wismo.servers.settings import server_dataset
+from wismo.mcp.client.connection import Connection
+from wismo.mcp.servers import design_tools
+from wismo.mcp.servers.app import build_server
+from wismo.mcp.servers.settings import server_dataset
 
 
 @asynccontextmanager

@@ -30,12 +30,12 @@ def run_cells(start: str, end: str, namespace: dict) -> dict:
 
     from IPython.display import Markdown
 
-    from wismo.render import charts, tables
     from wismo.reports import hostile
+    from wismo.reports.render import charts, tables
 
     names = {"hostile": hostile, "tables": tables, "charts": charts, "Markdown": Markdown, "display": display}
     with mock.patch("IPython.display.display", display):
-        from wismo.render.display import show
+        from wismo.reports.render.display import show
 
         names = names | {"show": show} | namespace
         for cell in cells[first:last]:

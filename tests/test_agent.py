@@ -7,12 +7,12 @@ import pytest
 
 from article import converse
 from inmemory import served
-from wismo import tokens
-from wismo.agent.base import Reply, Usage, assistant_message
-from wismo.agent.loop import Budgets, LatencyModel
-from wismo.agent.scripted import ScriptedBackend
+from wismo.accounting import tokens
 from wismo.core import reference
 from wismo.runs import scoring, verify_trace
+from wismo.runs.agent.base import Reply, Usage, assistant_message
+from wismo.runs.agent.loop import Budgets, LatencyModel
+from wismo.runs.agent.scripted import ScriptedBackend
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +59,7 @@ async def test_focused_investigation_is_one_call_then_the_answer():
     assert (
         scoring.summary_flags(
             trace["answer"]["customerSummary"],
-            __import__("wismo.agent.evidence", fromlist=["x"]).from_items(
+            __import__("wismo.runs.agent.evidence", fromlist=["x"]).from_items(
                 [i for r in trace["requests"] for i in r["newItems"] + r["output"]]
             ),
         )
@@ -119,7 +119,7 @@ async def test_an_unknown_tool_ends_the_conversation_with_a_named_outcome_and_no
 
 @pytest.mark.anyio
 async def test_the_scripted_backend_estimates_under_a_client_profile():
-    from wismo.agent.scripted import ScriptedBackend
+    from wismo.runs.agent.scripted import ScriptedBackend
 
     totals = {}
     async with served("granular") as conn:
@@ -135,8 +135,8 @@ async def test_the_scripted_backend_estimates_under_a_client_profile():
 
 
 def test_the_assessment_answers_records_whose_ids_are_lists_or_objects_as_it_answers_strings():
-    from wismo.agent.assessment import assess
-    from wismo.agent.evidence import Evidence
+    from wismo.runs.agent.assessment import assess
+    from wismo.runs.agent.evidence import Evidence
 
     evidence = Evidence()
     evidence.orders.append({"orderId": "ORD-1", "items": [{"sku": "A"}, {"sku": ["B"]}]})

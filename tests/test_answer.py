@@ -7,8 +7,8 @@ import re
 
 from bs4 import BeautifulSoup
 
-from wismo.cost import saving_percent
-from wismo.cost.saving import amount
+from wismo.accounting.cost import saving_percent
+from wismo.accounting.cost.saving import amount
 from wismo.reports import verdict
 
 # Words a reader's page may hold, at most (the index: what opens it and every card).

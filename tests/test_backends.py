@@ -8,11 +8,11 @@ from article import converse
 from inmemory import served
 from replay import ReplayServer
 from wismo import runs
-from wismo.agent.anthropic_backend import AnthropicBackend, to_messages
-from wismo.agent.backends import make
-from wismo.agent.base import BackendError
-from wismo.agent.openai_backend import OpenAIBackend
 from wismo.runs import recording
+from wismo.runs.agent.anthropic_backend import AnthropicBackend, to_messages
+from wismo.runs.agent.backends import make
+from wismo.runs.agent.base import BackendError
+from wismo.runs.agent.openai_backend import OpenAIBackend
 from wismo.studies.declaration import article as article_study
 
 ARTICLE = article_study()  # the study every run here records

@@ -14,11 +14,11 @@ from wismo import cli
 from wismo.bench import floors, importtime, parallel, stats, suite
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
-from wismo.client import raw as rawclient
-from wismo.client.raw import RawServer
 from wismo.core import processes
 from wismo.core.jsonfmt import write_stable
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.mcp.client import raw as rawclient
+from wismo.mcp.client.raw import RawServer
+from wismo.mcp.servers.protocol import PINNED_REVISION
 
 # The transport's and the parallel load's tests start real server processes, none forked by the test suite (the smoke,
 # a module fixture and so set up before this, runs on the forks: see its fixture).
@@ -315,15 +315,15 @@ def test_main_runs_the_registry_writes_json_and_prints_a_table(monkeypatch, tmp_
     assert "0. a fake" in capsys.readouterr().out
 
 
-# The non-threaded stdio transport (wismo.servers.stdio_fast) under the SDK's own server loop
+# The non-threaded stdio transport (wismo.mcp.servers.stdio_fast) under the SDK's own server loop
 
 TEST_SERVER = r"""
 import os, sys
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
-from wismo.servers import stdio_fast
-from wismo.servers.app import serve_handshake_loop
+from wismo.mcp.servers import stdio_fast
+from wismo.mcp.servers.app import serve_handshake_loop
 
 async def on_call_tool(ctx, params):
     if params.name == "shout":

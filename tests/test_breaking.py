@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from wismo.analyses import breaking, sweep
-from wismo.client import pool
 from wismo.domain.generate import generate
+from wismo.mcp.client import pool
+from wismo.reports.analyses import breaking, sweep
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 
 from headless import Browser, find_chromium
 from wismo.core.paths import NOTEBOOKS, OUTPUTS
-from wismo.render.versions import FULL_ONLY
+from wismo.reports.render.versions import FULL_ONLY
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(

@@ -17,10 +17,10 @@ from tiny import tiny_notebook
 from wismo.cli.main import main
 from wismo.core import processes
 from wismo.core.paths import REPO_ROOT
-from wismo.render import build as report
-from wismo.render import staging
-from wismo.render import study as study_plan
-from wismo.render.build import NotebookFailed
+from wismo.reports.render import build as report
+from wismo.reports.render import staging
+from wismo.reports.render import study as study_plan
+from wismo.reports.render.build import NotebookFailed
 
 STOP_WITHIN_S = 5  # the issue's bound for Ctrl-C
 START_LIMIT_S = 240  # only stops a hung start: two kernels on a loaded 2-core machine take seconds
@@ -276,7 +276,7 @@ def test_a_build_keeps_what_it_does_not_write_and_its_notebooks_read_it(tmp_path
 def _started(tmp_path, out, notebooks, *args):
     """`python -m wismo report --out OUT ARGS` on these notebooks, in a session of its own, as a terminal starts it."""
     script = (
-        "import sys\nfrom pathlib import Path\nimport wismo.render.study as s\n"
+        "import sys\nfrom pathlib import Path\nimport wismo.reports.render.study as s\n"
         f"s.plan = lambda study, parameters=None: (sorted(Path({str(notebooks)!r}).glob('*.ipynb')), {{}}, [])\n"
         "from wismo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     )
@@ -335,7 +335,7 @@ def holding(name):
     """A notebook's code that starts an HTTP and a stdio server, says so in OUT/serving-NAME, and waits."""
     return f"""import asyncio
 from contextlib import AsyncExitStack
-from wismo.client.connection import connect
+from wismo.mcp.client.connection import connect
 stack = AsyncExitStack()
 await stack.enter_async_context(connect("granular", "http"))
 await stack.enter_async_context(connect("focused", "stdio"))

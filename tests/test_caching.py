@@ -2,8 +2,8 @@
 
 import pytest
 
-from wismo import cost
-from wismo.cost import caching
+from wismo.accounting import cost
+from wismo.accounting.cost import caching
 
 OPENAI = caching.AUTOMATIC  # 1,024-token threshold, 128-token increments, writes not billed
 ANTHROPIC = caching.EXPLICIT  # 1,024-token threshold, any length, writes billed at a premium

@@ -3,7 +3,7 @@ real results over MCP."""
 
 import pytest
 
-from wismo.analyses import calibration
+from wismo.reports.analyses import calibration
 from wismo.studies.declaration import article
 from wismo.studies.recording import record
 
@@ -88,7 +88,7 @@ async def test_the_saving_is_set_beside_the_studys_own_like_for_like(rebuilt):
     # Each conversation starts at its published first request (718; 577 = 718 - 141), not at our rebuilt one.
     assert b["firstRequests"] == {"granular": 718, "focused": 577}
     for name in medians:
-        from wismo.tokens import framing
+        from wismo.accounting.tokens import framing
 
         adds = {
             d: calibration.additions(recorded["turns"][d]["ORD-1004"], framing.profile(name))

@@ -10,13 +10,13 @@ from chatserver import CHAT, MODEL, RESPONSES, ChatServer, Turn, order_in, tool_
 from inmemory import served
 from replay import Answer
 from wismo import runs
-from wismo.agent import outcomes
-from wismo.agent.backends import make
-from wismo.agent.base import BackendError
-from wismo.agent.checks import refused_call
-from wismo.agent.openai_backend import OpenAIBackend
-from wismo.agent.openai_chat_backend import OpenAIChatBackend, from_message, to_messages, to_tools
 from wismo.runs import recording, store, summaries
+from wismo.runs.agent import outcomes
+from wismo.runs.agent.backends import make
+from wismo.runs.agent.base import BackendError
+from wismo.runs.agent.checks import refused_call
+from wismo.runs.agent.openai_backend import OpenAIBackend
+from wismo.runs.agent.openai_chat_backend import OpenAIChatBackend, from_message, to_messages, to_tools
 from wismo.studies.declaration import article as article_study
 
 ARTICLE = article_study()  # the study every run here records

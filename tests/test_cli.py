@@ -18,16 +18,16 @@ import pytest
 
 from commands import wismo_argv
 from wismo import cli
-from wismo.agent.backends import BACKENDS
-from wismo.agent.backends import DEFAULT_TIMEOUT_S as MODEL_TIMEOUT_S
-from wismo.agent.loop import Budgets
-from wismo.audit.measure import DEFAULT_TIMEOUT_S as SERVER_TIMEOUT_S
+from wismo.accounting.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS, framing
 from wismo.bench import suite
 from wismo.cli.main import COMMANDS, parser
 from wismo.cli.parsing import EXAMPLE_PREFIX
-from wismo.client.connection import TRANSPORTS
-from wismo.servers import designs
-from wismo.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS, framing
+from wismo.mcp.client.connection import TRANSPORTS
+from wismo.mcp.servers import designs
+from wismo.runs.agent.backends import BACKENDS
+from wismo.runs.agent.backends import DEFAULT_TIMEOUT_S as MODEL_TIMEOUT_S
+from wismo.runs.agent.loop import Budgets
+from wismo.studies.audit.measure import DEFAULT_TIMEOUT_S as SERVER_TIMEOUT_S
 
 SUBCOMMANDS = (
     "serve",
@@ -46,7 +46,7 @@ SUBCOMMANDS = (
 
 TOY = textwrap.dedent('''
     """A toy design that only needs to be listed."""
-    from wismo.servers.designs import Design, Investigation
+    from wismo.mcp.servers.designs import Design, Investigation
 
     DESIGN = Design(name="toy", summary="listed, never served", color="#D55E00",
                     investigation=Investigation(entry="get_whole_order"), server=lambda: (), contract=False)
@@ -134,14 +134,14 @@ def test_the_chosen_subcommand_alone_reads_its_registries():
     # `wismo serve` must not pay for the token counters, the agent loop, papermill or the benchmarks.
     probe = (
         "import sys; from wismo.cli.main import parser; parser('serve').parse_args(['serve', 'granular']); "
-        "print(' '.join(m for m in ('wismo.tokens', 'wismo.agent.loop', 'papermill', 'wismo.bench', 'mcp') "
-        "if m in sys.modules))"
+        "names = ('wismo.accounting.tokens', 'wismo.runs.agent.loop', 'papermill', 'wismo.bench', 'mcp'); "
+        "print(' '.join(m for m in names if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
     probe = probe.replace("parser('serve').parse_args(['serve', 'granular'])", "parser('evaluate')")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert {"wismo.tokens", "wismo.agent.loop"} <= set(done.stdout.split())
+    assert {"wismo.accounting.tokens", "wismo.runs.agent.loop"} <= set(done.stdout.split())
 
 
 def test_bad_input_gets_one_sentence_and_exit_code_2(tmp_path, capsys):
@@ -303,7 +303,7 @@ def _announced(proc: subprocess.Popen, within_s: float = 30) -> str:
 
 @pytest.mark.anyio
 async def test_serve_http_says_where_it_listens_and_a_client_reaches_it_there():
-    from wismo.client.connection import connect
+    from wismo.mcp.client.connection import connect
 
     proc = subprocess.Popen(
         wismo_argv("serve", "focused", "--http", "0"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -5,11 +5,11 @@ import shutil
 
 import pytest
 
-from wismo.analyses import comparison
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsondiff import without_timings
 from wismo.core.jsonfmt import stable
 from wismo.core.paths import DEFAULT_FIXTURES
+from wismo.reports.analyses import comparison
 
 pytestmark = pytest.mark.anyio
 

@@ -5,8 +5,8 @@ import copy
 
 import pytest
 
-from wismo.client import contract
-from wismo.servers import designs
+from wismo.mcp.client import contract
+from wismo.mcp.servers import designs
 
 pytestmark = pytest.mark.anyio
 

@@ -4,12 +4,12 @@ every client profile; the sweep and the calibration read the same numbers."""
 
 import pytest
 
-from wismo import tokens
-from wismo.analyses import calibration, sweep
+from wismo.accounting import tokens
+from wismo.accounting.tokens import conversation, framing
 from wismo.domain import prompts
+from wismo.reports.analyses import calibration, sweep
 from wismo.studies.declaration import article
 from wismo.studies.recording import record
-from wismo.tokens import conversation, framing
 
 pytestmark = pytest.mark.anyio
 ORDER = "ORD-1004"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from wismo import cost
+from wismo.accounting import cost
 from wismo.core import reference
 from wismo.core.errors import ClaimFailed
 from wismo.reports import case_study as case_study_report

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from wismo import tokens
-from wismo.servers import granular
-from wismo.tokens import definitions, framing
+from wismo.accounting import tokens
+from wismo.accounting.tokens import definitions, framing
+from wismo.mcp.servers import granular
 
 # create_entities exactly as the MCP reference memory server declares it (modelcontextprotocol/servers,
 # src/memory/index.ts, ListToolsRequestSchema handler, commit 52ab84cd "Improve memory server schema validation").
@@ -211,7 +211,7 @@ def test_the_package_renders_its_documented_example():
 def test_harmony_loads_offline_and_leaves_no_variable_behind(tmp_path):
     script = textwrap.dedent("""
         import os
-        from wismo.tokens import definitions
+        from wismo.accounting.tokens import definitions
         definitions.harmony_encoding()
         counted = len(definitions.render_tokens([{"name": "f", "description": "d"}]))
         print(os.environ.get("TIKTOKEN_ENCODINGS_BASE"), counted)

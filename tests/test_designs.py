@@ -11,12 +11,12 @@ import pytest
 
 from article import converse
 from wismo import runs
-from wismo.agent.scripted import ScriptedBackend
-from wismo.analyses import comparison, sweep
-from wismo.client.connection import connect
-from wismo.render import charts
+from wismo.mcp.client.connection import connect
+from wismo.mcp.servers import designs
 from wismo.reports import context_cost
-from wismo.servers import designs
+from wismo.reports.analyses import comparison, sweep
+from wismo.reports.render import charts
+from wismo.runs.agent.scripted import ScriptedBackend
 from wismo.studies.declaration import article
 from wismo.studies.recording import record
 
@@ -24,9 +24,9 @@ pytestmark = pytest.mark.anyio
 
 TOY = textwrap.dedent('''
     """A toy fourth design for the tests: the focused context under another tool name."""
-    from wismo.servers.designs import Design, Investigation
+    from wismo.mcp.servers.designs import Design, Investigation
     from wismo.domain import ORDER, support_context
-    from wismo.servers.toolspec import ToolSpec
+    from wismo.mcp.servers.toolspec import ToolSpec
 
     TOOLS = (ToolSpec(name="get_whole_order", description="Everything about one order in one call.", kind=ORDER,
                       argument_description="The order ID, for example ORD-1001.", run=support_context),)

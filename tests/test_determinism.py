@@ -7,9 +7,9 @@ import json
 import anyio
 import pytest
 
+from wismo.checks import determinism
 from wismo.core.jsonfmt import stable
 from wismo.core.paths import NOTEBOOKS
-from wismo.qa import determinism
 from wismo.reports import REPORTS
 
 

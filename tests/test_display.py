@@ -5,7 +5,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import Markdown, display
 from IPython.utils.capture import capture_output
 
-from wismo.render.display import show
+from wismo.reports.render.display import show
 
 
 def test_show_displays_at_once_even_before_more_output_in_the_cell():

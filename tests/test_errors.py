@@ -8,13 +8,13 @@ import pkgutil
 import pytest
 
 import wismo
-from wismo.analyses import comparison
-from wismo.client.connection import connect, free_port
-from wismo.client.failures import CAUSES, HarnessError
 from wismo.core.errors import ClaimFailed, WismoError, described, first_leaf, leaves, single
 from wismo.domain import ORDER, TRACKING, InvalidIdentifier, RecordNotFound, load
 from wismo.domain.ids import REASONS
+from wismo.mcp.client.connection import connect, free_port
+from wismo.mcp.client.failures import CAUSES, HarnessError
 from wismo.reports import check
+from wismo.reports.analyses import comparison
 
 
 def _exception_classes() -> dict[str, type[BaseException]]:
@@ -34,9 +34,9 @@ def test_every_exception_wismo_defines_is_a_wismo_error():
     classes = _exception_classes()
     # The walk reaches every layer: the exceptions of the lowest and the highest packages are among those found.
     for name in (
-        "wismo.servers.designs.UnknownDesign",
-        "wismo.client.failures.HarnessError",
-        "wismo.render.build.NotebookFailed",
+        "wismo.mcp.servers.designs.UnknownDesign",
+        "wismo.mcp.client.failures.HarnessError",
+        "wismo.reports.render.build.NotebookFailed",
     ):
         assert name in classes
     outside = sorted(name for name, cls in classes.items() if not issubclass(cls, WismoError))
@@ -44,9 +44,9 @@ def test_every_exception_wismo_defines_is_a_wismo_error():
 
 
 def test_the_old_bases_are_kept_for_callers_that_catch_them():
-    from wismo.cost.prices import UnknownModel
-    from wismo.servers.designs import UnknownDesign
-    from wismo.servers.paging import CursorError
+    from wismo.accounting.cost.prices import UnknownModel
+    from wismo.mcp.servers.designs import UnknownDesign
+    from wismo.mcp.servers.paging import CursorError
 
     assert issubclass(UnknownDesign, ValueError) and issubclass(UnknownModel, LookupError)
     assert issubclass(CursorError, ValueError) and issubclass(ClaimFailed, AssertionError)

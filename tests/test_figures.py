@@ -7,7 +7,7 @@ import string
 import pytest
 
 from wismo.core.paths import NOTEBOOKS
-from wismo.render import figures
+from wismo.reports.render import figures
 from wismo.studies.declaration import article
 
 ARTICLE = article()  # the study whose needs the figures are read for

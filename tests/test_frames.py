@@ -7,10 +7,10 @@ import sys
 import pytest
 
 from hostile_targets import target
-from wismo.qa import frames, study_hostile
-from wismo.qa.framegen import KINDS, frames_for
-from wismo.qa.fuzz import MEMORY_LIMIT_MB
-from wismo.qa.target import Target
+from wismo.checks import frames, study_hostile
+from wismo.checks.framegen import KINDS, frames_for
+from wismo.checks.fuzz import MEMORY_LIMIT_MB
+from wismo.checks.target import Target
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")

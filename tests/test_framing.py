@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from wismo import domain, tokens
+from wismo import domain
+from wismo.accounting import tokens
+from wismo.accounting.tokens import framing, stjson
 from wismo.core import jsonfmt, reference
-from wismo.tokens import framing, stjson
 
 DEFAULT, RELAXED = stjson.DEFAULT, stjson.RELAXED
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from wismo.checks import findings, study_hostile
 from wismo.core.jsonfmt import write_stable
-from wismo.qa import findings, study_hostile
 from wismo.reports import hostile as shown
 from wismo.reports import study_hostile as sections
 from wismo.studies.declaration import article

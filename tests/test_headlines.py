@@ -1,7 +1,7 @@
 """Headline figures that stand beside the published ones: the price at the study's own tokens, what a price's tokens
 are for another provider's model, and why two tables give different totals for the same case."""
 
-from wismo.cost import caching, prices
+from wismo.accounting.cost import caching, prices
 from wismo.reports import calibration as shown
 from wismo.reports.context_price import published_price
 from wismo.reports.price_tables import tokens_priced

@@ -7,11 +7,11 @@ import matplotlib.pyplot as plt
 import pytest
 
 from hostile_targets import normal, target
-from wismo.qa import http_abuse, sessions
-from wismo.qa.findings import Record
-from wismo.qa.http_abuse import case_problems, exit_problems, request
-from wismo.render import charts
+from wismo.checks import http_abuse, sessions
+from wismo.checks.findings import Record
+from wismo.checks.http_abuse import case_problems, exit_problems, request
 from wismo.reports import hostile, study_hostile
+from wismo.reports.render import charts
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")

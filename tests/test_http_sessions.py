@@ -11,11 +11,11 @@ import pytest
 
 from commands import wismo_argv
 from hostile_targets import normal
-from wismo.client.raw import HttpConnection, RawHttp
-from wismo.qa import sessions
-from wismo.qa.sessions import ask, open_session
-from wismo.servers.protocol import PINNED_REVISION
-from wismo.servers.settings import DEFAULT_MAX_SESSIONS, SessionLimitInvalid, SessionLimits
+from wismo.checks import sessions
+from wismo.checks.sessions import ask, open_session
+from wismo.mcp.client.raw import HttpConnection, RawHttp
+from wismo.mcp.servers.protocol import PINNED_REVISION
+from wismo.mcp.servers.settings import DEFAULT_MAX_SESSIONS, SessionLimitInvalid, SessionLimits
 
 GRANULAR, FOCUSED = normal("granular"), normal("focused")  # each answer must be the same as its first
 
@@ -50,7 +50,7 @@ def test_at_the_cap_the_session_idle_longest_is_closed_and_the_others_kept():
 def test_at_the_cap_a_request_that_opens_no_session_closes_none():
     # Only an established session takes a place: junk without a session id, a refused origin, a GET or a request
     # other than initialize must not cost a client its session (before, each closed the idlest one).
-    from wismo.qa.http_abuse import exchange, request
+    from wismo.checks.http_abuse import exchange, request
 
     with RawHttp("granular", options=("--max-sessions", "2")) as server:
         a, b = open_session(server.conn), open_session(server.conn)
@@ -134,7 +134,7 @@ def test_session_limits_default_to_a_local_servers_and_refuse_nonsense():
 def test_the_docs_state_the_limits_the_server_has():
     from pathlib import Path
 
-    from wismo.servers.settings import DEFAULT_IDLE_TIMEOUT_S
+    from wismo.mcp.servers.settings import DEFAULT_IDLE_TIMEOUT_S
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     readme = " ".join(

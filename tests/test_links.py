@@ -6,13 +6,13 @@ import copy
 
 import pytest
 
-from wismo.agent.evidence import Evidence
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, Kind, load, support_context
 from wismo.domain.dataset import DatasetError, check_links
 from wismo.domain.links import LINKS, Link, context_keys, kind_of, kinds, paged_lists
 from wismo.domain.pages import LISTS, concise_view, merge
-from wismo.servers import designs, granular
-from wismo.servers.toolspec import ToolSpec
+from wismo.mcp.servers import designs, granular
+from wismo.mcp.servers.toolspec import ToolSpec
+from wismo.runs.agent.evidence import Evidence
 
 INVOICE = Kind("invoice", "invoiceId", r"INV-[0-9]{4,10}", "INV-1004")
 WITH_INVOICES = (*LINKS, Link("invoiceIds", INVOICE, many=True, into="invoices"))

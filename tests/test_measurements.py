@@ -8,9 +8,9 @@ import time
 import anyio
 import pytest
 
-from wismo.analyses import measurements, sweep
 from wismo.core.paths import fixtures_dir
 from wismo.domain.pages import DEFAULT_CAP
+from wismo.reports.analyses import measurements, sweep
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_the_source_digest_changes_with_a_server_source_file(tmp_path):
     shutil.copytree(fixtures_dir(), fixtures)
     before = measurements.source_digest(package, fixtures)
     assert before == measurements.source_digest()
-    scoped = package / "servers" / "scoped.py"
+    scoped = package / "mcp" / "servers" / "scoped.py"
     scoped.write_text(scoped.read_text() + "\n# one more line\n")
     assert measurements.source_digest(package, fixtures) != before
     (fixtures / "orders.json").write_text("[]")

@@ -9,11 +9,11 @@ import anyio
 import papermill
 import pytest
 
-from wismo.client.connection import HarnessError
 from wismo.core.paths import DEFAULT_FIXTURES, NOTEBOOKS
-from wismo.render import build as report
-from wismo.render.versions import FULL_ONLY
+from wismo.mcp.client.connection import HarnessError
 from wismo.reports import context_cost, equivalence
+from wismo.reports.render import build as report
+from wismo.reports.render.versions import FULL_ONLY
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
 
@@ -169,7 +169,7 @@ def test_every_key_figure_is_found_in_its_report(built_reports):
 
 
 def test_the_report_sends_hostile_input_to_the_articles_own_servers(built_reports):
-    from wismo.qa.hostile import STUDY_COUNT
+    from wismo.checks.hostile import STUDY_COUNT
 
     sent = json.loads((built_reports.out / "hostile.json").read_text(encoding="utf-8"))
     assert sent["count"] == STUDY_COUNT and [d["design"] for d in sent["designs"]] == ["granular", "focused"]
@@ -252,7 +252,7 @@ def _chart_functions() -> set[str]:
     """The names of charts.* and price_charts.* functions that draw a chart (they return a Figure)."""
     import inspect
 
-    from wismo.render import charts, price_charts
+    from wismo.reports.render import charts, price_charts
 
     return {
         f"{module.__name__.rsplit('.', 1)[1]}.{name}"

@@ -180,7 +180,7 @@ def test_the_peer_study_runs_leave_the_repository_outputs_alone(runs):
 
 @pytest.mark.anyio
 async def test_a_history_tool_that_invents_a_line_is_caught_by_the_text_match():
-    from wismo.analyses import comparison
+    from wismo.reports.analyses import comparison
 
     peers.installed("peer-git")
     study = declaration.load(GIT)

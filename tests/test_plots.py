@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from wismo import cost
-from wismo.render import answer_chart, charts, price_charts
+from wismo.accounting import cost
 from wismo.reports import case_study as case_study_report
+from wismo.reports.render import answer_chart, charts, price_charts
 
 UNITS = ("bytes", "tokens", "count", "ms", "seconds", "requests", "calls", "%", "lines", "USD", "MB")
 KINDS = ("measured", "modelled", "estimated", "reported")

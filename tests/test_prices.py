@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wismo.cost import caching, prices
+from wismo.accounting.cost import caching, prices
 
 ROOT = Path(__file__).resolve().parents[1]
 

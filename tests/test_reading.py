@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from wismo.core import reading
+from wismo.core.investigation import FollowUp, Investigation
 from wismo.core.paths import REPO_ROOT
-from wismo.shared import reading
-from wismo.shared.investigation import FollowUp, Investigation
-from wismo.shared.reading import NoStructuredContent, Reading
+from wismo.core.reading import NoStructuredContent, Reading
 from wismo.studies import following
 from wismo.studies.evidence import evidence
 
@@ -193,7 +193,7 @@ def test_the_docstring_examples_hold(name):
 
 def test_a_typed_pattern_makes_a_text_design_equal_a_json_one():
     from wismo.core import jsondiff
-    from wismo.shared.reading import Reading
+    from wismo.core.reading import Reading
 
     text = "107 | Dune | due 2026-12-10 | returned False\n108 | Emma | due 2026-12-24 | returned True"
     pattern = r"^(?P<id>\d+) \| (?P<title>.+?) \| due (?P<due>\S+) \| returned (?P<returned>\w+)$"
@@ -251,8 +251,8 @@ def test_a_pattern_that_reads_nothing_is_said_and_one_that_never_reads_stops_the
 
 @pytest.mark.anyio
 async def test_a_study_whose_pattern_never_reads_stops_before_any_verdict(tmp_path):
-    from wismo.analyses import comparison
     from wismo.core.paths import REPO_ROOT
+    from wismo.reports.analyses import comparison
     from wismo.studies import following
 
     article = (REPO_ROOT / "data" / "studies" / "where-is-my-order.toml").read_text(encoding="utf-8")
@@ -274,9 +274,9 @@ async def test_a_study_whose_pattern_never_reads_stops_before_any_verdict(tmp_pa
 
 @pytest.mark.anyio
 async def test_a_result_of_several_blocks_is_read_block_by_block_and_compares_with_one_json_block():
-    from wismo.analyses import comparison
     from wismo.core.paths import REPO_ROOT
-    from wismo.shared.reading import Reading
+    from wismo.core.reading import Reading
+    from wismo.reports.analyses import comparison
     from wismo.studies import declaration
     from wismo.studies.servers import reach
 

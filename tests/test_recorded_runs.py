@@ -9,9 +9,9 @@ import pytest
 
 from commands import one_sentence
 from wismo import cli, runs
+from wismo.accounting.cost import saving
 from wismo.core import reference
 from wismo.core.paths import NOTEBOOKS, REPO_ROOT
-from wismo.cost import saving
 from wismo.reports import recorded_runs, run_costs, sentences
 from wismo.runs import summaries
 from wismo.studies import declaration
@@ -122,7 +122,7 @@ def _shown_text(notebook: dict) -> str:
 
 @pytest.mark.slow
 def test_notebook_03_executed_for_a_three_design_study_speaks_no_order_words(three, tmp_path):
-    from wismo.render import build
+    from wismo.reports.render import build
 
     path, runs_dir = three
     params = {"study": str(path), "runs_dir": str(runs_dir)}

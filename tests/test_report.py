@@ -13,9 +13,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from tiny import tiny_notebook
 from wismo.core.paths import NOTEBOOKS
-from wismo.render import build as report
-from wismo.render import index_page
-from wismo.render.figures import Figure
+from wismo.reports.render import build as report
+from wismo.reports.render import index_page
+from wismo.reports.render.figures import Figure
 
 
 def _png() -> str:

@@ -84,7 +84,7 @@ def test_each_notebook_is_reported_as_it_finishes_through_a_pipe(tmp_path):
     slow = _notebook(notebooks, "92-slow", release)
     out = tmp_path / "out"
     script = (
-        "import sys\nfrom pathlib import Path\nfrom wismo.render.build import build\n"
+        "import sys\nfrom pathlib import Path\nfrom wismo.reports.render.build import build\n"
         f"build([Path({str(slow)!r}), Path({str(fast)!r})], {str(out)!r}, jobs=2)\n"
     )
     awaited = ["91-fast.ipynb: executed in", "1/2"]

@@ -273,8 +273,8 @@ def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path, thread)
 def test_runs_of_different_repetitions_are_shown_apart_not_compared(tmp_path):
     # The README's `wismo evaluate focused 1` beside the shipped three-repetition granular run: both real runs.
     from wismo import cli
-    from wismo.render import tables
     from wismo.reports import recorded_runs, run_costs, sentences
+    from wismo.reports.render import tables
 
     runs_dir = tmp_path / "runs"
     granular = next(f for f in SHIPPED if "granular" in f.name)

@@ -3,7 +3,7 @@ words every page says it in; the verdict's sentences built from it."""
 
 import pytest
 
-from wismo.cost import saving
+from wismo.accounting.cost import saving
 from wismo.reports import verdict
 
 TOTALS = {

@@ -5,22 +5,22 @@ import json
 import pytest
 
 from article import converse
-from wismo import tokens
-from wismo.agent.base import Reply, Usage, assistant_message
-from wismo.agent.loop import Budgets
-from wismo.agent.scripted import ScriptedBackend
-from wismo.analyses import sweep
-from wismo.client import pool
-from wismo.client.connection import connect
+from wismo.accounting import tokens
+from wismo.accounting.tokens import counting
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import compact
 from wismo.domain import load, support_context
 from wismo.domain import pages as page_format
 from wismo.domain.generate import generate, order_id, sizes_from
+from wismo.mcp.client import pool
+from wismo.mcp.client.connection import connect
+from wismo.mcp.servers import paging
+from wismo.mcp.servers.settings import server_dataset
+from wismo.reports.analyses import sweep
 from wismo.runs import verify_trace
-from wismo.servers import paging
-from wismo.servers.settings import server_dataset
-from wismo.tokens import counting
+from wismo.runs.agent.base import Reply, Usage, assistant_message
+from wismo.runs.agent.loop import Budgets
+from wismo.runs.agent.scripted import ScriptedBackend
 
 SWEEP = [1, 10, 100, 1000, 10000]
 

@@ -1,7 +1,7 @@
 """The five-field scorer and the summary check."""
 
-from wismo.agent.evidence import Evidence
 from wismo.runs import scoring
+from wismo.runs.agent.evidence import Evidence
 
 EXPECTED = {
     "deliveredSkus": ["LAPTOP-14"],

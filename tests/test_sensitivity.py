@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from wismo.analyses import calibration, sensitivity
+from wismo.accounting.tokens import framing
 from wismo.domain.answer import SCORED
 from wismo.reports import calibration as shown
+from wismo.reports.analyses import calibration, sensitivity
 from wismo.runs.scoring import load_expectations
 from wismo.studies.declaration import article
 from wismo.studies.recording import record
-from wismo.tokens import framing
 
 pytestmark = pytest.mark.anyio
 

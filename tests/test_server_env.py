@@ -3,9 +3,9 @@ and a command that cannot be started said in one sentence, not a traceback."""
 
 import pytest
 
-from wismo.audit import measure
-from wismo.audit.target import TargetError, target
-from wismo.client.server_env import CLIENT_ENV_KEYS, client_env
+from wismo.mcp.client.server_env import CLIENT_ENV_KEYS, client_env
+from wismo.studies.audit import measure
+from wismo.studies.audit.target import TargetError, target
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,8 @@ from mcp.shared.exceptions import MCPError
 from inmemory import served
 from rawmcp import WISMO, RawServer
 from wismo import domain
-from wismo.client.connection import HarnessError, connect
-from wismo.servers.protocol import PINNED_REVISION
+from wismo.mcp.client.connection import HarnessError, connect
+from wismo.mcp.servers.protocol import PINNED_REVISION
 
 ARTICLE_GET_ORDER = {
     "name": "get_order",

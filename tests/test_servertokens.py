@@ -12,12 +12,12 @@ import time
 import pytest
 
 from commands import wismo_argv
-from wismo import tokens
-from wismo.audit import measure as servertokens
-from wismo.audit import table
-from wismo.audit.target import parse_call, target
-from wismo.client.connection import free_port
+from wismo.accounting import tokens
 from wismo.core import processes
+from wismo.mcp.client.connection import free_port
+from wismo.studies.audit import measure as servertokens
+from wismo.studies.audit import table
+from wismo.studies.audit.target import parse_call, target
 
 pytestmark = pytest.mark.anyio
 

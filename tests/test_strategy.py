@@ -3,9 +3,9 @@
 import anyio
 import pytest
 
-from wismo.agent.scripted import answer
-from wismo.analyses import strategy
 from wismo.reports import context_price, price_checks
+from wismo.reports.analyses import strategy
+from wismo.runs.agent.scripted import answer
 from wismo.studies.declaration import article
 from wismo.studies.recording import record
 

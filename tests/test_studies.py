@@ -22,11 +22,11 @@ import pytest
 import peers
 from commands import TIMEOUT_S, Done, finished, listing, one_sentence, wismo, wismo_argv
 from wismo.core import jsondiff, pairing, processes, templates
+from wismo.core.investigation import Cursor, FollowUp, Investigation
 from wismo.core.jsondiff import ABSENT
 from wismo.core.paths import ARTICLE_STUDY, OUTPUTS, REPO_ROOT
 from wismo.domain import prompts
-from wismo.servers import designs as registry
-from wismo.shared.investigation import Cursor, FollowUp, Investigation
+from wismo.mcp.servers import designs as registry
 from wismo.studies import declaration, matching, servers
 from wismo.studies.declaration import StudyInvalid
 from wismo.studies.evidence import MISSING, evidence
@@ -284,7 +284,7 @@ def test_a_missing_file_is_one_problem(tmp_path):
 
 
 def test_a_study_never_writes_into_the_built_in_outputs():
-    from wismo.render.study import StudyRefused, out_folder
+    from wismo.reports.render.study import StudyRefused, out_folder
 
     before = listing(OUTPUTS)
     for given in (OUTPUTS, OUTPUTS / "studies" / ".."):
@@ -769,7 +769,7 @@ def test_an_unreachable_server_with_a_setup_hint_is_still_one_sentence(tmp_path)
 @pytest.mark.anyio
 @pytest.mark.usefixtures("started_runs")  # the study runs go on meanwhile
 async def test_the_memory_study_graph_design_contains_the_search_evidence():
-    from wismo.analyses import comparison
+    from wismo.reports.analyses import comparison
 
     peers.installed("peer-npm")
     assert peers.npm_version("@modelcontextprotocol/server-memory") == peers.pin("PEER_NPM")
@@ -908,7 +908,7 @@ def test_the_readme_shows_the_helpdesk_study_exactly_as_tested():
 
 
 def test_a_study_run_refuses_the_repository_as_its_folder():
-    from wismo.render.study import StudyRefused, out_folder
+    from wismo.reports.render.study import StudyRefused, out_folder
 
     study = declaration.load(HELPDESK_TOML)
     for folder in (REPO_ROOT, OUTPUTS):
@@ -974,7 +974,7 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
 
 def test_a_studys_reports_go_beside_its_file_unless_it_is_in_this_checkout(tmp_path):
     from wismo.core.paths import STUDY_OUTPUTS
-    from wismo.render.study import out_folder
+    from wismo.reports.render.study import out_folder
 
     inside = declaration.load(HELPDESK_TOML)
     assert out_folder(inside, None) == STUDY_OUTPUTS / "helpdesk"

@@ -15,16 +15,16 @@ import peers
 from commands import wismo_argv
 from notebook_cells import run_cells
 from wismo import cli
-from wismo.client.connection import free_port
-from wismo.client.raw import tools_call
+from wismo.checks import findings, schema_args, study_hostile, target
+from wismo.checks.framegen import KINDS, frames_for
+from wismo.checks.hostile import STUDY_COUNT, per_kind
+from wismo.checks.http_abuse import PATHS, paths_of
+from wismo.checks.stdio_peer import StdioPeer
+from wismo.checks.study_http import messages_in
 from wismo.core.jsondiff import first_difference, without_timings
 from wismo.core.paths import REPO_ROOT
-from wismo.qa import findings, schema_args, study_hostile, target
-from wismo.qa.framegen import KINDS, frames_for
-from wismo.qa.hostile import STUDY_COUNT, per_kind
-from wismo.qa.http_abuse import PATHS, paths_of
-from wismo.qa.stdio_peer import StdioPeer
-from wismo.qa.study_http import messages_in
+from wismo.mcp.client.connection import free_port
+from wismo.mcp.client.raw import tools_call
 from wismo.reports import equivalence
 from wismo.reports import study_hostile as report
 from wismo.studies.declaration import load
@@ -256,7 +256,7 @@ def test_a_bad_hostile_count_is_one_sentence_and_exit_2(given, said, tmp_path, c
 
 
 def test_study_run_passes_the_hostile_count_to_the_notebooks(tmp_path, monkeypatch):
-    from wismo.render import study as study_run
+    from wismo.reports.render import study as study_run
 
     passed = {}
     monkeypatch.setattr(study_run, "run", lambda study, out, params, jobs: passed.update(params) or _Done(tmp_path))
@@ -373,7 +373,7 @@ def test_a_pass_that_stopped_early_says_so():
 
 
 def test_an_ignored_clock_is_no_changed_answer_and_anything_else_still_is():
-    from wismo.qa.findings import Exchange, Record, answer_text
+    from wismo.checks.findings import Exchange, Record, answer_text
 
     def answer(checked_at: str, status: str = "open") -> dict:
         text = json.dumps({"ticketId": "T-1", "status": status, "checkedAt": checked_at})

@@ -3,7 +3,7 @@
 import math
 import re
 
-from wismo.render import tables
+from wismo.reports.render import tables
 
 
 def test_cells_read_as_a_reader_expects():

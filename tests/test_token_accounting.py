@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wismo import cost
+from wismo.accounting import cost
 from wismo.reports import context_cost
 from wismo.studies.declaration import article
 from wismo.studies.recording import record

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from wismo import tokens
-from wismo.tokens import encodings
+from wismo.accounting import tokens
+from wismo.accounting.tokens import encodings
 
 
 def test_encodings_load_with_no_network_and_no_cache(tmp_path):
@@ -23,7 +23,7 @@ def test_encodings_load_with_no_network_and_no_cache(tmp_path):
         socket.create_connection = refuse
         tiktoken.load.read_file = refuse
         tiktoken.load.read_file_cached = refuse
-        from wismo import tokens
+        from wismo.accounting import tokens
         o = tokens.encoding("o200k_base"); c = tokens.encoding("cl100k_base")
         print(o.name, o.n_vocab, len(o.encode("hello world")), c.name, c.n_vocab)
     """)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wismo.traces import chains, conventions, conversations, otlp
+from wismo.runs.traces import chains, conventions, conversations, otlp
 
 HERE = Path(__file__).parent / "traces"
 CONVENTIONS = HERE / "conventions-example.json"  # written from the GenAI and MCP conventions' documents
@@ -226,7 +226,7 @@ def test_repeated_calls_of_one_tool_are_one_step_and_links_need_an_earlier_resul
 
 def test_a_conversation_without_a_traced_answer_or_content_imports_and_verifies(tmp_path):
     from wismo import runs
-    from wismo.traces import imported
+    from wismo.runs.traces import imported
 
     document = _document()
     spans = _spans_of(document)
@@ -308,7 +308,7 @@ def test_links_need_a_value_no_chance_could_give():
 
 
 def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
-    from wismo.traces import analysis
+    from wismo.runs.traces import analysis
 
     assert analysis.analyse([CONVENTIONS])["labels"]["tokens"] == "provider-reported (imported traces)"
     document = _document()
@@ -346,10 +346,10 @@ def test_openllmetrys_tool_decorator_and_a_span_without_an_end(tmp_path):
 
 
 def test_a_replacement_is_predicted_by_the_accounting_of_report_02():
-    from wismo import tokens
-    from wismo.shared import walk
-    from wismo.tokens import conversation
-    from wismo.traces import prediction
+    from wismo.accounting import tokens
+    from wismo.accounting.tokens import conversation
+    from wismo.core import walk
+    from wismo.runs.traces import prediction
 
     result = '{"orderId":"ORD-1","records":[1,2,3]}'
     r = prediction.Replacement(
@@ -370,7 +370,7 @@ def test_a_replacement_is_predicted_by_the_accounting_of_report_02():
 
 
 def test_a_prediction_is_checked_against_the_same_cases_only():
-    from wismo.traces import prediction
+    from wismo.runs.traces import prediction
 
     a, b, c = ({"id": k} for k in ("A", "B", "C"))
     chains = [
@@ -438,7 +438,7 @@ def test_the_kind_of_a_model_calls_tokens_is_what_its_span_says():
 
 
 def test_tool_calls_no_model_call_can_be_given_are_counted_and_said_with_the_fix():
-    from wismo.traces import analysis
+    from wismo.runs.traces import analysis
 
     spans = [
         _chat("t1", "a", 1),  # a model call in a trace of its own, sharing nothing with the tools'
@@ -476,7 +476,7 @@ def test_calls_asked_for_in_one_response_are_one_step():
 
 
 def test_each_question_of_a_session_is_its_own_runs_question():
-    from wismo.traces import imported
+    from wismo.runs.traces import imported
 
     history = [
         {"role": "user", "parts": [{"type": "text", "content": "Where is ORD-1?"}]},
@@ -488,7 +488,7 @@ def test_each_question_of_a_session_is_its_own_runs_question():
 
 
 def test_without_content_a_conversation_is_named_by_its_root_span():
-    from wismo.traces import imported
+    from wismo.runs.traces import imported
 
     def span(name: str, span_id: str, parent: str, attributes: dict) -> otlp.Span:
         return otlp.Span("t", span_id, parent, name, 1, 0, 10**9, attributes, False, "", "f", 1)
@@ -518,8 +518,8 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
 
 
 def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_definitions_sent():
-    from wismo import tokens
-    from wismo.traces import prediction
+    from wismo.accounting import tokens
+    from wismo.runs.traces import prediction
 
     sent = [
         {"type": "function", "name": "get_order", "description": "An order by its id.",
@@ -557,7 +557,7 @@ def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_def
 
 
 def test_an_estimated_saving_states_its_smaller_end_and_both_bounds():
-    from wismo.traces import analysis, prediction
+    from wismo.runs.traces import analysis, prediction
 
     summary = {
         "inputTokensMean": 1500.0, "inputTokensSavedMean": 300.0, "predicted": [],

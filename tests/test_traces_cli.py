@@ -11,8 +11,8 @@ import pytest
 
 from commands import one_sentence, wismo_argv
 from wismo.core.paths import REPO_ROOT
+from wismo.runs.traces import analysis
 from wismo.studies import declaration
-from wismo.traces import analysis
 
 SHIPPED = sorted((REPO_ROOT / "data" / "traces").glob("*.json"))
 GRANULAR = ["get_order", "get_payment", "get_reservation", "get_tracking"]
@@ -137,7 +137,7 @@ def test_a_new_recording_gives_the_shipped_chains_and_tokens(tmp_path):
     study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
     code = (
         "import anyio, sys\nfrom pathlib import Path\nfrom wismo.studies import declaration\n"
-        "from wismo.traces import recording\n"
+        "from wismo.runs.traces import recording\n"
         f"study = declaration.load(Path({str(study.path)!r}))\n"
         f"anyio.run(recording.record, study, ['granular', 'focused'], Path({str(tmp_path)!r}))\n"
     )

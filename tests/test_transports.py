@@ -10,12 +10,12 @@ import psutil
 import pytest
 from mcp import Client
 
-from wismo import tokens
-from wismo.agent.loop import client_tools
-from wismo.agent.mcp_tools import CachingTool, McpTool, TimedTool
-from wismo.analyses import comparison
-from wismo.client.connection import HarnessError, connect, free_port, server_command
+from wismo.accounting import tokens
 from wismo.core.errors import ClaimFailed
+from wismo.mcp.client.connection import HarnessError, connect, free_port, server_command
+from wismo.reports.analyses import comparison
+from wismo.runs.agent.loop import client_tools
+from wismo.runs.agent.mcp_tools import CachingTool, McpTool, TimedTool
 
 # Real server processes from the real interpreter: these tests are about the transports and the processes themselves.
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("real_servers")]

@@ -10,11 +10,11 @@ import shutil
 
 import pytest
 
-from wismo.analyses import comparison
+from wismo.checks import study_hostile
 from wismo.core import pairing
 from wismo.core.errors import ClaimFailed
 from wismo.core.paths import REPO_ROOT
-from wismo.qa import study_hostile
+from wismo.reports.analyses import comparison
 from wismo.studies import declaration
 
 SHELF = REPO_ROOT / "tests" / "studies" / "shelf"
@@ -77,7 +77,7 @@ async def test_two_loans_due_dates_exchanged_differ_under_text_kept_apart_from_t
     (case,) = [c for c in result["cases"] if c["label"] == "two loans"]
     apart = {"path": "[0].due", "rows": "2026-12-09", "record": "[0]"}
     assert case["differences"] == [apart | {"literal": pairing.NOT_TOGETHER}, apart | {"lines": pairing.NOT_TOGETHER}]
-    from wismo.render import evidence
+    from wismo.reports.render import evidence
 
     # Under match = text a difference's path is the reference's only: its line is marked, no other design's.
     shown = evidence.evidence_view(result, "lead")._repr_html_()
@@ -138,7 +138,7 @@ def test_without_ignore_the_clock_makes_every_answer_a_changed_one(tmp_path):
 
 @pytest.mark.anyio
 async def test_report_01_shows_each_designs_evidence_collapsed_with_its_own_first_difference_marked():
-    from wismo.render import evidence
+    from wismo.reports.render import evidence
 
     result = await comparison.run(
         study=str(SHELF / "shelf.toml"), env={"literal": SWAPPED["literal"]}, unfriendly=False

@@ -11,8 +11,8 @@ from typing import Any
 
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
-from wismo.client.raw import initialize, spawn_and_ask
 from wismo.core import processes
+from wismo.mcp.client.raw import initialize, spawn_and_ask
 
 TOOLS = 100
 # Run by path, not with -m: its start is then a bare script's, importing no wismo package on the way.

@@ -16,13 +16,13 @@ def main(argv: list[str]) -> int:
         import pandas  # noqa: F401
         import papermill  # noqa: F401
 
-        from wismo.render import build as report
+        from wismo.reports.render import build as report
 
         return 0
     if len(argv) < 2:
         print("usage: python -m wismo.bench.build_notebooks OUT NOTEBOOK ... | --warm", file=sys.stderr)
         return 2
-    from wismo.render import build as report
+    from wismo.reports.render import build as report
 
     report.build([Path(p) for p in argv[1:]], out=Path(argv[0]))
     return 0

@@ -12,15 +12,15 @@ from typing import Any
 
 from wismo.bench.floors import echo_for
 from wismo.bench.settings import PROBE_ORDER, SDK_TRANSPORT_ENV
-from wismo.client.raw import line, tools_call
+from wismo.mcp.client.raw import line, tools_call
 
 
 async def comparison_passes(transport: str, later_passes: int, server_transport: str = "wismo") -> dict[str, Any]:
     """Both servers up, the comparison (tools/list of both, every case on both designs) timed pass by pass; the
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
-    from wismo.analyses import comparison as compare
-    from wismo.client.connection import connect
-    from wismo.servers import designs
+    from wismo.mcp.client.connection import connect
+    from wismo.mcp.servers import designs
+    from wismo.reports.analyses import comparison as compare
     from wismo.studies.declaration import article
 
     env = dict(SDK_TRANSPORT_ENV) if server_transport == "sdk" else None

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
-from wismo.client.raw import HttpConnection, read_line
 from wismo.core.processes import interpreter, piped
+from wismo.mcp.client.raw import HttpConnection, read_line
 
 
 def echo_command(mode: str, *modules: str) -> list[str]:

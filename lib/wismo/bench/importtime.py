@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from wismo.bench.stats import median
-from wismo.client.raw import initialize, spawn_and_ask
+from wismo.mcp.client.raw import initialize, spawn_and_ask
 
 Row = tuple[str, int, float, float]  # module, depth, self ms, cumulative ms
 

@@ -9,11 +9,11 @@ import sys
 import time
 from typing import Any
 
-from wismo.analyses import comparison
 from wismo.bench.procfs import peak_rss_mb
 from wismo.core.jsonfmt import compact
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, linked, load, support_context
-from wismo.servers import designs
+from wismo.mcp.servers import designs
+from wismo.reports.analyses import comparison
 
 
 def _as_returned(record: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from wismo.bench.procfs import cpu_ms
 from wismo.bench.settings import PROBES, Settings
 from wismo.bench.stats import check_count, check_ratio, figure, summary
-from wismo.client.raw import HttpSession, RawHttp, RawServer
+from wismo.mcp.client.raw import HttpSession, RawHttp, RawServer
 
 Session = RawServer | HttpSession
 S = TypeVar("S", RawServer, HttpSession)

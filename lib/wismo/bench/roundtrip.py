@@ -11,8 +11,8 @@ from wismo.bench.floors import echo_for, echo_name
 from wismo.bench.procfs import child_pid, cpu_ms, per_call
 from wismo.bench.settings import PROBE_ORDER, PROBES, SDK_TRANSPORT_ENV, Settings
 from wismo.bench.stats import check, figure, median, summary
-from wismo.client.raw import RawHttp, RawServer, line, tools_call
-from wismo.client.server_env import client_env
+from wismo.mcp.client.raw import RawHttp, RawServer, line, tools_call
+from wismo.mcp.client.server_env import client_env
 
 ARGUMENTS = {"orderId": PROBE_ORDER}
 Split = dict[str, float | None]
@@ -37,7 +37,7 @@ class Variant:
 
 async def _sdk_session(v: Variant, transport: str, s: Settings) -> tuple[list[float], Split]:
     """Warm up, then time `s.calls` calls through the harness; the samples and CPU per call on each side."""
-    from wismo.client.connection import connect
+    from wismo.mcp.client.connection import connect
 
     async with connect(v.design, transport, dict(v.env) or None) as conn:
         for _ in range(s.warmup):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wismo.servers import designs
+from wismo.mcp.servers import designs
 
 # (design, tool) timed per call: each of the article's designs by its entry tool.
 PROBES = tuple((d, designs.get(d).investigation.entry) for d in designs.article())

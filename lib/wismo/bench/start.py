@@ -11,12 +11,12 @@ from wismo.bench.floors import echo_command
 from wismo.bench.importtime import profile_start
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
-from wismo.client.connection import server_command
-from wismo.client.raw import initialize, spawn_and_ask
-from wismo.client.server_env import client_env
 from wismo.core import processes
-from wismo.servers import designs
-from wismo.shared.revision import PINNED_REVISION
+from wismo.core.revision import PINNED_REVISION
+from wismo.mcp.client.connection import server_command
+from wismo.mcp.client.raw import initialize, spawn_and_ask
+from wismo.mcp.client.server_env import client_env
+from wismo.mcp.servers import designs
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import
 TARGET = "wismo serve start to handshake, times a stock SDK server's"
@@ -29,7 +29,7 @@ def stock_command(design: str) -> list[str]:
 
 async def _harness_start(design: str, transport: str) -> float:
     """Spawn to initialized through the harness (SDK client): its own start_ms."""
-    from wismo.client.connection import connect
+    from wismo.mcp.client.connection import connect
 
     async with connect(design, transport) as conn:
         return conn.start_ms

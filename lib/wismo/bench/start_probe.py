@@ -18,7 +18,7 @@ def main(design: str) -> dict[str, float]:
     # By name: the CLI sits above the benchmarks (its `wismo bench` runs them); this process only times its import.
     importlib.import_module("wismo.cli")
     from wismo.domain import load
-    from wismo.servers import (
+    from wismo.mcp.servers import (
         app,
         design_tools,
     )

@@ -13,8 +13,8 @@ def stock(design: str) -> Any:
     from mcp.types import CallToolResult
 
     from wismo.domain import load
-    from wismo.servers import design_tools
-    from wismo.servers.app import call
+    from wismo.mcp.servers import design_tools
+    from wismo.mcp.servers.app import call
 
     dataset = load()
     server = MCPServer(f"stock-{design}")

@@ -12,7 +12,7 @@ from wismo.bench.child import probe
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check_memory_ratio, figure, summary
 from wismo.bench.trace_file import generate
-from wismo.traces.conversations import IDLE_NS
+from wismo.runs.traces.conversations import IDLE_NS
 
 IDLE_S = IDLE_NS / 1e9
 

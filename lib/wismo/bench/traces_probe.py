@@ -15,8 +15,8 @@ from wismo.bench.procfs import peak_rss_mb
 def main(path: str, mode: str) -> dict[str, Any]:
     """Time one way of reading the file, after the imports it needs."""
     if mode == "analysis":
-        from wismo.cost import prices
-        from wismo.traces import analysis
+        from wismo.accounting.cost import prices
+        from wismo.runs.traces import analysis
 
         prices.lookup("gpt-4.1-mini")  # the price library's data loaded before timing, so base memory includes it
     base = peak_rss_mb()

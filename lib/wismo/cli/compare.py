@@ -13,9 +13,9 @@ EXAMPLE = "wismo compare --orders ORD-1004 ORD-1005 --transport http"
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo compare` and its options."""
-    from wismo.analyses.comparison import DEFAULT_OUT
-    from wismo.client.connection import TRANSPORTS
-    from wismo.servers import designs
+    from wismo.mcp.client.connection import TRANSPORTS
+    from wismo.mcp.servers import designs
+    from wismo.reports.analyses.comparison import DEFAULT_OUT
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("--orders", nargs="*", help="order IDs (default: the six cases and the unfriendly inputs)")
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from wismo.analyses import comparison
+    from wismo.reports.analyses import comparison
 
     try:
         writable_file("--out", args.out)

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """Compare every design's tools/list with the pinned contract (exit 1 on drift), or pin it with --update."""
     import anyio
 
-    from wismo.client import contract
+    from wismo.mcp.client import contract
 
     now = anyio.run(contract.current)
     if args.update:

@@ -19,10 +19,10 @@ LATENCY_PARTS = ("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN")
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo evaluate` and its options."""
-    from wismo.agent.backends import BACKENDS, DEFAULT_TIMEOUT_S
-    from wismo.agent.loop import Budgets
-    from wismo.servers import designs
-    from wismo.tokens import framing
+    from wismo.accounting.tokens import framing
+    from wismo.mcp.servers import designs
+    from wismo.runs.agent.backends import BACKENDS, DEFAULT_TIMEOUT_S
+    from wismo.runs.agent.loop import Budgets
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument(
@@ -80,7 +80,8 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--profile",
         default=framing.PYTHON.name,
         choices=list(framing.PROFILES),
-        help="scripted backend: how its token estimates frame tool results (wismo.tokens.framing; default %(default)s)",
+        help="scripted backend: how its token estimates frame tool results (accounting.tokens.framing; default "
+        "%(default)s)",
     )
     p.add_argument(
         "--timeout",
@@ -97,13 +98,13 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from wismo import runs
-    from wismo.agent.backends import make
-    from wismo.agent.base import BackendError
-    from wismo.agent.loop import Budgets, LatencyModel
     from wismo.core import processes
     from wismo.core.paths import ARTICLE_STUDY
     from wismo.core.progress import bar
     from wismo.runs import recording
+    from wismo.runs.agent.backends import make
+    from wismo.runs.agent.base import BackendError
+    from wismo.runs.agent.loop import Budgets, LatencyModel
     from wismo.studies.declaration import StudyInvalid, load
 
     provider = args.provider or ("openai" if args.model else "scripted")

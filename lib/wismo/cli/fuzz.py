@@ -1,5 +1,5 @@
 """`wismo fuzz [EXAMPLES]`: the hostile-input pass at scale on a study's servers, the article's by default
-(wismo.qa): arguments and stdio frames on every design, and on the designs wismo serves their HTTP side and sessions
+(wismo.checks): arguments and stdio frames on every design, and on the designs wismo serves their HTTP side and sessions
 abandoned by the thousand."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ DEFAULT_EXAMPLES = 2000  # what `make fuzz` runs: minutes, not hours
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo fuzz` and its options."""
-    from wismo.qa.hostile import SESSIONS
+    from wismo.checks.hostile import SESSIONS
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument(
@@ -54,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
     """The pass at scale, the JSON written and the findings printed; exit 1 on any finding."""
     import sys
 
+    from wismo.checks import study_hostile
     from wismo.core.errors import WismoError
     from wismo.core.jsonfmt import write_stable
-    from wismo.qa import study_hostile
     from wismo.studies.declaration import chosen
 
     if args.examples < 1:

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else ""
     try:
-        from wismo.servers import designs
+        from wismo.mcp.servers import designs
 
         # The registry first, even for --help: a design file named in WISMO_DESIGNS that cannot be used is then one
         # sentence whatever the command, not a traceback from the first parser that lists the designs.

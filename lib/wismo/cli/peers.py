@@ -27,7 +27,7 @@ def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Write OUT (sorted keys) and OUT's .txt table, and print the table; exit 2 naming a bad NAME=FILE or an OUT
     that cannot be written."""
-    from wismo.audit import peers
+    from wismo.studies.audit import peers
 
     try:
         writable_file("OUT", args.out)

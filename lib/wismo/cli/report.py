@@ -16,7 +16,7 @@ EXAMPLE = "wismo report --out /tmp/wismo-out --jobs 2"
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo report` and its options."""
-    from wismo.render.build import JOBS_ENV
+    from wismo.reports.render.build import JOBS_ENV
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("--out", default=None, help="output folder (default: outputs/ in the checkout)")
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute every notebook and render the HTML reports; a failed or interrupted build leaves the previous one as
     it was."""
     from wismo.core.paths import REPO_ROOT
-    from wismo.render import build as report
+    from wismo.reports.render import build as report
 
     try:
         jobs = report.jobs_wanted(args.jobs)
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"wismo report: {exc}", file=sys.stderr)
         return 2
-    from wismo.render.study import plan
+    from wismo.reports.render.study import plan
     from wismo.studies.declaration import article
 
     study = article()  # the built-in reports are the article's study, through the path every study takes

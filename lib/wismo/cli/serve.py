@@ -17,13 +17,13 @@ EXAMPLE = "wismo serve focused --http 8000"
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo serve` and its options."""
-    from wismo.servers import designs
-    from wismo.servers.settings import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS
+    from wismo.mcp.servers import designs
+    from wismo.mcp.servers.settings import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     # Not argparse choices: an unknown design gets the registry's own sentence, which the harness quotes.
     p.add_argument(
-        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.servers.designs)"
+        "design", help=f"one of the registered designs: {', '.join(designs.names())} (wismo.mcp.servers.designs)"
     )
     p.add_argument(
         "--http",
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if not _over_http(args):
             import anyio
 
-            from wismo.servers.app import serve_stdio
+            from wismo.mcp.servers.app import serve_stdio
 
             anyio.run(serve_stdio, server)
         else:
@@ -90,10 +90,10 @@ def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
     sentence on stderr)."""
     from wismo.domain import DatasetError
-    from wismo.servers import design_tools
-    from wismo.servers.app import build_server
-    from wismo.servers.designs import UnknownDesign
-    from wismo.servers.settings import server_dataset
+    from wismo.mcp.servers import design_tools
+    from wismo.mcp.servers.app import build_server
+    from wismo.mcp.servers.designs import UnknownDesign
+    from wismo.mcp.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wismo %(levelname)s %(message)s")
@@ -123,7 +123,7 @@ def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:
     import anyio
 
     # Here, not in run(): serving stdio imports nothing of HTTP.
-    from wismo.servers.http import CannotListen, serve_http
+    from wismo.mcp.servers.http import CannotListen, serve_http
 
     def announce(url: str) -> None:
         # stderr: with --http stdout is no protocol channel, but it stays clean for whoever pipes it.
@@ -142,7 +142,7 @@ def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:
 
 def _limits(args: argparse.Namespace) -> Any:
     """The session limits the options ask for (defaults where not given); SessionLimitInvalid names a bad one."""
-    from wismo.servers.settings import SessionLimitInvalid, SessionLimits
+    from wismo.mcp.servers.settings import SessionLimitInvalid, SessionLimits
 
     defaults = SessionLimits()
     try:

@@ -20,8 +20,8 @@ EXAMPLE = "wismo study run data/studies/memory-graph.toml --out /tmp/memory-stud
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo study check` and `wismo study run` and their options."""
-    from wismo.qa.hostile import STUDY_COUNT
-    from wismo.tokens import framing
+    from wismo.accounting.tokens import framing
+    from wismo.checks.hostile import STUDY_COUNT
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", help="check or run")
@@ -87,8 +87,8 @@ def _say(file: str, problems: list[str]) -> int:
 
 def _options_problem(args: argparse.Namespace) -> str | None:
     """The first of `study run`'s options that cannot be used, as one sentence, before any server starts."""
-    from wismo.cost import prices
-    from wismo.render.build import jobs_wanted
+    from wismo.accounting.cost import prices
+    from wismo.reports.render.build import jobs_wanted
 
     try:
         jobs_wanted(args.jobs)
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             f"{plural(len(study.unfriendly), 'unfriendly input')}."
         )
         return 0
-    from wismo.render import study as study_run
+    from wismo.reports.render import study as study_run
 
     params = {"profile": args.profile, **({"models": args.models} if args.models else {})}
     if args.hostile is not None:

@@ -20,8 +20,8 @@ DESCRIPTION = (
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo tokens` and its options."""
-    from wismo.audit.measure import DEFAULT_TIMEOUT_S
-    from wismo.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS
+    from wismo.accounting.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS
+    from wismo.studies.audit.measure import DEFAULT_TIMEOUT_S
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE, DESCRIPTION)
     p.add_argument("--url", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp (instead of a command)")
@@ -64,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
     the server or an argument cannot be used."""
     import anyio
 
-    from wismo.audit import measure as servertokens
-    from wismo.audit import table as tokentable
-    from wismo.audit.target import TargetError, parse_call, target
+    from wismo.accounting.tokens import OfflineEncodingError
     from wismo.core.jsonfmt import stable
-    from wismo.tokens import OfflineEncodingError
+    from wismo.studies.audit import measure as servertokens
+    from wismo.studies.audit import table as tokentable
+    from wismo.studies.audit.target import TargetError, parse_call, target
 
     # A bad target gets one sentence: the SDK's own error logs (a traceback per unreadable line) stay quiet.
     logging.getLogger("mcp").addHandler(logging.NullHandler())

@@ -29,7 +29,7 @@ ANALYSIS, STUDY = "traces.json", "study.toml"
 
 def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Declare `wismo traces` and its options."""
-    from wismo.traces.conversations import IDLE_NS
+    from wismo.runs.traces.conversations import IDLE_NS
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE, DESCRIPTION)
     p.add_argument("files", nargs="*", metavar="FILE", help="an OTLP JSON trace file")
@@ -82,8 +82,8 @@ def _record(folder: Path) -> int:
     import anyio
 
     from wismo.core.paths import REPO_ROOT
+    from wismo.runs.traces import recording
     from wismo.studies import declaration
-    from wismo.traces import recording
 
     study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
     folder.mkdir(parents=True, exist_ok=True)
@@ -96,8 +96,8 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
     """The study file, the runs and report 05 (or traces.json alone) into --out, in one replace; runs bound for
     --runs-dir are moved there only once --out is in place."""
     from wismo.core.jsonfmt import stable
-    from wismo.servers import designs
-    from wismo.traces import prediction, study_file
+    from wismo.mcp.servers import designs
+    from wismo.runs.traces import prediction, study_file
 
     result["files"] = [Path(f).name for f in args.files]  # as the report writes them
     study_text = None
@@ -125,7 +125,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
             (folder / ANALYSIS).write_text(stable(result), encoding="utf-8")
             return
         from wismo.core.paths import NOTEBOOKS
-        from wismo.render import build
+        from wismo.reports.render import build
 
         params = {
             "trace_files": [str(Path(f).resolve()) for f in args.files],
@@ -144,7 +144,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
 def run(args: argparse.Namespace) -> int:
     """Analyse the files into --out; a file that is not usable OTLP JSON is one sentence and exit 2, nothing
     written."""
-    from wismo.traces import analysis, imported
+    from wismo.runs.traces import analysis, imported
 
     try:
         if args.record and args.files:
@@ -166,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
     block, replacements = None, []
     if args.study:
         from wismo.runs.recording import about
+        from wismo.runs.traces import prediction
         from wismo.studies.declaration import load
-        from wismo.traces import prediction
 
         study = load(Path(args.study))
         block = about(study)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from wismo import cost
-from wismo.analyses import strategy
-from wismo.cost import caching, prices
+from wismo.accounting import cost
+from wismo.accounting.cost import caching, prices
+from wismo.reports.analyses import strategy
 
 CURVE_CALLS = tuple(range(1, 16))
-# What each caching mode assumes about the cache (wismo.cost.caching states the assumption).
+# What each caching mode assumes about the cache (wismo.accounting.cost.caching states the assumption).
 MODES = {"none": "no caching", "hit": "every prefix a hit", "miss": "every prefix a miss"}
 
 

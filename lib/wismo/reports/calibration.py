@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.analyses import calibration
+from wismo.accounting.cost.saving import amount
 from wismo.core.textgrid import plural
-from wismo.cost.saving import amount
+from wismo.reports.analyses import calibration
 
 # What the sources say reaches the model, by repository, path and version as released (read for this report).
 SOURCES = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from wismo import cost
+from wismo.accounting import cost
 from wismo.core.errors import ClaimFailed
 
 

@@ -6,17 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wismo import cost, tokens
-from wismo.analyses import calibration, sensitivity
+from wismo.accounting import cost, tokens
+from wismo.accounting.cost import prices
+from wismo.accounting.tokens import conversation, definitions, framing
 from wismo.core import reference
 from wismo.core.errors import ClaimFailed
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import DERIVED, MEASURED, MODELLED, PUBLISHED, TIKTOKEN
 from wismo.core.paths import report_dir
-from wismo.cost import prices
 from wismo.domain import prompts
 from wismo.domain.answer import SCORED
 from wismo.reports import context_price, verdict
+from wismo.reports.analyses import calibration, sensitivity
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -26,7 +27,6 @@ from wismo.studies import recording
 from wismo.studies.declaration import Study, UnknownCase, chosen
 from wismo.studies.published import REPORTED
 from wismo.studies.recording import Recorded
-from wismo.tokens import conversation, definitions, framing
 
 
 def our_servers(

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from wismo.analyses import strategy, sweep
-from wismo.cost import caching, prices
+from wismo.accounting.cost import caching, prices
+from wismo.accounting.tokens import conversation, framing
 from wismo.domain.generate import order_id as generated_order
+from wismo.mcp.servers import designs as design_registry
+from wismo.mcp.servers.designs import names as design_names
+from wismo.reports.analyses import strategy, sweep
 from wismo.reports.caching_figures import MODES, case_study_caching, curve, priced, published_cache, scale_starts
 from wismo.reports.params import Param, defaults
-from wismo.servers import designs as design_registry
-from wismo.servers.designs import names as design_names
-from wismo.tokens import conversation, framing
 
 if TYPE_CHECKING:  # a type only: the recording is imported where a study is recorded
     from wismo.studies.recording import Recorded
@@ -106,7 +106,7 @@ async def measure_scale(
     """Every scale design over notebook 04's generated orders, each conversation taken both ways: requests, input
     of each call (as notebook 04 counts it, python profile) and output of each; and where the turns came from (the
     build's shared measurement, or measured here)."""
-    from wismo.agent.scripted import answer
+    from wismo.runs.agent.scripted import answer
 
     measured, source = await sweep.generated_turns(list(sizes), None, progress)
     rows = []
@@ -182,8 +182,8 @@ async def build(
     study's designs on its focus case; with the case study (`cs`) where the study reproduces it, and where wismo
     serves every design, the other designs it serves and notebook 04's generated orders too. `fitted`, the client
     profile that fits the study's published conversation best, prices the headline a second time beside the run's."""
-    from wismo.agent.scripted import answer
     from wismo.domain.prompts import INSTRUCTIONS
+    from wismo.runs.agent.scripted import answer
     from wismo.studies.recording import record
 
     models = _models(p)

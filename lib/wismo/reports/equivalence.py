@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wismo.analyses import comparison
-from wismo.client.connection import TRANSPORTS
+from wismo.checks.hostile import STUDY_COUNT
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import plural
-from wismo.qa.hostile import STUDY_COUNT
+from wismo.mcp.client.connection import TRANSPORTS
+from wismo.reports.analyses import comparison
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.studies.declaration import Study, UnknownCase, chosen

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.paths import OUTPUTS
-from wismo.servers.settings import SessionLimits
+from wismo.mcp.servers.settings import SessionLimits
 
 
 def load(out: str | Path | None, study: Any = None) -> dict[str, Any] | None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.analyses import strategy
+from wismo.accounting.cost import caching, prices
+from wismo.accounting.cost.saving import amount, says
+from wismo.accounting.tokens import framing
 from wismo.core.textgrid import numbers
-from wismo.cost import caching, prices
-from wismo.cost.saving import amount, says
 from wismo.reports import check, reference
+from wismo.reports.analyses import strategy
 
 # The section's tables, shown through this module as the notebook names them.
 from wismo.reports.price_tables import (  # noqa: F401
@@ -20,7 +21,6 @@ from wismo.reports.price_tables import (  # noqa: F401
     strategy_saving_table,
     strategy_table,
 )
-from wismo.tokens import framing
 
 TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nano-dollar
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.cost.saving import amount
+from wismo.accounting.cost.saving import amount
 from wismo.reports import reference
 
 

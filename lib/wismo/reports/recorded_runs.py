@@ -11,14 +11,14 @@ from typing import Any
 import anyio
 
 from wismo import runs
-from wismo.analyses import sensitivity
+from wismo.accounting.cost import saving
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import numbers
-from wismo.cost import saving
 from wismo.reports import check, run_groups
+from wismo.reports.analyses import sensitivity
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.reports.run_costs import PER_CONVERSATIONS, Fitted, run_costs

@@ -8,8 +8,8 @@ from statistics import median
 from typing import Any
 
 from wismo import runs
+from wismo.accounting.cost import prices, saving
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
-from wismo.cost import prices, saving
 from wismo.reports import check
 from wismo.runs.recount import recount
 

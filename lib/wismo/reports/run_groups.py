@@ -8,9 +8,9 @@ from statistics import median
 from typing import Any
 
 from wismo import runs
-from wismo.cost import saving
+from wismo.accounting.cost import saving
+from wismo.runs.traces.conventions import STAND_IN_PROVIDERS
 from wismo.studies.declaration import Study
-from wismo.traces.conventions import STAND_IN_PROVIDERS
 
 
 def live_model(manifests: list[dict[str, Any]]) -> bool:

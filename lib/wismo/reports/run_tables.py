@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.accounting.cost import saving
 from wismo.core.kinds import MEASURED, PUBLISHED
-from wismo.cost import saving
 from wismo.runs import summaries
 from wismo.studies.declaration import Study
 from wismo.studies.published import REPORTED

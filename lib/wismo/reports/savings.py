@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo.cost import saving_percent
+from wismo.accounting.cost import saving_percent
 
 
 def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[str, Any]]:

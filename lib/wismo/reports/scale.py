@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wismo import tokens
-from wismo.agent.loop import Budgets
-from wismo.analyses import breaking, sweep
+from wismo.accounting import tokens
+from wismo.accounting.tokens import framing
 from wismo.core import reference
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.domain.pages import DEFAULT_CAP
+from wismo.mcp.servers.designs import ONE_CALL, PAGED
 from wismo.reports import check
+from wismo.reports.analyses import breaking, sweep
 from wismo.reports.params import Param, defaults
 from wismo.reports.params import checked as check_parameters
-from wismo.servers.designs import ONE_CALL, PAGED
-from wismo.tokens import framing
+from wismo.runs.agent.loop import Budgets
 
 OUTPUT = "scale.json"
 PARAMETERS = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from wismo.accounting.cost.saving import change
 from wismo.core import paths, processes
-from wismo.cost.saving import change
 from wismo.studies import matching
 
 
@@ -160,7 +160,7 @@ def framing_sentence(shares: list[dict[str, Any]]) -> str:
 def framing_record_sentence(rows: list[dict[str, Any]]) -> str:
     """What the framing chart shows, computed: how many times the bare text's tokens each profile's framing of the
     same results comes to, from the least to the most (tiktoken-estimated)."""
-    from wismo.tokens import framing
+    from wismo.accounting.tokens import framing
 
     parts = []
     for name in framing.PROFILES:

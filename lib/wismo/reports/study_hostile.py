@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from wismo.checks.findings import MAX_FAULTS
+from wismo.checks.framegen import KINDS
+from wismo.checks.schema_args import FIXED_PER_ARGUMENT, FIXED_PER_TOOL
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import LIST_SEPARATOR, plural
-from wismo.qa.findings import MAX_FAULTS
-from wismo.qa.framegen import KINDS
-from wismo.qa.schema_args import FIXED_PER_ARGUMENT, FIXED_PER_TOOL
 
 OUTPUT = "hostile.json"
 KIND = "measured"  # every count and figure here is what this run sent and saw
@@ -21,7 +21,7 @@ KIND = "measured"  # every count and figure here is what this run sent and saw
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Run the hostile-input pass on the study's designs (`hostile_count` argument objects per tool; 0 skips it), write
     hostile.json into the output folder, and return its content."""
-    from wismo.qa import study_hostile
+    from wismo.checks import study_hostile
     from wismo.reports import equivalence
     from wismo.studies.declaration import chosen
 
@@ -71,7 +71,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
 
 def design_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per design: how it was reached, its normal call, the cases of each part, restarts and findings."""
-    from wismo.qa.study_hostile import cases
+    from wismo.checks.study_hostile import cases
 
     findings = result["findings"]
     rows = []

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wismo.accounting.cost import saving
 from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
-from wismo.cost import saving
 from wismo.reports import check
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
+from wismo.runs.traces.conversations import IDLE_NS
 from wismo.studies.declaration import chosen
-from wismo.traces.conversations import IDLE_NS
 
 OUTPUT = "traces.json"
 PARAMETERS = {
@@ -47,7 +47,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read the trace files, find the chains, links and savings, write the JSON."""
-    from wismo.traces import analysis, prediction
+    from wismo.runs.traces import analysis, prediction
 
     p = checked(params)
     given = files(p)
@@ -78,7 +78,7 @@ def observed(chained: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Where the traces hold both a chain with links and a one-tool chain answering the same cases: the one tool's
     saving against the chain, by the one saving function (cost.saving), per case from the traced input tokens (the
     median of each case's conversations) and its median across the cases both answered."""
-    from wismo.traces import prediction
+    from wismo.runs.traces import prediction
 
     out = []
     for chain in (c for c in chained if c["links"]):
@@ -156,7 +156,7 @@ def check_accounted(result: Mapping[str, Any]) -> str:
 def read_sentence(result: Mapping[str, Any]) -> str:
     """What was read: spans by kind, conversations, the traces left out, the tool calls that could not be attached
     to a model call, and what the token counts are."""
-    from wismo.traces import analysis
+    from wismo.runs.traces import analysis
 
     read = result["read"]
     return (
@@ -175,7 +175,7 @@ TOLERANCE_PERCENT = 5.0  # a prediction this close to what the traces show is sa
 
 def no_links_sentence(result: Mapping[str, Any]) -> str:
     """Why no chain has links, said for the reader."""
-    from wismo.traces import analysis
+    from wismo.runs.traces import analysis
 
     return f"No chain has links: {analysis.no_links(dict(result))}"
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wismo.analyses import calibration
-from wismo.cost import saving
-from wismo.cost.saving import says, span
+from wismo.accounting.cost import saving
+from wismo.accounting.cost.saving import says, span
+from wismo.accounting.tokens import framing
+from wismo.reports.analyses import calibration
 from wismo.studies.declaration import Study
 from wismo.studies.recording import Recorded
-from wismo.tokens import framing
 
 COST = "context-cost.json"
 RUNS = "recorded-runs.json"

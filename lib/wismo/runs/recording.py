@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wismo.agent.backends import conversing
-from wismo.agent.base import Backend
-from wismo.agent.loop import Budgets, LatencyModel, run_case
 from wismo.core.jsonfmt import stable
+from wismo.core.revision import PINNED_REVISION
 from wismo.domain import prompts
 from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
-from wismo.shared.revision import PINNED_REVISION
+from wismo.runs.agent.backends import conversing
+from wismo.runs.agent.base import Backend
+from wismo.runs.agent.loop import Budgets, LatencyModel, run_case
 from wismo.studies.declaration import Study
 from wismo.studies.recording import prompt as prompt_for
 from wismo.studies.servers import reach

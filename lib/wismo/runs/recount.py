@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from wismo import tokens
+from wismo.accounting import tokens
+from wismo.accounting.tokens import framing
 from wismo.core.errors import WismoError
 from wismo.runs.store import Run, sha256
-from wismo.tokens import framing
 
 
 class RecountRefused(WismoError, ValueError):

@@ -6,10 +6,10 @@ import json
 import re
 from typing import Any
 
-from wismo.agent.evidence import Evidence
 from wismo.core.paths import fixtures_dir
 from wismo.domain.answer import LISTS as LIST_FIELDS
 from wismo.domain.answer import SCORED as FIELDS
+from wismo.runs.agent.evidence import Evidence
 
 
 def load_expectations() -> dict[str, dict[str, Any]]:

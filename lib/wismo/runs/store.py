@@ -16,14 +16,14 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import jsonschema
 
-from wismo.agent.checks import outcome_problems
-from wismo.agent.counters import Totals, totals
-from wismo.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
 from wismo.core.paths import RUNS
 from wismo.domain.prompts import instructions_sha256
-from wismo.servers import designs
+from wismo.mcp.servers import designs
+from wismo.runs.agent.checks import outcome_problems
+from wismo.runs.agent.counters import Totals, totals
+from wismo.runs.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 
 STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
 SCHEMAS = Path(__file__).parent / "schemas"

@@ -7,10 +7,10 @@ from collections import Counter
 from statistics import median
 from typing import Any
 
-from wismo.agent.evidence import from_items
 from wismo.domain.prompts import instructions_sha256
+from wismo.mcp.servers import designs
 from wismo.runs import RecordedTrace, Run, scoring
-from wismo.servers import designs
+from wismo.runs.agent.evidence import from_items
 
 
 def designs_in(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[str]:

@@ -168,7 +168,7 @@ class Study:
         it; any other is StudyInvalid naming the designs there are."""
         if not names:
             return self
-        from wismo.servers import designs as registry
+        from wismo.mcp.servers import designs as registry
         from wismo.studies.designs import served
 
         chosen = {self.reference: self.designs[self.reference]}

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core import processes, templates
+from wismo.core import processes, reading, templates
+from wismo.core.investigation import Cursor, FollowUp, Investigation
+from wismo.core.reading import Reading
 from wismo.core.textgrid import either
-from wismo.servers import designs as registry
-from wismo.shared import reading
-from wismo.shared.investigation import Cursor, FollowUp, Investigation
-from wismo.shared.reading import Reading
+from wismo.mcp.servers import designs as registry
 from wismo.studies.problems import Problems
 
 DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor", "ignore")

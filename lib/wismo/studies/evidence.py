@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from wismo.core.investigation import FollowUp, Investigation
 from wismo.core.jsonfmt import canonical
-from wismo.shared.investigation import FollowUp, Investigation
-from wismo.shared.walk import Call
+from wismo.core.walk import Call
 
 MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from wismo.core.errors import WismoError
-from wismo.shared.investigation import Investigation
+from wismo.core.investigation import Investigation
 
 
 def fix(value: Any) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from wismo.client.investigation import investigate
-from wismo.shared.walk import Call
+from wismo.accounting.tokens.conversation import Prompt
+from wismo.core.walk import Call
+from wismo.mcp.client.investigation import investigate
 from wismo.studies.declaration import Study
 from wismo.studies.servers import reach
-from wismo.tokens.conversation import Prompt
 
 
 class Recorded(TypedDict):

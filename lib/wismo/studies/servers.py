@@ -7,9 +7,9 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from wismo.client.connection import Connection, connect
-from wismo.client.failures import HarnessError
 from wismo.core.errors import described
+from wismo.mcp.client.connection import Connection, connect
+from wismo.mcp.client.failures import HarnessError
 from wismo.studies.declaration import Study, StudyDesign
 
 

@@ -1,0 +1,353 @@
+"""The chains a model rebuilds: each conversation's tool calls from its first call to its answer as steps (one tool,
+called one or more times in a row), the recurring chains across conversations with the model turns and the
+provider-reported tokens each turn added, and the links: an argument whose value appeared in an earlier result of
+the same conversation, with the path where it appeared."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wismo.runs.traces.conversations import Conversation
+from wismo.runs.traces.prediction import Replacement, case_key, estimate
+
+Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
+
+
+def steps(conversation: Conversation) -> Steps:
+    """The conversation's tool calls in order, repeated calls of one tool in a row as one step with its count."""
+    out: list[list[Any]] = []
+    for call in conversation.tool_calls:
+        if out and out[-1][0] == call.tool:
+            out[-1][1] += 1
+        else:
+            out.append([call.tool, 1])
+    return tuple((tool, count) for tool, count in out)
+
+
+def turns(conversation: Conversation) -> tuple[tuple[str, ...], ...]:
+    """The conversation's tools by the model response that asked for them: calls asked for in one response are one
+    step of the chain, whatever their order (each tool once, in the order first called)."""
+    out: dict[int, dict[str, None]] = {}
+    for call, asked_by in zip(conversation.tool_calls, conversation.requested_by):
+        out.setdefault(asked_by, {})[call.tool] = None
+    return tuple(tuple(tools) for _, tools in sorted(out.items()))
+
+
+def shown(turns: tuple[tuple[str, ...], ...], calls: Mapping[str, tuple[int, int]]) -> str:
+    """A chain as a reader reads it, a step of several calls in braces, a tool called more than once with its count:
+    `get_order → {get_payment, get_reservation x2, get_tracking}`."""
+
+    def tool(name: str) -> str:
+        least, most = calls.get(name, (1, 1))
+        return name if most == 1 else f"{name} x{most}" if least == most else f"{name} x{least}-{most}"
+
+    return " → ".join(
+        tool(step[0]) if len(step) == 1 else "{" + ", ".join(tool(t) for t in step) + "}" for step in turns
+    )
+
+
+def additions(conversation: Conversation) -> list[int]:
+    """What each turn added to the next request, as the provider reported it: the difference between consecutive
+    model calls' input tokens."""
+    inputs = [m.input_tokens for m in conversation.model_calls]
+    return [b - a for a, b in zip(inputs, inputs[1:])]
+
+
+def _identifier(key: str) -> str:
+    """A key as a JMESPath identifier (a study's links are JMESPath): quoted unless it is a bare name."""
+    return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else json.dumps(key)
+
+
+def _distinctive(value: Any) -> bool:
+    """Whether a value is one an argument could only have taken from a result: not a flag, not a tiny number or a
+    word of two letters (page 1 against count 1, "ok"), which would be linked by chance."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return abs(value) >= 10
+    return isinstance(value, str) and len(value) >= 3
+
+
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every distinctive scalar in a JSON value with its JMESPath path (`a.b`, `a[]` for any element of a list)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            name = _identifier(str(key))
+            yield from _leaves(inner, f"{path}.{name}" if path else name)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _leaves(inner, f"{path}[]")
+    elif _distinctive(value):
+        yield path, value
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # a text result: a value found in it is found at the path "" (the text itself)
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    """An argument of `tool` (at `argument`) whose value was at `path` in an earlier result of `source`."""
+
+    source: str
+    path: str
+    tool: str
+    argument: str
+
+
+def links(conversation: Conversation) -> set[Link]:
+    """The links one conversation shows (where arguments and results were captured)."""
+    found: set[Link] = set()
+    earlier: list[tuple[str, Any]] = []  # (tool, decoded result) in call order
+    for call in conversation.tool_calls:
+        arguments = _json(call.arguments)
+        if isinstance(arguments, dict):
+            for argument, value in _leaves(arguments):
+                for source, result in earlier:
+                    if isinstance(result, str):
+                        if isinstance(value, str) and value in result:
+                            found.add(Link(source, "", call.tool, argument))
+                        continue
+                    for path, seen in _leaves(result):
+                        if seen == value:
+                            found.add(Link(source, path, call.tool, argument))
+        if call.result is not None and not call.is_error:
+            earlier.append((call.tool, _json(call.result)))
+    return found
+
+
+def _median(histogram: Counter[int]) -> float:
+    """The median of the values a histogram counts (the mean of the middle two when their number is even)."""
+    n = sum(histogram.values())
+    ranked = sorted(histogram)
+
+    def at(rank: int) -> int:
+        seen = 0
+        for value in ranked:
+            seen += histogram[value]
+            if seen > rank:
+                return value
+        raise IndexError(rank)
+
+    return (at((n - 1) // 2) + at(n // 2)) / 2
+
+
+def _spread(histogram: Counter[int]) -> dict[str, float]:
+    return {"median": _median(histogram), "min": min(histogram), "max": max(histogram)}
+
+
+def replaced_turns(conversation: Conversation) -> tuple[int, int]:
+    """The model calls (0-based, first and last) that requested the conversation's tool calls: with the chain
+    replaced by one call, the first requests it and the ones after it up to the last are no longer made."""
+    if not conversation.tool_calls:
+        return 0, 0
+    return conversation.requested_by[0], max(conversation.requested_by)
+
+
+def resends_saved(conversation: Conversation) -> int:
+    """Input tokens the conversation would not send with its chain replaced by one call returning the same records
+    (modelled from the provider-reported inputs: the records' tokens are kept, as every later request still carries
+    them; what goes is each extra turn's request, which resends the whole history)."""
+    first, last = replaced_turns(conversation)
+    return sum(m.input_tokens for m in conversation.model_calls[first + 1 : last + 1])
+
+
+EXAMPLES = 3  # conversation keys kept per chain, to name where to look
+CASES = 12  # distinct first-call arguments kept per chain: the cases of the study that checks it
+
+
+def first_arguments(conversation: Conversation) -> dict[str, Any] | None:
+    """The arguments of the conversation's first tool call, where captured as a JSON object."""
+    if not conversation.tool_calls:
+        return None
+    decoded = _json(conversation.tool_calls[0].arguments)
+    if not isinstance(decoded, dict):
+        return None
+    given = {k: v for k, v in decoded.items() if v is not None}  # a strict-mode null is an argument not given
+    return given or None
+
+
+@dataclass
+class Chain:
+    """One recurring chain: its tools in order, and histograms of what its conversations cost (memory grows with
+    the distinct values, not with the conversations)."""
+
+    tools: tuple[str, ...]
+    conversations: int = 0
+    examples: list[str] = field(default_factory=list)
+    fewest: list[int] = field(default_factory=list)  # calls per step, least and most seen
+    most: list[int] = field(default_factory=list)
+    turns: Counter[int] = field(default_factory=Counter)  # model calls per conversation
+    added: list[Counter[int]] = field(default_factory=list)  # tokens each turn added, by turn
+    input_tokens: Counter[int] = field(default_factory=Counter)  # provider-reported input per conversation
+    saved: Counter[int] = field(default_factory=Counter)  # modelled input tokens saved per conversation
+    links: Counter[Link] = field(default_factory=Counter)  # conversations showing each link
+    captured: int = 0  # conversations whose arguments and results were all captured
+    models: Counter[str] = field(default_factory=Counter)
+    cases: list[dict[str, Any]] = field(default_factory=list)  # the first CASES distinct first-call arguments
+    by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
+    # Per replacing tool, for each of `cases`: the input the conversation would take with the chain replaced.
+    predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)
+    # How its calls were asked for, response by response: each grouping seen, with its conversations.
+    turned: Counter[tuple[tuple[str, ...], ...]] = field(default_factory=Counter)
+    # Where no study names the replacing tool: conversations estimated, their input, and the least and most they
+    # would take with the chain replaced (prediction.estimate).
+    estimated: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    # Per model (and its provider): conversations and the input they would save, never pooled across models.
+    by_model: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def add(
+        self, conversation: Conversation, counts: tuple[int, ...], replacements: Sequence[Replacement] = ()
+    ) -> None:
+        """Counts one conversation showing this chain (and, for each replacement of its tools, what it would take)."""
+        self.conversations += 1
+        if len(self.examples) < EXAMPLES:
+            self.examples.append(conversation.key)
+        self.fewest = [min(a, b) for a, b in zip(self.fewest, counts)] if self.fewest else list(counts)
+        self.most = [max(a, b) for a, b in zip(self.most, counts)] if self.most else list(counts)
+        self.turns[len(conversation.model_calls)] += 1
+        self.turned[turns(conversation)] += 1
+        for i, tokens in enumerate(additions(conversation)):
+            if i == len(self.added):
+                self.added.append(Counter())
+            self.added[i][tokens] += 1
+        total, saved = sum(m.input_tokens for m in conversation.model_calls), resends_saved(conversation)
+        self.input_tokens[total] += 1
+        self.saved[saved] += 1
+        self.models.update({m.model for m in conversation.model_calls})
+        arguments = first_arguments(conversation)
+        if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
+            self.cases.append(arguments)
+            self.by_case.append(Counter())
+        if arguments is not None and arguments in self.cases:
+            at = self.cases.index(arguments)
+            self.by_case[at][total] += 1
+            decided = False
+            for r in replacements:  # by tool name (Chains sorts them once)
+                if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
+                    predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
+                    if predicted is not None:
+                        per = self.predicted.setdefault(r.tool, [])
+                        per += [Counter() for _ in range(len(self.cases) - len(per))]
+                        per[at][predicted] += 1
+                        if not decided:  # the first replacement by name, as the chain's own saving takes it
+                            saved, decided = total - predicted, True
+        if not replacements and len(self.tools) > 1 and conversation.model_calls:
+            first = conversation.model_calls[0]
+            calls = [(c.tool, c.arguments, c.result) for c in conversation.tool_calls]
+            bounds = estimate(first.input_tokens, first.span.attributes, calls)
+            if bounds is not None:
+                for i, v in enumerate((1, total, *bounds)):
+                    self.estimated[i] += v
+        if conversation.model_calls:
+            first = conversation.model_calls[0]
+            tally = self.by_model.setdefault((first.model, first.provider), [0, 0])
+            tally[0] += 1
+            tally[1] += saved
+        if conversation.tool_calls and all(
+            c.arguments is not None and c.result is not None for c in conversation.tool_calls
+        ):
+            self.captured += 1
+            self.links.update(links(conversation))
+
+    def _steps(self) -> tuple[tuple[str, ...], ...]:
+        """The grouping of calls into model responses most of its conversations show (the first such, on a tie)."""
+        return max(self.turned.items(), key=lambda kv: kv[1])[0] if self.turned else tuple((t,) for t in self.tools)
+
+    def _calls(self) -> dict[str, tuple[int, int]]:
+        """Each tool's least and most calls in a row, as callsPerStep counts them."""
+        return {tool: (a, b) for tool, a, b in zip(self.tools, self.fewest, self.most)}
+
+    def summary(self, total: int) -> dict[str, Any]:
+        """The chain as the report shows it; `total` is the number of conversations read."""
+        return {
+            "tools": list(self.tools),
+            "conversations": self.conversations,
+            "share": round(self.conversations / total, 4) if total else 0.0,
+            "examples": self.examples,
+            "callsPerStep": [{"min": a, "max": b} for a, b in zip(self.fewest, self.most)],
+            "steps": [list(step) for step in self._steps()],
+            "shown": shown(self._steps(), self._calls()),
+            "modelTurns": _spread(self.turns),
+            "modelCalls": sum(turns * n for turns, n in self.turns.items()),
+            "tokensAddedPerTurn": [_median(h) for h in self.added],
+            "inputTokensPerConversation": _spread(self.input_tokens),
+            "inputTokensSavedPerConversation": _spread(self.saved),
+            "inputTokensSavedMean": round(sum(v * c for v, c in self.saved.items()) / self.conversations, 2),
+            "inputTokensMean": round(sum(v * c for v, c in self.input_tokens.items()) / self.conversations, 2),
+            "models": sorted(self.models),
+            "linksCaptured": self.captured,
+            "cases": self.cases,
+            "inputTokensByCase": [_median(h) for h in self.by_case],
+            "byModel": [
+                {"model": model, "provider": provider, "conversations": n, "savedInputPerConversation": round(t / n, 2)}
+                for (model, provider), (n, t) in sorted(self.by_model.items(), key=lambda kv: (-kv[1][0], kv[0]))
+            ],
+            "estimated": (
+                {
+                    "conversations": self.estimated[0],
+                    "inputToday": round(self.estimated[1] / self.estimated[0], 2),
+                    "leastInput": round(self.estimated[2] / self.estimated[0], 2),
+                    "mostInput": round(self.estimated[3] / self.estimated[0], 2),
+                }
+                if self.estimated[0]
+                else None
+            ),
+            "predicted": [
+                {
+                    "tool": tool,
+                    "byCase": {case_key(c): _median(h) for c, h in zip(self.cases, per) if h},
+                }
+                for tool, per in sorted(self.predicted.items())
+            ],
+            "links": [
+                {
+                    "from": link.source,
+                    "path": link.path,
+                    "tool": link.tool,
+                    "argument": link.argument,
+                    "conversations": c,
+                }
+                for link, c in sorted(self.links.items(), key=lambda kv: (-kv[1], kv[0]))
+            ],
+        }
+
+
+class Chains:
+    """The recurring chains, counted one conversation at a time (memory grows with the distinct chains)."""
+
+    def __init__(self, replacements: Sequence[Replacement] = ()) -> None:
+        self.by_tools: dict[tuple[str, ...], Chain] = {}
+        self.total = 0
+        self.replacements = tuple(sorted(replacements, key=lambda r: r.tool))
+
+    def add(self, conversation: Conversation) -> None:
+        """Counts one conversation in its chain."""
+        self.total += 1
+        s = steps(conversation)
+        tools = tuple(tool for tool, _ in s)
+        self.by_tools.setdefault(tools, Chain(tools)).add(
+            conversation, tuple(count for _, count in s), self.replacements
+        )
+
+    def ranked(self) -> list[Chain]:
+        """Most conversations first, then by tools."""
+        return sorted(self.by_tools.values(), key=lambda c: (-c.conversations, c.tools))
+
+
+def chains(conversations: Iterable[Conversation]) -> tuple[list[Chain], int]:
+    """The recurring chains, most conversations first (then by tools), and the number of conversations read."""
+    counted = Chains()
+    for conversation in conversations:
+        counted.add(conversation)
+    return counted.ranked(), counted.total

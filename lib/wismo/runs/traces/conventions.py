@@ -1,0 +1,218 @@
+"""What a span is, by the names the conventions give it: a model call (GenAI inference spans), a tool call (GenAI
+`execute_tool`, MCP `tools/call {tool}`, OpenLLMetry's `{tool}.tool`), or neither."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from wismo.core.errors import WismoError
+from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
+from wismo.runs.traces.otlp import Span
+
+# GenAI semantic conventions: the operations that are a call to a model.
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")  # the second: older and OpenLLMetry
+OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+CACHED_TOKENS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
+MCP_TOOLS_CALL = "tools/call"
+# What a model call's usage is, when the agent says (wismo's own loop does: its scripted model's usage is a tiktoken
+# estimate); otherwise it is what the provider reported, as the GenAI conventions define gen_ai.usage.*.
+USAGE_KIND = "wismo.usage.kind"
+USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER, SCRIPTED)
+# Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
+# function and test models (pydantic-ai's FunctionModel and TestModel). Their token counts are their own.
+STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
+
+
+def usage_kind(attributes: dict[str, Any]) -> str:
+    """What a model call's token counts are, from what its span says: the agent's own word where it gives one
+    (wismo.usage.kind), a stand-in model's own count, a server's at a loopback or private address, else the
+    provider's."""
+    said = attributes.get(USAGE_KIND)
+    if said in USAGE_KINDS:
+        return str(said)
+    provider = str(_first(attributes, ("gen_ai.provider.name", "gen_ai.system")) or "")
+    if provider in STAND_IN_PROVIDERS:
+        return SCRIPTED
+    if _private(str(attributes.get("server.address") or "")):
+        return SERVER
+    return PROVIDER
+
+
+def _private(address: str) -> bool:
+    """Whether a server address is this machine or a private network's: a local server, not a model provider."""
+    if address in ("localhost",) or address.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+class SpanIncomplete(WismoError):
+    """A model or tool call span lacking an attribute a conversation needs: `missing` names it."""
+
+    def __init__(self, missing: str) -> None:
+        super().__init__(missing)
+        self.missing = missing
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """A call to a model as its span reports it (provider-reported tokens)."""
+
+    span: Span
+    model: str
+    provider: str
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int
+    conversation: str  # gen_ai.conversation.id, "" when absent
+    requested: tuple[str, ...]  # the tool call ids its output requested, where captured
+    usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call to a tool as its span reports it; arguments and result are None where content was not captured."""
+
+    span: Span
+    tool: str
+    call_id: str
+    arguments: str | None
+    result: str | None
+    is_error: bool
+    convention: str  # "gen_ai", "mcp" or "openllmetry"
+    conversation: str
+
+
+def _first(attributes: dict[str, Any], names: tuple[str, ...]) -> Any:
+    return next((attributes[n] for n in names if attributes.get(n) is not None), None)
+
+
+def _tokens(attributes: dict[str, Any], names: tuple[str, ...], required: bool) -> int:
+    value = _first(attributes, names)
+    if value is None:
+        if required:
+            raise SpanIncomplete(names[0])
+        return 0
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    whole = whole or (isinstance(value, float) and value.is_integer()) or (isinstance(value, str) and value.isdigit())
+    if not whole:
+        raise SpanIncomplete(f"{names[0]} as a whole number (it is {value!r})")
+    number = int(value)
+    if number < 0:
+        raise SpanIncomplete(f"{names[0]} at least 0 (it is {number})")
+    return number
+
+
+def _text(value: Any) -> str | None:
+    """A captured value as the text the tool received or returned (JSON kept as written, structures re-encoded)."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def messages(attributes: dict[str, Any], attribute: str) -> list[dict[str, Any]]:
+    """A captured message list (gen_ai.input.messages or gen_ai.output.messages) as dicts; [] when not captured."""
+    raw = attributes.get(attribute)
+    try:
+        decoded = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return []
+    return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
+
+
+def _requested(attributes: dict[str, Any]) -> tuple[str, ...]:
+    """The tool call ids in a model call's captured output messages (gen_ai.output.messages), where present."""
+    return tuple(
+        part["id"]
+        for message in messages(attributes, "gen_ai.output.messages")
+        for part in message.get("parts") or ()
+        if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str)
+    )
+
+
+def model_call(span: Span) -> ModelCall | None:
+    """The model call a span records, None when it records none; SpanIncomplete when it lacks its tokens."""
+    a = span.attributes
+    if a.get("gen_ai.operation.name") not in MODEL_OPERATIONS and a.get("llm.request.type") != "chat":
+        return None
+    return ModelCall(
+        span=span,
+        model=str(_first(a, ("gen_ai.response.model", "gen_ai.request.model")) or ""),
+        provider=str(_first(a, ("gen_ai.provider.name", "gen_ai.system")) or ""),
+        input_tokens=_tokens(a, INPUT_TOKENS, required=True),
+        output_tokens=_tokens(a, OUTPUT_TOKENS, required=True),
+        cached_input_tokens=_tokens(a, CACHED_TOKENS, required=False),
+        conversation=str(a.get("gen_ai.conversation.id") or ""),
+        requested=_requested(a),
+        usage_kind=usage_kind(a),
+    )
+
+
+def _mcp_tool(span: Span) -> str | None:
+    """The tool an MCP `tools/call` span names: gen_ai.tool.name, else the last word of `tools/call {tool}`."""
+    name = span.attributes.get("gen_ai.tool.name")
+    if name:
+        return str(name)
+    head, _, tool = span.name.rpartition(" ")
+    return tool if head.endswith(MCP_TOOLS_CALL) and tool else None
+
+
+def _openllmetry_io(span: Span) -> tuple[str | None, str | None]:
+    """The arguments and result OpenLLMetry captured: `traceloop.entity.input` holds {"tool_name", "arguments"}
+    and `.output` the result (a {"result": text} object, or the tool's own result), each JSON in a string."""
+    raw_in, raw_out = span.attributes.get("traceloop.entity.input"), span.attributes.get("traceloop.entity.output")
+    arguments = result = None
+    if isinstance(raw_in, str):
+        try:
+            decoded = json.loads(raw_in)
+            if isinstance(decoded, dict) and "arguments" in decoded:  # the MCP instrumentation's
+                arguments = _text(decoded["arguments"])
+            elif isinstance(decoded, dict) and "kwargs" in decoded:  # the traceloop SDK's @tool decorator's
+                arguments = _text(decoded["kwargs"]) if decoded["kwargs"] else None
+            else:
+                arguments = _text(decoded)
+        except json.JSONDecodeError:
+            arguments = raw_in
+    if isinstance(raw_out, str):
+        try:
+            decoded = json.loads(raw_out)
+            inner = decoded.get("result") if isinstance(decoded, dict) and "result" in decoded else decoded
+            result = _text(inner)
+        except json.JSONDecodeError:
+            result = raw_out
+    return arguments, result
+
+
+def tool_call(span: Span) -> ToolCall | None:
+    """The tool call a span records, under whichever convention names it, None when it records none;
+    SpanIncomplete when it names no tool."""
+    a = span.attributes
+    conversation = str(a.get("gen_ai.conversation.id") or "")
+    is_error = span.failed or bool(a.get("error.type"))
+    call_id = str(a.get("gen_ai.tool.call.id") or "")
+    if a.get("gen_ai.operation.name") == "execute_tool" and a.get("mcp.method.name") is None:
+        tool = a.get("gen_ai.tool.name")
+        if not tool:
+            raise SpanIncomplete("gen_ai.tool.name")
+        arguments, result = _text(a.get("gen_ai.tool.call.arguments")), _text(a.get("gen_ai.tool.call.result"))
+        return ToolCall(span, str(tool), call_id, arguments, result, is_error, "gen_ai", conversation)
+    if a.get("mcp.method.name") == MCP_TOOLS_CALL:
+        tool = _mcp_tool(span)
+        if not tool:
+            raise SpanIncomplete("gen_ai.tool.name")
+        arguments, result = _text(a.get("gen_ai.tool.call.arguments")), _text(a.get("gen_ai.tool.call.result"))
+        return ToolCall(span, tool, call_id, arguments, result, is_error, "mcp", conversation)
+    if a.get("traceloop.span.kind") == "tool":
+        tool = a.get("traceloop.entity.name") or span.name.removesuffix(".tool")
+        if not tool:
+            raise SpanIncomplete("traceloop.entity.name")
+        arguments, result = _openllmetry_io(span)
+        return ToolCall(span, str(tool), call_id, arguments, result, is_error, "openllmetry", conversation)
+    return None

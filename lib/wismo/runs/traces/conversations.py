@@ -1,0 +1,227 @@
+"""Spans grouped into conversations (by gen_ai.conversation.id, else by trace), each closed once no span of it has
+ended for a window of span time, so memory holds the conversations open at once, not the file; in a conversation,
+one tool call seen by several spans (the agent's `execute_tool`, the MCP client's and the server's `tools/call`) is
+one call, and each call belongs to the model call that requested it (by gen_ai.tool.call.id, else by order)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+
+from wismo.runs.traces.conventions import ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
+from wismo.runs.traces.otlp import Span, TraceUnreadable
+
+TRACE_KEY = "trace "  # a conversation no gen_ai.conversation.id names is keyed by this and its trace id
+IDLE_NS = 600 * 10**9  # a conversation with no span ending in 10 minutes of span time is complete
+SWEEP_EVERY = 4096  # spans between looks for idle conversations
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation: its model calls and its distinct tool calls in start order, and for each tool call the
+    index (0-based) of the model call that requested it."""
+
+    key: str  # the gen_ai.conversation.id, else "trace " and the trace id
+    model_calls: tuple[ModelCall, ...]
+    tool_calls: tuple[ToolCall, ...]
+    requested_by: tuple[int, ...]
+    sources: tuple[str, ...]  # the files its spans came from
+    root: str = ""  # the name of its trace's root span (an agent's run, say): what names it without content
+
+
+@dataclass
+class Tally:
+    """What reading saw: spans, the model and tool call spans among them, the tool (and model) call spans that were
+    another span of a call already counted, the spans that are neither (ignored), and the conversations left out because
+    no model call of theirs was traced (with their spans)."""
+
+    spans: int = 0
+    model_call_spans: int = 0
+    tool_call_spans: int = 0
+    same_call_spans: int = 0
+    same_model_call_spans: int = 0  # model call spans nested in another of the same request
+    ignored_spans: int = 0
+    conversations: int = 0
+    without_model_call: int = 0
+    spans_without_model_call: int = 0
+    tool_calls_without_model_call: int = 0  # distinct tool calls in those: calls no model call can be given
+
+
+@dataclass
+class _Open:
+    key: str
+    named: bool  # keyed by gen_ai.conversation.id, not by a trace
+    models: list[ModelCall] = field(default_factory=list)
+    tools: list[ToolCall] = field(default_factory=list)
+    parents: dict[str, str] = field(default_factory=dict)  # span id -> parent span id, every span of its traces
+    traces: set[str] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
+    spans: int = 0
+    last_ns: int = 0
+    root: str = ""  # the first root span's name
+
+    def absorb(self, other: _Open) -> None:
+        self.root = self.root or other.root
+        self.models += other.models
+        self.tools += other.tools
+        self.parents.update(other.parents)
+        self.traces |= other.traces
+        self.sources |= other.sources
+        self.spans += other.spans
+        self.last_ns = max(self.last_ns, other.last_ns)
+
+
+def _classified(span: Span) -> ModelCall | ToolCall | None:
+    try:
+        return model_call(span) or tool_call(span)
+    except SpanIncomplete as exc:
+        raise TraceUnreadable(
+            span.path, span.line, f"span {span.name!r} ({span.span_id}) lacks {exc.missing}, which a conversation needs"
+        ) from None
+
+
+def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
+    """The bucket's tool calls with every span nested in a span of the same call (same tool, an ancestor) merged
+    into that outermost span: what it lacks (call id, arguments, result) taken from the nested one."""
+    by_span = {t.span.span_id: t for t in bucket.tools}
+    outermost: dict[str, str] = {}
+    for t in bucket.tools:
+        top, seen, parent = t.span.span_id, {t.span.span_id}, bucket.parents.get(t.span.span_id, "")
+        while parent and parent not in seen:
+            seen.add(parent)
+            above = by_span.get(parent)
+            if above is not None and above.tool == t.tool:
+                top = parent
+            parent = bucket.parents.get(parent, "")
+        outermost[t.span.span_id] = top
+    merged: dict[str, ToolCall] = {}
+    for t in sorted(bucket.tools, key=lambda t: (t.span.start_ns, t.span.span_id)):
+        top = outermost[t.span.span_id]
+        if top == t.span.span_id:
+            merged[top] = by_span[top]
+            continue
+        tally.same_call_spans += 1
+        outer = merged.get(top, by_span[top])
+        merged[top] = replace(
+            outer,
+            call_id=outer.call_id or t.call_id,
+            arguments=outer.arguments if outer.arguments is not None else t.arguments,
+            result=outer.result if outer.result is not None else t.result,
+            is_error=outer.is_error or t.is_error,
+        )
+    return sorted(merged.values(), key=lambda t: (t.span.start_ns, t.span.span_id))
+
+
+def _requester(models: list[ModelCall], tool: ToolCall) -> int:
+    """The model call that requested a tool call: the latest started before it whose output named its call id, else
+    the last model call started before it (the first, when none was)."""
+    started = [i for i, m in enumerate(models) if m.span.start_ns <= tool.span.start_ns]
+    if tool.call_id:  # the latest that named it: some agents reuse ids ("0") turn after turn
+        named = [i for i in started if tool.call_id in models[i].requested]
+        if named:
+            return named[-1]
+    return started[-1] if started else 0
+
+
+def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
+    """The bucket's model calls without those nested in another model call (a framework's chat span around the
+    provider SDK's: one request, its usage reported twice)."""
+    ids = {m.span.span_id for m in bucket.models}
+    kept = []
+    for m in bucket.models:
+        seen, parent = {m.span.span_id}, bucket.parents.get(m.span.span_id, "")
+        while parent and parent not in seen and parent not in ids:
+            seen.add(parent)
+            parent = bucket.parents.get(parent, "")
+        if parent in ids and parent not in {m.span.span_id}:
+            tally.same_model_call_spans += 1
+        else:
+            kept.append(m)
+    return sorted(kept, key=lambda m: (m.span.start_ns, m.span.span_id))
+
+
+def _questions(
+    key: str, models: list[ModelCall], tools: list[ToolCall], by: list[int], sources: tuple[str, ...], root: str = ""
+) -> Iterator[Conversation]:
+    """The conversation cut after each model call that asked for no tool (an answer): a session that holds several
+    questions is one conversation per question, the first keeping the key, the next "KEY #2" and so on."""
+    start, n = 0, 1
+    for i in range(len(models)):
+        if i in by and i < len(models) - 1:
+            continue  # it asked for tools: the question goes on
+        if i < len(models) - 1 or start <= i:
+            picked = [j for j, b in enumerate(by) if start <= b <= i]
+            yield Conversation(
+                key=key if n == 1 else f"{key} #{n}",
+                model_calls=tuple(models[start : i + 1]),
+                tool_calls=tuple(tools[j] for j in picked),
+                requested_by=tuple(by[j] - start for j in picked),
+                sources=sources,
+                root=root,
+            )
+            start, n = i + 1, n + 1
+
+
+def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
+    if not bucket.models:
+        tally.without_model_call += 1
+        tally.spans_without_model_call += bucket.spans
+        tally.tool_calls_without_model_call += len(_distinct(bucket, Tally()))
+        return []
+    models = _outermost_models(bucket, tally)
+    tools = _distinct(bucket, tally)
+    by = [_requester(models, t) for t in tools]
+    found = list(_questions(bucket.key, models, tools, by, tuple(sorted(bucket.sources)), bucket.root))
+    tally.conversations += len(found)
+    return found
+
+
+def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -> Iterator[Conversation]:
+    """The conversations the spans make, each as soon as it is complete (idle for `idle_ns` of span time, or at
+    the end of the spans); counts what it read into `tally`."""
+    open_: dict[str, _Open] = {}
+    of_trace: dict[str, str] = {}  # trace id -> the key of its open conversation
+    latest: dict[str, int] = {}  # file -> the latest end read in it: files may be given in any order of time
+    for span in spans:
+        tally.spans += 1
+        call = _classified(span)
+        named = call.conversation if call is not None else str(span.attributes.get("gen_ai.conversation.id") or "")
+        key = named or of_trace.get(span.trace_id) or f"{TRACE_KEY}{span.trace_id}"
+        bucket = open_.get(key)
+        if bucket is None:
+            bucket = open_[key] = _Open(key, named=bool(named))
+        earlier = of_trace.get(span.trace_id)
+        if earlier is not None and earlier != key and earlier in open_ and not open_[earlier].named:
+            bucket.absorb(open_.pop(earlier))  # the trace's earlier spans named no conversation: now they do
+            for trace in bucket.traces:
+                of_trace[trace] = key
+        of_trace[span.trace_id] = key
+        bucket.traces.add(span.trace_id)
+        bucket.sources.add(span.path)
+        bucket.parents[span.span_id] = span.parent_id
+        if not span.parent_id and not bucket.root:
+            bucket.root = span.name
+        bucket.spans += 1
+        bucket.last_ns = max(bucket.last_ns, span.end_ns)
+        latest[span.path] = max(latest.get(span.path, 0), span.end_ns)
+        if isinstance(call, ModelCall):
+            tally.model_call_spans += 1
+            bucket.models.append(call)
+        elif isinstance(call, ToolCall):
+            tally.tool_call_spans += 1
+            bucket.tools.append(call)
+        else:
+            tally.ignored_spans += 1
+        if tally.spans % SWEEP_EVERY == 0:
+            idle = [k for k, b in open_.items() if all(b.last_ns < latest[s] - idle_ns for s in b.sources)]
+            for key in idle:
+                yield from _close(open_.pop(key), of_trace, tally)
+    for bucket in list(open_.values()):
+        yield from _close(bucket, of_trace, tally)
+
+
+def _close(bucket: _Open, of_trace: dict[str, str], tally: Tally) -> Iterator[Conversation]:
+    for trace in bucket.traces:
+        if of_trace.get(trace) == bucket.key:
+            del of_trace[trace]
+    yield from _closed(bucket, tally)
