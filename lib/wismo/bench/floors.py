@@ -27,7 +27,7 @@ def echo_command(mode: str, *modules: str) -> list[str]:
 class _Echo(ABC):
     """An echo process: time round trips through it, and its CPU per round trip from /proc."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
 
     @abstractmethod
     def round_trip(self, payload: bytes) -> float:

@@ -14,7 +14,7 @@ EXAMPLE = "wismo bench --quick --only stdioRoundTrip tokens --out /tmp/bench.jso
 DESCRIPTION = "The suite's timings, each beside its floor, in one run (5 to 8 minutes on 2 cores; --quick: seconds)."
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo bench` and its options."""
     from wismo.bench import suite
     from wismo.core.paths import OUTPUTS

@@ -11,7 +11,7 @@ SUMMARY = "drive both servers and check they return the same evidence"
 EXAMPLE = "wismo compare --orders ORD-1004 ORD-1005 --transport http"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo compare` and its options."""
     from wismo.mcp.client.connection import TRANSPORTS
     from wismo.mcp.servers import designs

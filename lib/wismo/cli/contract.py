@@ -13,7 +13,7 @@ SUMMARY = "check every design's tools/list against data/contracts/tools.json"
 EXAMPLE = "wismo contract --update"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo contract` and its option."""
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("--update", action="store_true", help="pin the servers' current tools/list on purpose")

@@ -17,7 +17,7 @@ BOTH = "both"  # every design the study declares
 LATENCY_PARTS = ("OVERHEAD_MS", "MS_PER_INPUT_TOKEN", "MS_PER_OUTPUT_TOKEN")
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo evaluate` and its options."""
     from wismo.accounting.tokens import framing
     from wismo.mcp.servers import designs

@@ -15,7 +15,7 @@ EXAMPLE = "wismo fuzz 2000"
 DEFAULT_EXAMPLES = 2000  # what `make fuzz` runs: minutes, not hours
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo fuzz` and its options."""
     from wismo.checks.hostile import SESSIONS
 

@@ -10,7 +10,11 @@ EXAMPLE_PREFIX = "example: "
 
 
 def subparser(
-    subparsers: argparse._SubParsersAction, name: str, summary: str, example: str, description: str = ""
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    example: str,
+    description: str = "",
 ) -> argparse.ArgumentParser:
     """A subcommand's parser: `summary` in `wismo --help`, `description` (or the summary) above its options, and
     `example: EXAMPLE` as the last line of its --help."""

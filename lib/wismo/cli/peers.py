@@ -14,7 +14,7 @@ SUMMARY = "gather `wismo tokens --json` outputs of several servers into one JSON
 EXAMPLE = 'wismo peers outputs/peers.json "mcp-server-time 2026.10.19=.peers/measured/time.json"'
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo peers` and its arguments."""
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("out", metavar="OUT", help="the JSON file to write; the table goes beside it as .txt")

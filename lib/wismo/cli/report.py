@@ -14,7 +14,7 @@ SUMMARY = "execute every notebook with papermill and render HTML into outputs/"
 EXAMPLE = "wismo report --out /tmp/wismo-out --jobs 2"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo report` and its options."""
     from wismo.reports.render.build import JOBS_ENV
 

@@ -15,7 +15,7 @@ SUMMARY = "serve one design over stdio (any MCP client can start this)"
 EXAMPLE = "wismo serve focused --http 8000"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo serve` and its options."""
     from wismo.mcp.servers import designs
     from wismo.mcp.servers.settings import DEFAULT_IDLE_TIMEOUT_S, DEFAULT_MAX_SESSIONS

@@ -18,7 +18,7 @@ SUMMARY = "check a study file against its servers, or run its comparison and acc
 EXAMPLE = "wismo study run data/studies/memory-graph.toml --out /tmp/memory-study"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo study check` and `wismo study run` and their options."""
     from wismo.accounting.tokens import framing
     from wismo.checks.hostile import STUDY_COUNT

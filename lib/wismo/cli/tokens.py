@@ -18,7 +18,7 @@ DESCRIPTION = (
 )
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo tokens` and its options."""
     from wismo.accounting.tokens import DEFAULT_ENCODING, PACKAGED_ENCODINGS
     from wismo.studies.audit.measure import DEFAULT_TIMEOUT_S

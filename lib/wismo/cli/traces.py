@@ -27,7 +27,7 @@ DESCRIPTION = (
 ANALYSIS, STUDY = "traces.json", "study.toml"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo traces` and its options."""
     from wismo.runs.traces.conversations import IDLE_NS
 

@@ -14,7 +14,7 @@ SUMMARY = "recompute every counter of recorded runs from their traces"
 EXAMPLE = "wismo verify data/runs/*"
 
 
-def add(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo verify` and its arguments."""
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
     p.add_argument("runs", nargs="+", metavar="RUN", help="a run folder, as `wismo evaluate` writes it")

@@ -45,7 +45,7 @@ class Connection:
     start_ms: float = 0.0
     call_timeout_s: float = DEFAULT_TIMEOUT_S
     interactions: list[Interaction] = field(default_factory=list)
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen[bytes] | None = None
     errlog: Any = None
     target: str | None = None
 
@@ -168,7 +168,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _wait_listening(process: subprocess.Popen, port: int, deadline_s: float) -> None:
+async def _wait_listening(process: subprocess.Popen[bytes], port: int, deadline_s: float) -> None:
     """Wait until the server accepts TCP connections; fail early if it exits, or at the deadline."""
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
@@ -180,7 +180,7 @@ async def _wait_listening(process: subprocess.Popen, port: int, deadline_s: floa
     raise TimeoutError(f"the server did not listen on 127.0.0.1:{port} within {deadline_s:g} s")
 
 
-def _stop(process: subprocess.Popen) -> None:
+def _stop(process: subprocess.Popen[bytes]) -> None:
     """Stop a server process: SIGTERM (and SIGCONT, should it be stopped), then SIGKILL after 5 s."""
     if process.poll() is None:
         with suppress(ProcessLookupError):
@@ -203,7 +203,7 @@ async def _open_session(
     url: str | None,
     errlog: Any,
     cwd: str | None = None,
-) -> tuple[ClientSession, subprocess.Popen | None, str]:
+) -> tuple[ClientSession, subprocess.Popen[bytes] | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
     # A server started here sees the same design registry as this process (designs registered by file).
     env = server_env(env)

@@ -79,7 +79,7 @@ def connection_closed(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
 
 
-def exit_code(process: subprocess.Popen | None, wait_s: float = 0.0) -> int | None:
+def exit_code(process: subprocess.Popen[bytes] | None, wait_s: float = 0.0) -> int | None:
     """Our server process's exit code, waiting up to `wait_s` for it to finish exiting; None while it runs."""
     if process is None:
         return None
@@ -100,7 +100,13 @@ def stderr_tail(errlog: Any, limit: int = 600) -> str:
 
 
 def as_failure(
-    exc: Exception, ready: bool, design: str, transport: str, target: str, process: subprocess.Popen | None, errlog: Any
+    exc: Exception,
+    ready: bool,
+    design: str,
+    transport: str,
+    target: str,
+    process: subprocess.Popen[bytes] | None,
+    errlog: Any,
 ) -> BaseException:
     """The error to raise for `exc`: our own HarnessError as is, the caller's own error untouched, else a
     HarnessError saying whether the server could not be reached or the connection broke mid-session."""
