@@ -89,7 +89,7 @@ def each(case: Any) -> Any:
     return lambda value: case(value)
 
 
-def arguments(p: Pass, count: int, out: dict[str, Any]) -> None:
+def arguments(p: Pass[Any], count: int, out: dict[str, Any]) -> None:
     """Every tool the investigation calls: its fixed cases, then `count` generated argument objects (counted into
     `out` by tool as they go)."""
     offered = {t["name"]: t for t in p.tools}
@@ -123,7 +123,7 @@ def design_report(target: Target, tools: list[dict[str, Any]]) -> dict[str, Any]
     }
 
 
-def finished(report: dict[str, Any], p: Pass) -> dict[str, Any]:
+def finished(report: dict[str, Any], p: Pass[Any]) -> dict[str, Any]:
     """A design's report once its pass has ended: its findings, restarts and skipped cases."""
     return report | {"findings": p.record.findings, "restarts": p.peer.restarts, "skippedCases": p.record.skipped}
 

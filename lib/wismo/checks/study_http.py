@@ -149,7 +149,7 @@ class HttpPeer:
                 pass  # the server is going or gone: nothing left to end
 
 
-def http_case(p: Pass, peer: HttpPeer, kind: str, data: bytes, out: dict[str, Any]) -> None:
+def http_case(p: Pass[Any], peer: HttpPeer, kind: str, data: bytes, out: dict[str, Any]) -> None:
     """One hostile request on a connection of its own, then the normal call; its status counted, findings recorded."""
     if withheld(data.partition(b"\r\n\r\n")[2], p.forbidden):
         out["withheld"] += 1
@@ -172,7 +172,7 @@ def http_case(p: Pass, peer: HttpPeer, kind: str, data: bytes, out: dict[str, An
     p.record.judge(got, "http", kind, data, probe)
 
 
-def http_cases(p: Pass, peer: HttpPeer, count: int, out: dict[str, Any]) -> None:
+def http_cases(p: Pass[Any], peer: HttpPeer, count: int, out: dict[str, Any]) -> None:
     """Every kind of hostile request, `count` each, then one body over 4 MiB; the in-session cases in a session
     of their own."""
     cases_peer: list[HttpPeer] = []

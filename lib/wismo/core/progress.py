@@ -17,7 +17,7 @@ from wismo.core.paths import BUILD_ENV
 def in_notebook() -> bool:
     """Whether this process is a notebook's kernel (IPython's kernel shell), where a widget can be shown."""
     shell = sys.modules.get("IPython")
-    ipython = shell.get_ipython() if shell is not None else None  # type: ignore[attr-defined]
+    ipython = shell.get_ipython() if shell is not None else None
     return type(ipython).__name__ == "ZMQInteractiveShell"
 
 

@@ -223,7 +223,7 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     }
 
 
-def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> dict:
+def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> dict[str, Any]:
     """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
     framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
     study publishes no conversation with two or more requests)."""

@@ -106,7 +106,9 @@ def _priced(model: str, on: str | None) -> bool:
     return True
 
 
-def _refitted(run: runs.Run, usages: list[list[prices.CallUsage]], price: prices.Price, fitted: Fitted) -> dict:
+def _refitted(
+    run: runs.Run, usages: list[list[prices.CallUsage]], price: prices.Price, fitted: Fitted
+) -> dict[str, Any]:
     """The run recounted under the fitted profile and priced as before (outputs as recorded), where its tokens are
     estimates counted under another profile; its recount under its own profile must give its recorded inputs."""
     own = (run.manifest["figures"].get("tokenCounting") or {}).get("profile")

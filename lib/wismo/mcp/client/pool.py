@@ -13,6 +13,7 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import sniffio
 
@@ -29,9 +30,9 @@ class _Kept:
     sizes: frozenset[int]
     cap: int | None
     env: dict[str, str]
-    ready: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    ready: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task | None = None
+    task: asyncio.Task[Any] | None = None
 
     def serves(self, sizes: list[int], cap: int | None) -> bool:
         """Whether this server can answer for these orders under this cap and is still running."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -95,7 +96,7 @@ async def serve_stdio(server: Server) -> None:
         await serve_handshake_loop(server, read_stream, write_stream, state)
 
 
-def _reply_to_unreadable(write_stream: Any):
+def _reply_to_unreadable(write_stream: Any) -> Callable[[Exception], Awaitable[None]]:
     """An observer for lines the transport could not read: answer each with a JSON-RPC error (id null)."""
     from mcp.shared.message import SessionMessage
     from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError

@@ -174,7 +174,9 @@ async def confirm(
     return checks
 
 
-async def _confirm_all(found: dict[tuple[str, str], tuple[int, Criterion]], encoding: str, cap: int | None) -> dict:
+async def _confirm_all(
+    found: dict[tuple[str, str], tuple[int, Criterion]], encoding: str, cap: int | None
+) -> dict[tuple[str, str], Any]:
     """confirm() of every design's boundaries, designs at once (each starts its own server process, so their starts
     overlap), by (design, criterion); a failure is raised as itself, not wrapped in a group."""
     by_design: dict[str, list[tuple[int, Criterion]]] = {}

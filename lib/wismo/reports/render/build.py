@@ -57,13 +57,15 @@ SOCKETS_ENV = "WISMO_KERNEL_SOCKETS"  # the build's folder for its kernels' sock
 HEAVIEST_FIRST = ("04-scale", "02-context-cost")
 
 
-class NotebookFailed(WismoError, PapermillExecutionError):
+class NotebookFailed(WismoError, PapermillExecutionError):  # type: ignore[misc]  # papermill ships no types
     """Papermill's error for a failed cell, with the notebook it happened in named first; `staged`, once build()
     raises it, is the staging folder it left for the reader (staging.Staged)."""
 
     staged: Staged | None = None
 
-    def __init__(self, notebook: str, cell_index, exec_count, source, ename, evalue, traceback) -> None:
+    def __init__(
+        self, notebook: str, cell_index: Any, exec_count: Any, source: Any, ename: Any, evalue: Any, traceback: Any
+    ) -> None:
         super().__init__(cell_index, exec_count, source, ename, evalue, traceback)
         self.notebook = notebook
         # args rebuild the error on the far side of a process boundary (pickle calls the class with them).
@@ -88,7 +90,7 @@ def notebook_info(path: Path) -> tuple[str, str]:
     return path.stem, summary
 
 
-def for_study(path: Path, study: Any):
+def for_study(path: Path, study: Any) -> Any:
     """The notebook to execute for a study: without the cells whose need (metadata wismo.needs, one of the study's
     NEEDS) the study does not declare, each left-out run of them replaced by the sentence its first cell gives
     (wismo.leftOut) and why it is left out, so the reader is told what is not there and what would bring it."""
@@ -137,7 +139,7 @@ def _ipc_kernel_manager() -> type:
     return IpcKernelManager
 
 
-def execute(path: Path, out: Path, parameters: dict | None = None) -> Path:
+def execute(path: Path, out: Path, parameters: dict[str, Any] | None = None) -> Path:
     """Run one notebook headless with papermill into out/notebooks/ (for the study named in the parameters, if
     any); raises if any cell fails."""
     import papermill
@@ -226,7 +228,7 @@ def write_index(
     return target
 
 
-def build_one(path: Path, out: Path, parameters: dict | None = None) -> Rendered:
+def build_one(path: Path, out: Path, parameters: dict[str, Any] | None = None) -> Rendered:
     """Execute and render one notebook; a failed cell raises NotebookFailed naming the notebook."""
     try:
         executed = execute(path, out, parameters)
@@ -297,7 +299,7 @@ def _as_far_as_it_ran(path: Path, out: Path) -> list[Path]:
         return [executed]
 
 
-def _left_for_the_reader(staging: Staging, record: Progress, paths: list[Path], exc: Exception, title) -> Staged:
+def _left_for_the_reader(staging: Staging, record: Progress, paths: list[Path], exc: Exception, title: Any) -> Staged:
     """A failed build's staging folder made readable: the failed notebook rendered as far as it ran, and an index of
     the reports written and of the one that failed, with why in one sentence."""
     failed = record.failed[0][0] if record.failed else None
@@ -314,7 +316,7 @@ def build(
     notebooks: list[Path] | None = None,
     out: str | Path | None = None,
     jobs: int | str | None = None,
-    parameters: dict | None = None,
+    parameters: dict[str, Any] | None = None,
     title: str | None = None,
     intro: str = "",
     left_out: tuple[str, ...] = (),

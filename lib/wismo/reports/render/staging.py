@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wismo.core.errors import first_leaf
 
@@ -90,7 +91,7 @@ def _digest(path: Path) -> str | None:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _renameat2():
+def _renameat2() -> Any:
     """Linux's renameat2 through ctypes, or None where the C library has none."""
     import ctypes
 

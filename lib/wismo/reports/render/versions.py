@@ -77,7 +77,7 @@ def retitle(nb: Any, title: str) -> None:
                 return
 
 
-def _drop_stderr(nb) -> None:
+def _drop_stderr(nb: Any) -> None:
     """Remove stderr streams (progress bars, warnings): the reader's version shows narrative and results only."""
     for cell in nb.cells:
         if cell.cell_type == "code":

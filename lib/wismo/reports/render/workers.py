@@ -9,13 +9,16 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from wismo.core import processes
 from wismo.core.progress import bar, say
 from wismo.reports.render.index_page import Rendered
 
 JOBS_ENV = "WISMO_REPORT_JOBS"
-Task = Callable[[Path, Path, dict | None], Rendered]  # build_one: a notebook, the output folder, the parameters
+Task = Callable[
+    [Path, Path, dict[str, Any] | None], Rendered
+]  # build_one: a notebook, the output folder, the parameters
 
 
 @dataclass
@@ -58,7 +61,7 @@ def pool(jobs: int) -> ProcessPoolExecutor:
     )
 
 
-def report_done(progress, rendered: Rendered, out: Path) -> None:
+def report_done(progress: Any, rendered: Rendered, out: Path) -> None:
     """Advance the bar and say, at once, where one notebook's pages went."""
     progress.update(1)
     say(
@@ -68,7 +71,9 @@ def report_done(progress, rendered: Rendered, out: Path) -> None:
     )
 
 
-def one_at_a_time(task: Task, paths: list[Path], out: Path, parameters: dict | None, record: Progress) -> None:
+def one_at_a_time(
+    task: Task, paths: list[Path], out: Path, parameters: dict[str, Any] | None, record: Progress
+) -> None:
     """Every notebook in this process, in order (no pool to start, which keeps the one-notebook floor what it was);
     the first failure is recorded and raised."""
     with bar(len(paths), "reports", unit="notebook") as progress:
@@ -84,7 +89,13 @@ def one_at_a_time(task: Task, paths: list[Path], out: Path, parameters: dict | N
 
 
 def in_parallel(
-    task: Task, paths: list[Path], order: list[Path], out: Path, jobs: int, parameters: dict | None, record: Progress
+    task: Task,
+    paths: list[Path],
+    order: list[Path],
+    out: Path,
+    jobs: int,
+    parameters: dict[str, Any] | None,
+    record: Progress,
 ) -> None:
     """Every notebook on a pool of `jobs` processes, started in `order`, each reported as it finishes; on the first
     failure the queued ones are cancelled, the running ones finish (recorded too), and that failure is raised."""
@@ -93,7 +104,7 @@ def in_parallel(
     workers = pool(jobs)
     try:
         # Submitted (so forked) before the progress bar exists: no bar thread is copied into a worker.
-        futures: dict[Future, Path] = {workers.submit(task, p, out, parameters): p for p in order}
+        futures: dict[Future[Rendered], Path] = {workers.submit(task, p, out, parameters): p for p in order}
         with bar(len(paths), "reports", unit="notebook") as progress:
             pending = set(futures)
             while pending:
@@ -117,7 +128,7 @@ def in_parallel(
         workers.shutdown(wait=True, cancel_futures=True)
 
 
-def _finish_running(futures: dict[Future, Path], pending: set[Future], record: Progress) -> None:
+def _finish_running(futures: dict[Future[Rendered], Path], pending: set[Future[Rendered]], record: Progress) -> None:
     """Wait for the notebooks still running when one failed, recording each as done or failed."""
     for f in wait(f for f in pending if not f.cancelled()).done:
         if (error := f.exception()) is not None:
