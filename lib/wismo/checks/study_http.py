@@ -26,8 +26,8 @@ from wismo.checks.http_abuse import OVERSIZED_BODY, case_strategies, exchange, r
 from wismo.checks.stdio_peer import PeerUnusable
 from wismo.checks.study_args import Pass, arguments, design_report, each, finished
 from wismo.checks.target import Target, withheld
+from wismo.core.revision import PINNED_REVISION
 from wismo.mcp.client.raw import INITIALIZED, initialize, line
-from wismo.mcp.servers.protocol import PINNED_REVISION
 
 INIT_ID = "hostile-initialize"
 OVERSIZED = "oversized body"

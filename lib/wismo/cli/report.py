@@ -32,7 +32,7 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 def run(args: argparse.Namespace) -> int:
     """Execute every notebook and render the HTML reports; a failed or interrupted build leaves the previous one as
     it was."""
-    from wismo.core.paths import REPO_ROOT
+    from wismo.core.paths import REPO_ROOT, output_dir
     from wismo.reports.render import build as report
 
     try:
@@ -62,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
         if code is None:
             raise
         return code
-    print(f"{plural(len(rendered), 'report')}; open {report.output_dir(args.out) / 'index.html'}")
+    print(f"{plural(len(rendered), 'report')}; open {output_dir(args.out) / 'index.html'}")
     return 0

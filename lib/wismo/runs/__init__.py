@@ -3,9 +3,10 @@
 The run format's names (runs.store) are the package's API; recording, scoring and summaries are imported by name.
 """
 
+from wismo.core.paths import RUNS
+from wismo.runs.agent.counters import totals
 from wismo.runs.store import (
     IMPORTED,
-    RUNS,
     SCHEMAS,
     STAGING_PREFIX,
     RecordedTrace,
@@ -16,7 +17,6 @@ from wismo.runs.store import (
     schema,
     sha256,
     sum_totals,
-    totals,
     verify,
     verify_trace,
 )

@@ -10,7 +10,8 @@ from typing import Any
 from wismo.core.errors import described
 from wismo.mcp.client.connection import Connection, connect
 from wismo.mcp.client.failures import HarnessError
-from wismo.studies.declaration import Study, StudyDesign
+from wismo.studies.declaration import Study
+from wismo.studies.designs import StudyDesign
 
 
 def reach(

@@ -19,7 +19,8 @@ from wismo.domain.ids import MAX_ID_LENGTH
 from wismo.mcp.client.connection import Connection
 from wismo.mcp.client.investigation import Call, investigate
 from wismo.studies import following, matching
-from wismo.studies.declaration import Study, StudyCase, chosen
+from wismo.studies.cases import StudyCase
+from wismo.studies.declaration import Study, chosen
 from wismo.studies.evidence import evidence as found_evidence
 from wismo.studies.servers import reach
 
