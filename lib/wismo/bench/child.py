@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from typing import Any
+from typing import Any, cast
 
 from wismo.core import processes
 
@@ -25,7 +25,7 @@ def probe(
     )
     if done.returncode != 0:
         raise RuntimeError(f"the probe wismo.bench.{module} {' '.join(args)} failed: {done.stderr[-1500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return cast("dict[str, Any]", json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def timed(command: list[str], what: str, timeout_s: float = 1800) -> float:

@@ -13,11 +13,12 @@ from wismo.bench.stats import check, figure, summary
 
 def _median_of(figures: list[dict[str, Any]], transport: str, which: str) -> float:
     """The median of the first or later passes over a transport, with wismo's own stdio transport."""
-    return next(
+    medians = (
         f["stats"]["median"]
         for f in figures
         if f.get("transport") == transport and f.get("pass") == which and f.get("serverTransport") == "wismo"
     )
+    return float(next(medians))
 
 
 def bench_comparison(s: Settings) -> dict[str, Any]:

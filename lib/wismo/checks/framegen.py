@@ -13,7 +13,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import strategies as st
 
@@ -75,7 +75,7 @@ def _set(message: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str
         holder.pop(path[-1], None)
     else:
         holder[path[-1]] = value
-    return out
+    return cast("dict[str, Any]", out)
 
 
 FIELDS = (("jsonrpc",), ("id",), ("method",), ("params",), ("params", "name"), ("params", "arguments"))

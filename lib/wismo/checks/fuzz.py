@@ -4,7 +4,7 @@ and the memory a server wismo serves may use."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import psutil
 from hypothesis import HealthCheck, Phase, given, settings
@@ -32,4 +32,4 @@ def run_examples(
 
 def rss_mb(process: psutil.Process) -> float:
     """A process's resident memory in MB."""
-    return process.memory_info().rss / 2**20
+    return cast("float", process.memory_info().rss / 2**20)

@@ -18,7 +18,7 @@ and the partial frames at fresh servers only from BIG_FROM on.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from wismo.checks import study_args
 from wismo.checks.findings import NOT_FINDINGS, Exchange, by_category, categories, finding
@@ -181,7 +181,7 @@ def cases(report: dict[str, Any]) -> int:
     frames_sent += (report.get("frames") or {}).get("partialFrames", 0)
     http = sum(((report.get("http") or {}).get("cases") or {}).values())
     http += sum(((report.get("servedHttp") or {}).get("cases") or {}).values())
-    return arguments + frames_sent + http
+    return cast("int", arguments + frames_sent + http)
 
 
 def at_scale(study: Any, examples: int, sessions: int = SESSIONS) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 from types import ModuleType
+from typing import cast
 
 from wismo.cli.parsing import EXAMPLE_PREFIX
 from wismo.core.errors import WismoError, single
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         # sentence whatever the command, not a traceback from the first parser that lists the designs.
         designs.registered()
         args = parser(command).parse_args(argv)
-        return args.run(args)
+        return cast("int", args.run(args))
     except Exception as exc:  # anything but an input error is re-raised as it was
         failure = single(exc)
         if not is_input_error(failure):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from wismo.core import templates
 from wismo.core.jsonfmt import canonical
@@ -34,7 +34,7 @@ class FollowUp:
 
     def call_arguments(self, item: Any, values: dict[str, Any]) -> dict[str, Any]:
         """The arguments of the call that follows `item` for a case with these field values."""
-        return templates.fill(self.arguments, {**values, templates.ITEM: item})
+        return cast("dict[str, Any]", templates.fill(self.arguments, {**values, templates.ITEM: item}))
 
     @property
     def item_arguments(self) -> tuple[str, ...]:
@@ -80,7 +80,7 @@ class Investigation:
 
     def entry_arguments(self, values: dict[str, Any]) -> dict[str, Any]:
         """The entry call's arguments for one case (its fields fill the templates)."""
-        return templates.fill(self.arguments, values)
+        return cast("dict[str, Any]", templates.fill(self.arguments, values))
 
     def steps(self) -> list[tuple[str, str, Reading]]:
         """Every step as (its name in a sentence, its tool, its reading): the entry, then each link."""

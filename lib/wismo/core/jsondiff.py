@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 TIMING_KEYS = {"timings"}  # wall-clock figures live under these keys and only there
 ABSENT = "<absent>"
@@ -113,4 +113,4 @@ def first_difference(a: Any, b: Any) -> str | None:
     d = found[0]
     if isinstance(d["a"], list) and isinstance(d["b"], list):
         return f"{d['path']} (length {len(d['a'])} vs {len(d['b'])})"
-    return d["path"]
+    return cast("str | None", d["path"])

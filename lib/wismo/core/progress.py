@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -26,8 +26,8 @@ def _bar_class() -> type[tqdm]:
     if in_notebook():
         from tqdm.notebook import tqdm as widget
 
-        return widget
-    return tqdm
+        return cast("type[Any]", widget)
+    return cast("type[Any]", tqdm)
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.paths import DATA
 
@@ -14,7 +14,7 @@ def load(name: str) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if "source" not in data:
         raise ValueError(f"{path} has no 'source' block; every reference figure must say where it comes from")
-    return data
+    return cast("dict[str, Any]", data)
 
 
 REPRODUCED = ("context-budget-case-study",)  # the source documents whose worked numbers a study may reproduce

@@ -5,7 +5,7 @@ Notebooks call, display and check; they compute nothing themselves."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.errors import ClaimFailed
 
@@ -28,7 +28,7 @@ def check(holds: bool, claim: str, detail: str) -> str:
 
 def reference(result: Mapping[str, Any]) -> str:
     """The reference design of the study a result belongs to (every result carries its "study" block)."""
-    return result["study"]["reference"]
+    return cast("str", result["study"]["reference"])
 
 
 def compared(result: Mapping[str, Any]) -> list[str]:
@@ -38,4 +38,4 @@ def compared(result: Mapping[str, Any]) -> list[str]:
 
 def case_key(result: Mapping[str, Any]) -> str:
     """The field that names a case in the result's rows: its study's key."""
-    return result["study"]["key"]
+    return cast("str", result["study"]["key"])

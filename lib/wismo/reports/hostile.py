@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.paths import OUTPUTS
 from wismo.mcp.servers.settings import SessionLimits
@@ -20,7 +20,7 @@ def load(out: str | Path | None, study: Any = None) -> dict[str, Any] | None:
     fuzzed = json.loads(path.read_text(encoding="utf-8"))
     if study is not None and (fuzzed.get("study") or {}).get("file") != study.path.name:
         return None
-    return fuzzed
+    return cast("dict[str, Any] | None", fuzzed)
 
 
 def left_out(out: str | Path) -> str | None:

@@ -3,7 +3,7 @@ an error naming the numbers), the tables, and the one-line answers, all computed
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting.cost import caching, prices
 from wismo.accounting.cost.saving import amount, says
@@ -27,7 +27,7 @@ TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nan
 
 def _first(result: dict[str, Any]) -> dict[str, Any]:
     """The first (charted) model's price row."""
-    return result["prices"][0]
+    return cast("dict[str, Any]", result["prices"][0])
 
 
 def check_quadratic(result: dict[str, Any]) -> str:

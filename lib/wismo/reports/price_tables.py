@@ -3,7 +3,7 @@ header in words with its unit and kind, every figure as the result holds it (ren
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting.cost.saving import amount
 from wismo.reports import reference
@@ -11,7 +11,7 @@ from wismo.reports import reference
 
 def _first(result: dict[str, Any]) -> dict[str, Any]:
     """The first (charted) model's price row."""
-    return result["prices"][0]
+    return cast("dict[str, Any]", result["prices"][0])
 
 
 def tokens_priced(provider: str, encoding: str) -> str:

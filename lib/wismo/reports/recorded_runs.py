@@ -373,7 +373,10 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         what = MEASURES.get(m["measure"], m["measure"])
         if "tokens" in m["measure"].lower():
             what += f" ({group['kinds']['tokens']})"
-        whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() else v  # noqa: E731
+
+        def whole(v: Any) -> Any:
+            return int(v) if isinstance(v, float) and v.is_integer() else v
+
         row = {"median per conversation": what, **{d: whole(m[d]) for d in shown}}
         if group.get("comparable", True):  # runs that differ are shown apart, with no change across them
             fewer = "less" if m["measure"] in ("modelledElapsedMs", "wallMs") else "fewer"

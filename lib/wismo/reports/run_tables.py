@@ -3,7 +3,7 @@ beside its recorded runs, every figure with its kind and the published ones with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting.cost import saving
 from wismo.core.kinds import MEASURED, PUBLISHED
@@ -72,7 +72,7 @@ def _change(median: dict[str, Any], design: str, base: str, comparable: bool) ->
     value, ref = median.get(design), median.get(base)
     if not comparable or ref in (None, 0) or value is None:
         return None
-    return round((value - ref) / ref * 100, 1)
+    return cast("float | None", round((value - ref) / ref * 100, 1))
 
 
 def against_published(

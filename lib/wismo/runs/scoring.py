@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.paths import fixtures_dir
 from wismo.domain.answer import LISTS as LIST_FIELDS
@@ -14,7 +14,10 @@ from wismo.runs.agent.evidence import Evidence
 
 def load_expectations() -> dict[str, dict[str, Any]]:
     """The hand-written expected assessment of each case (expectations.json in the fixtures folder)."""
-    return json.loads((fixtures_dir() / "expectations.json").read_text(encoding="utf-8"))["cases"]
+    return cast(
+        "dict[str, dict[str, Any]]",
+        json.loads((fixtures_dir() / "expectations.json").read_text(encoding="utf-8"))["cases"],
+    )
 
 
 def score(answer: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any]:

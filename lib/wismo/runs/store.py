@@ -38,7 +38,7 @@ class RunInvalid(WismoError):
 
 @cache
 def _schema_file(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    return cast("dict[str, Any]", json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
 
 
 def schema(name: str, study_designs: list[str] | None = None) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def schema(name: str, study_designs: list[str] | None = None) -> dict[str, Any]:
     run of a study one of the study's designs."""
     value = json.loads(json.dumps(_schema_file(name)))
     value["properties"]["design"]["enum"] = list(study_designs) if study_designs else list(designs.names())
-    return value
+    return cast("dict[str, Any]", value)
 
 
 def sha256(data: bytes) -> str:

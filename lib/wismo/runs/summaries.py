@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from statistics import median
-from typing import Any
+from typing import Any, cast
 
 from wismo.domain.prompts import instructions_sha256
 from wismo.mcp.servers import designs
@@ -143,7 +144,7 @@ def token_counting(manifest: dict[str, Any]) -> str | None:
 
 
 # What runs of one backend and model must share for their figures to be compared: name -> the property in words.
-COMPARED = {
+COMPARED: dict[str, Callable[[dict[str, Any]], str]] = {
     "repetitions": lambda m: str(m["repetitions"]),
     "latency model": lambda m: latency_in_words(m["latencyModel"]),
 }
@@ -278,5 +279,5 @@ def answer_of(runs: list[Run], design: str, case: str, repetition: int = 1) -> s
     )
     answer = trace["answer"]
     if isinstance(answer, dict) and answer.get("customerSummary"):
-        return answer["customerSummary"]
+        return cast("str", answer["customerSummary"])
     return trace["answerText"] or (json.dumps(answer) if answer else "no answer")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting.cost.caching import CachedCall
 from wismo.core.errors import WismoError
@@ -48,7 +48,7 @@ def data_date() -> str:
             found += re.findall(r"(?:[Vv]erified|[Cc]hecked) (?:on )?(\d{4}-\d{2}-\d{2})", text)
     if not found:
         raise RuntimeError(f"{LIBRARY} {version()}: its price data names no date on which a price was verified")
-    return max(found)
+    return cast("str", max(found))
 
 
 def _moment(on: str | None) -> datetime:

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting import tokens
 from wismo.core.environ import temporary_env
@@ -81,12 +81,12 @@ def _message(functions: list[dict[str, Any]]) -> Any:
 
 def render_tokens(functions: list[dict[str, Any]]) -> list[int]:
     """The tokens of the developer message that declares `functions`, as openai-harmony renders it."""
-    return harmony_encoding().render(_message(functions))
+    return cast("list[int]", harmony_encoding().render(_message(functions)))
 
 
 def render(functions: list[dict[str, Any]]) -> str:
     """The developer message that declares `functions`, as text (special tokens written out)."""
-    return harmony_encoding().decode_utf8(render_tokens(functions))
+    return cast("str", harmony_encoding().decode_utf8(render_tokens(functions)))
 
 
 def _lines(text: str) -> list[str]:
@@ -174,7 +174,10 @@ def harmony_parts(function: dict[str, Any], total: int | None = None) -> Parts:
     """Tokens of one function's harmony block (alone unless `total` gives its count in context), and of its name,
     description comment and parameters type, each counted on its own."""
     comment, opening, params = harmony_block(function)
-    text = lambda s: tokens.count_text(s, HARMONY_ENCODING)  # noqa: E731
+
+    def text(s: str) -> int:
+        return tokens.count_text(s, HARMONY_ENCODING)
+
     whole = total if total is not None else text(_block_text(function))
     return Parts(
         HARMONY_METHOD,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import stjson
@@ -48,7 +48,7 @@ def _only_text(result: dict[str, Any]) -> str:
     if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "text":
         kinds = [b.get("type") for b in content] if isinstance(content, list) else content
         raise FramingError(f"the python profile frames one text block per result, got content {kinds!r}")
-    return content[0]["text"]
+    return cast("str", content[0]["text"])
 
 
 # Property order of MCP C# SDK 2.2.0's content blocks (ContentBlock.Converter.Write): "type", the kind's own

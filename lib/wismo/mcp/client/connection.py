@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.client.session import ClientSession
@@ -165,7 +165,7 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return cast("int", s.getsockname()[1])
 
 
 async def _wait_listening(process: subprocess.Popen[bytes], port: int, deadline_s: float) -> None:

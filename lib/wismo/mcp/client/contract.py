@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.jsonfmt import stable, write_stable
 from wismo.core.paths import DATA
@@ -30,7 +30,7 @@ async def current(transport: str = "stdio") -> dict[str, Any]:
 
 def pinned() -> dict[str, Any]:
     """The contract as pinned in the repository."""
-    return json.loads(CONTRACT.read_text(encoding="utf-8"))
+    return cast("dict[str, Any]", json.loads(CONTRACT.read_text(encoding="utf-8")))
 
 
 def drift(pinned_contract: dict[str, Any], now: dict[str, Any]) -> str:

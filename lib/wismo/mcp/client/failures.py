@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from contextlib import suppress
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.errors import WismoError, described, first_leaf, single
 
@@ -95,7 +95,7 @@ def stderr_tail(errlog: Any, limit: int = 600) -> str:
     with suppress(Exception):
         errlog.flush()
         errlog.seek(0)
-        return errlog.read()[-limit:].strip()
+        return cast("str", errlog.read()[-limit:].strip())
     return ""
 
 

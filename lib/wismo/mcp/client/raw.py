@@ -15,7 +15,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable
-from typing import IO, Any, BinaryIO, Self
+from typing import IO, Any, BinaryIO, Self, cast
 
 from wismo.core.processes import piped
 from wismo.core.revision import PINNED_REVISION
@@ -170,7 +170,7 @@ class RawServer(_TimedCalls):
 
     def recv(self, timeout: float = 15.0) -> dict[str, Any]:
         """The next line from the server, parsed."""
-        return json.loads(read_line(piped(self.proc.stdout), timeout))
+        return cast("dict[str, Any]", json.loads(read_line(piped(self.proc.stdout), timeout)))
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Send a request with the next id and return the next line."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.jsonfmt import compact
 from wismo.domain.ids import quote
@@ -47,7 +47,7 @@ def _cursor(offsets: list[int]) -> str:
 
 def _list(context: dict[str, Any], index: int) -> list[Any]:
     top, inner = LISTS[index]
-    return context[top][inner] if inner else context[top]
+    return cast("list[Any]", context[top][inner] if inner else context[top])
 
 
 def page(

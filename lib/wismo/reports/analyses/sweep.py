@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -303,7 +303,7 @@ def check_cap(rows: list[dict[str, Any]], cap: int) -> int:
     if largest > cap:
         detail = f"a scoped result carried {largest} tokens, over the cap of {cap}"
         raise ClaimFailed(f"no scoped result exceeds the cap of {cap} tokens", detail, detail)
-    return largest
+    return cast("int", largest)
 
 
 def check_reconstruction(checks: list[dict[str, Any]]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import Any, cast
 
 from wismo.reports.render.charts import DESIGN_COLORS
 
@@ -94,10 +94,10 @@ def lead(result: dict[str, Any], focus: str | None = None) -> dict[str, Any] | N
     cases = [r for r in result["cases"] if not r["unfriendly"]]
     differing = [r for r in cases if not r["equal"]]
     if differing:
-        return differing[0]
+        return cast("dict[str, Any] | None", differing[0])
     named = (focus, f'"{focus}"')  # a case's input shows its key's value as JSON
     focused = [r for r in cases if focus is not None and (r["label"] in named or r["input"] in named)]
-    return (focused or cases or [None])[0]
+    return cast("dict[str, Any] | None", (focused or cases or [None])[0])
 
 
 class EvidenceView:

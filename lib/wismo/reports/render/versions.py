@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.paths import NOTEBOOKS
 
@@ -38,7 +38,7 @@ def _what(cells: list[Any]) -> str:
     """What a run of forensic cells holds, in a few words: its first cell's wismo.detail, else its first heading."""
     said = cells[0].get("metadata", {}).get("wismo", {}).get("detail")
     if said:
-        return said
+        return cast("str", said)
     for cell in cells:
         if cell.get("cell_type") == "markdown":
             for line in "".join(cell.get("source", "")).splitlines():

@@ -10,7 +10,7 @@ import shutil
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.jsonfmt import stable, utf8_len
 from wismo.runs import IMPORTED, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
@@ -55,7 +55,7 @@ def _question(captured: list[dict[str, Any]]) -> str:
 
 
 def _elapsed_ms(span: Any) -> float:
-    return round(max(0, span.end_ns - span.start_ns) / 1e6, 3)
+    return cast("float", round(max(0, span.end_ns - span.start_ns) / 1e6, 3))
 
 
 def trace(conversation: Conversation, design: str, case: str, repetition: int) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def case_of(conversation: Conversation, key: str | None) -> str:
         except json.JSONDecodeError:
             arguments = None
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):
-            return arguments[key]
+            return cast("str", arguments[key])
     captured = any(c.arguments is not None for c in conversation.tool_calls)
     unnamed = conversation.key.startswith(TRACE_KEY)  # no gen_ai.conversation.id: only a trace id names it
     return conversation.root if conversation.root and unnamed and not captured else conversation.key

@@ -11,7 +11,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.mcp.client.results import ToolResult
 from wismo.runs.agent.base import Backend, Reply
@@ -116,7 +116,7 @@ class TracedConnection:
             if result.is_error:
                 s.set_attribute("error.type", "tool_error")
                 s.set_status(Status(StatusCode.ERROR))
-            return result
+            return cast("ToolResult", result)
 
 
 def otlp_lines(spans: Sequence[Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.textgrid import count, grid
 
@@ -171,7 +171,7 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
         int(saved["definitions"][BUDGET_MEASURE]["total"])
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"the baseline {path} is not the output of `wismo tokens --json`") from None
-    return saved
+    return cast("dict[str, Any]", saved)
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
