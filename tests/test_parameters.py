@@ -119,3 +119,31 @@ def test_each_run_by_hand_gets_a_folder_of_its_own(monkeypatch):
     assert Path(first).parent == Path(second).parent and Path(first).name.startswith("equivalence-")
     monkeypatch.setenv("WISMO_REPORT_BUILD", "/the/build")
     assert equivalence.checked({"orders": ["ORD-1004"]})["output_dir"] is None  # the build writes into its own
+
+
+def test_each_notebooks_parameters_cell_is_its_report_modules_declaration():
+    # The report module declares a notebook's parameters once (name, default, kind); the parameters cell papermill
+    # fills must name exactly those, with the same defaults, so neither can drift from the other.
+    import ast
+    import importlib
+    import json
+
+    from wismo.core.paths import NOTEBOOKS
+    from wismo.reports import REPORTS
+
+    for stem, (module, _) in REPORTS.items():
+        declared = importlib.import_module(module).PARAMETERS
+        cells = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        (cell,) = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assigned = {
+            node.targets[0].id: node.value
+            for node in ast.parse("".join(cell["source"])).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        }
+        assert set(assigned) == set(declared), (stem, set(assigned) ^ set(declared))
+        for name, value in assigned.items():
+            try:
+                stored = ast.literal_eval(value)
+            except ValueError:
+                continue  # a default computed in the cell (a constant's name): the module's check reads it
+            assert stored == declared[name].default, (stem, name, stored, declared[name].default)
