@@ -43,9 +43,9 @@ def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, Any]:
-    """Calls, bytes and error of one design for one case, in the order the investigation asked for them (its
-    evidence is added once every design has answered)."""
+def _design_side(tool_turns: list[list[Call]], error: str | None, evidence: Any) -> dict[str, Any]:
+    """Calls, bytes, error and evidence (as compared) of one design for one case, in the order the investigation
+    asked for them."""
     calls = [c for turn in tool_turns for c in turn]
     reads = sum(c.get("reads", 0) for c in calls)
     return {
@@ -53,6 +53,7 @@ def _design_side(tool_turns: list[list[Call]], error: str | None) -> dict[str, A
         **({"resourceReads": reads} if reads else {}),
         "bytes": sum(utf8_len(c["output"]) + c.get("binary", 0) for c in calls),
         "error": error,
+        "evidence": evidence,
         "toolCalls": [
             {
                 "tool": c["name"],
@@ -90,13 +91,13 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
             found[design] = found_evidence(how, tool_turns)
         except NoStructuredContent as exc:
             raise exc.of(design) from None
-        sides[design] = _design_side(tool_turns, found[design][1])
+        value, error = found[design]
+        compared = matching.without(value, study.ignored(design)) if error is None else None
+        sides[design] = _design_side(tool_turns, error, compared)
         walked.reads[design] = following.pattern_reads(how, tool_turns)
         walked.timing[design] = sum(i.elapsed_ms for i in conn.interactions[first:] if i.method in TIMED)
         if not tool_turns[0][0]["isError"]:
             walked.entries[design] = how.value_of(tool_turns[0][0])
-    for design, (value, error) in found.items():  # what was compared, as the report shows it
-        sides[design]["evidence"] = matching.without(value, study.ignored(design)) if error is None else None
     reference, others = study.reference, [d for d in conns if d != study.reference]
     ref_value, ref_error = found[reference]
     diffs: list[dict[str, Any]] = []
