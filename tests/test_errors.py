@@ -11,8 +11,9 @@ import wismo
 from wismo.core.errors import ClaimFailed, WismoError, described, first_leaf, leaves, single
 from wismo.domain import ORDER, TRACKING, InvalidIdentifier, RecordNotFound, load
 from wismo.domain.ids import REASONS
-from wismo.mcp.client.connection import connect, free_port
+from wismo.mcp.client.connection import connect
 from wismo.mcp.client.failures import CAUSES, HarnessError
+from wismo.mcp.client.process import free_port
 from wismo.reports import check
 from wismo.reports.analyses import comparison
 

@@ -139,7 +139,7 @@ async def test_a_url_design_is_reported_as_streamable_http_and_connect_to_initia
     both transports for the served one, says how each design was reached, and times the URL's as a connect."""
     import subprocess
 
-    from wismo.mcp.client.connection import free_port
+    from wismo.mcp.client.process import free_port
     from wismo.reports import equivalence
 
     port = free_port()

@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from rawmcp import RawServer, rest
-from wismo.mcp.client.connection import free_port, server_command
+from wismo.mcp.client.process import free_port, server_command
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")

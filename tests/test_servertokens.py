@@ -14,7 +14,7 @@ import pytest
 from commands import wismo_argv
 from wismo.accounting import tokens
 from wismo.core import processes
-from wismo.mcp.client.connection import free_port
+from wismo.mcp.client.process import free_port
 from wismo.studies.audit import measure as servertokens
 from wismo.studies.audit import table
 from wismo.studies.audit.target import parse_call, target

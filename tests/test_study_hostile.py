@@ -23,7 +23,7 @@ from wismo.checks.stdio_peer import StdioPeer
 from wismo.checks.study_http import messages_in
 from wismo.core.jsondiff import first_difference, without_timings
 from wismo.core.paths import REPO_ROOT
-from wismo.mcp.client.connection import free_port
+from wismo.mcp.client.process import free_port
 from wismo.mcp.client.raw import tools_call
 from wismo.reports import equivalence
 from wismo.reports import study_hostile as report

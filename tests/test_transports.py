@@ -12,7 +12,8 @@ from mcp import Client
 
 from wismo.accounting import tokens
 from wismo.core.errors import ClaimFailed
-from wismo.mcp.client.connection import HarnessError, connect, free_port, server_command
+from wismo.mcp.client.connection import HarnessError, connect
+from wismo.mcp.client.process import free_port, server_command
 from wismo.reports.analyses import comparison
 from wismo.runs.agent.loop import client_tools
 from wismo.runs.agent.mcp_tools import CachingTool, McpTool, TimedTool

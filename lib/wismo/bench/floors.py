@@ -7,6 +7,7 @@ interpreter that answers one line, and one empty notebook executed and rendered 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -16,6 +17,7 @@ from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
 from wismo.core.processes import interpreter, piped
+from wismo.mcp.client.process import DEVNULL, start
 from wismo.mcp.client.raw import HttpConnection, read_line
 
 
@@ -56,9 +58,7 @@ class PipeEcho(_Echo):
     """Echoes JSON lines over its stdin and stdout: the floor of a stdio round trip."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            echo_command("pipe"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        self.proc = start(echo_command("pipe"), os.environ, None)
 
     def round_trip(self, payload: bytes) -> float:
         """Write one line, read it back; the elapsed ms."""
@@ -79,9 +79,7 @@ class HttpEcho(_Echo):
     """Echoes HTTP/1.1 POST bodies on 127.0.0.1 over one kept-alive connection: the floor of an HTTP round trip."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            echo_command("http"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        self.proc = start(echo_command("http"), os.environ, None, stdin=DEVNULL)
         self.conn = HttpConnection(int(read_line(piped(self.proc.stdout))))
 
     def round_trip(self, payload: bytes) -> float:

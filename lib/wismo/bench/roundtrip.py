@@ -11,8 +11,8 @@ from wismo.bench.floors import echo_for, echo_name
 from wismo.bench.procfs import child_pid, cpu_ms, per_call
 from wismo.bench.settings import PROBE_ORDER, PROBES, SDK_TRANSPORT_ENV, Settings
 from wismo.bench.stats import check, figure, median, summary
+from wismo.mcp.client.process import client_env
 from wismo.mcp.client.raw import RawHttp, RawServer, line, tools_call
-from wismo.mcp.client.server_env import client_env
 
 ARGUMENTS = {"orderId": PROBE_ORDER}
 Split = dict[str, float | None]

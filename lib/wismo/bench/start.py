@@ -13,9 +13,8 @@ from wismo.bench.settings import Settings
 from wismo.bench.stats import check_ratio, figure, median, summary
 from wismo.core import processes
 from wismo.core.revision import PINNED_REVISION
-from wismo.mcp.client.connection import server_command
+from wismo.mcp.client.process import client_env, server_command
 from wismo.mcp.client.raw import initialize, spawn_and_ask
-from wismo.mcp.client.server_env import client_env
 from wismo.mcp.servers import designs
 
 SDK_TYPES = "mcp_types"  # the SDK's protocol models, built at import

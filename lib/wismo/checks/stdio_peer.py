@@ -15,7 +15,7 @@ from wismo.checks.frames import GRACE_S, Owed, stdout_problem
 from wismo.checks.target import Target
 from wismo.core.errors import WismoError
 from wismo.core.processes import piped
-from wismo.mcp.client.raw import INITIALIZED, initialize, line, read_line, rest, write_all
+from wismo.mcp.client.raw import INITIALIZED, RawServer, initialize, line, read_line, rest
 
 DEADLINE_S = 10.0  # for the answers to one case and its normal call: a server silent this long has hung
 START_DEADLINE_S = 30.0  # for a fresh server's handshake: a start is no hostile case, and a busy machine slows it
@@ -25,7 +25,7 @@ INIT_ID = "hostile-initialize"
 
 
 class StdioPeer:
-    """One design's stdio server: a process with its stdin and stdout as pipes, its stderr in a file."""
+    """One design's stdio server, a raw client's process (its stderr in a file), under hostile input."""
 
     def __init__(self, target: Target, deadline_s: float = DEADLINE_S) -> None:
         self.target, self.deadline_s = target, deadline_s
@@ -38,13 +38,8 @@ class StdioPeer:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed with it
         self.checked = 0  # stderr bytes already looked at
         try:
-            self.proc = subprocess.Popen(
-                list(self.target.command),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self.stderr,
-                env=self.target.env,
-                cwd=self.target.cwd,
+            self.raw = RawServer(
+                self.target.design, self.target.env, self.target.cwd, list(self.target.command), stderr_file=self.stderr
             )
         except OSError as exc:
             self.stderr.close()
@@ -56,8 +51,13 @@ class StdioPeer:
             raise PeerUnusable(self.target.design, what, opened.failure or "crash")
         self._write(line(INITIALIZED))
 
+    @property
+    def proc(self) -> subprocess.Popen[bytes]:
+        """The server's process."""
+        return self.raw.proc
+
     def _write(self, data: bytes) -> None:
-        write_all(piped(self.proc.stdin), data, self.deadline_s)
+        self.raw.send_bytes(data, self.deadline_s)
 
     def exchange(
         self, data: bytes, wanted: list[str], replace: bool = True, starting: bool = False, owed: Owed | None = None

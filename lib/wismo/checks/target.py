@@ -10,9 +10,8 @@ from typing import Any
 
 from wismo.checks.findings import answer_text, shortened
 from wismo.core.investigation import Investigation
-from wismo.mcp.client.connection import server_command
+from wismo.mcp.client.process import client_env, server_command
 from wismo.mcp.client.raw import tools_call
-from wismo.mcp.client.server_env import client_env
 from wismo.mcp.servers import designs
 
 

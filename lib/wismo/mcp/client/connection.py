@@ -7,7 +7,6 @@ naming the server, the transport and the cause, within a bounded time, and carry
 
 from __future__ import annotations
 
-import signal
 import socket
 import subprocess
 import tempfile
@@ -15,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anyio
 from mcp.client.session import ClientSession
@@ -28,8 +27,17 @@ from wismo.core.jsonfmt import utf8_len
 from wismo.core.revision import PINNED_REVISION
 from wismo.mcp.client import failures
 from wismo.mcp.client.failures import HarnessError
+from wismo.mcp.client.process import (
+    DEVNULL,
+    client_env,
+    free_port,
+    listening_socket,
+    server_command,
+    server_env,
+    start,
+    stop,
+)
 from wismo.mcp.client.results import Interaction, ResourceUnread, ToolResult, blocks, followed, ms_since
-from wismo.mcp.client.server_env import client_env, server_env
 
 DEFAULT_TIMEOUT_S = 20.0
 TRANSPORTS = ("stdio", "http")
@@ -142,32 +150,6 @@ class Connection:
         return [i for i in self.interactions if i.method == "tools/call"]
 
 
-def server_command(design: str, http_port: int | None = None, http_fd: int | None = None) -> list[str]:
-    """The command that serves `design` with the servers' interpreter (works with a minimal environment): over stdio,
-    on an HTTP port, or on a listening socket handed down by file descriptor."""
-    command = [processes.interpreter(), "-m", "wismo", "serve", design]
-    if http_fd is not None:
-        return command + ["--http-fd", str(http_fd)]
-    return command + ["--http", str(http_port)] if http_port is not None else command
-
-
-def listening_socket() -> socket.socket:
-    """A socket bound to a free port on 127.0.0.1 and listening, to hand to a server process: unlike a port number
-    chosen first and bound by the child later, no other process can take it in between."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    sock.set_inheritable(True)
-    return sock
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return cast("int", s.getsockname()[1])
-
-
 async def _wait_listening(process: subprocess.Popen[bytes], port: int, deadline_s: float) -> None:
     """Wait until the server accepts TCP connections; fail early if it exits, or at the deadline."""
     end = time.monotonic() + deadline_s
@@ -178,19 +160,6 @@ async def _wait_listening(process: subprocess.Popen[bytes], port: int, deadline_
             return
         await anyio.sleep(0.02)
     raise TimeoutError(f"the server did not listen on 127.0.0.1:{port} within {deadline_s:g} s")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop a server process: SIGTERM (and SIGCONT, should it be stopped), then SIGKILL after 5 s."""
-    if process.poll() is None:
-        with suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-            process.send_signal(signal.SIGCONT)
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 async def _open_session(
@@ -220,7 +189,7 @@ async def _open_session(
 
     process = None
     if url is None:
-        # Its own session keeps signals sent to our process group off it, so without this only _stop would end it:
+        # Its own session keeps signals sent to our process group off it, so without this only stop would end it:
         # it also ends with the thread that started it (this event loop's), when this process is killed and never
         # gets to stop it (a kernel killed with its build, a notebook's own kernel dying).
         dies_with_us = processes.ends_with_parent()
@@ -228,30 +197,30 @@ async def _open_session(
             # Our own server gets a socket already listening: no race for the port with any other process.
             with listening_socket() as sock:
                 port = sock.getsockname()[1]
-                process = subprocess.Popen(
+                process = start(
                     server_command(design, http_fd=sock.fileno()),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
+                    client_env() | (env or {}),
+                    stdin=DEVNULL,
+                    stdout=DEVNULL,
                     stderr=errlog,
-                    pass_fds=(sock.fileno(),),
-                    env=client_env() | (env or {}),
-                    start_new_session=True,
-                    preexec_fn=dies_with_us,
+                    handed=sock,
+                    detached=True,
+                    preexec=dies_with_us,
                 )
         else:
             port = free_port()
             # The same minimal environment an MCP client gives a stdio server.
-            process = subprocess.Popen(
+            process = start(
                 command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                client_env() | (env or {}),
+                cwd,
+                stdin=DEVNULL,
+                stdout=DEVNULL,
                 stderr=errlog,
-                env=client_env() | (env or {}),
-                start_new_session=True,
-                preexec_fn=dies_with_us,
-                cwd=cwd,
+                detached=True,
+                preexec=dies_with_us,
             )
-        stack.callback(_stop, process)
+        stack.callback(stop, process)
         url = f"http://127.0.0.1:{port}/mcp"
         await _wait_listening(process, port, timeout_s)
     import httpx2

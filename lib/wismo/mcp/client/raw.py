@@ -10,7 +10,6 @@ import json
 import os
 import select
 import socket
-import subprocess
 import tempfile
 import time
 import weakref
@@ -19,8 +18,7 @@ from typing import IO, Any, BinaryIO, Self, cast
 
 from wismo.core.processes import piped
 from wismo.core.revision import PINNED_REVISION
-from wismo.mcp.client.connection import listening_socket, server_command
-from wismo.mcp.client.server_env import client_env
+from wismo.mcp.client.process import DEVNULL, PIPE, Stream, client_env, listening_socket, server_command, start, stop
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
@@ -147,13 +145,8 @@ class RawServer(_TimedCalls):
     ) -> None:
         # keep_stderr=False for long runs: nobody reads the pipe, and a full pipe would block the server; or a file
         # (stderr_file), read once the server has exited.
-        self.proc = subprocess.Popen(
-            command or server_command(design),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr_file or (subprocess.PIPE if keep_stderr else subprocess.DEVNULL),
-            env=client_env() if env is None else env,
-            cwd=cwd,
+        self.proc = start(
+            command or server_command(design), env, cwd, stderr=stderr_file or (PIPE if keep_stderr else DEVNULL)
         )
         self.design = design
         self.next_id = 1
@@ -221,9 +214,7 @@ def spawn_and_ask(
     """Spawn `command`, send one line, read one line back: elapsed ms (spawn included), the answer, its stderr."""
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=client_env() | (env or {}), cwd="/"
-        )
+        proc = start(command, client_env() | (env or {}), stderr=err)
         try:
             piped(proc.stdin).write(line(message))
             piped(proc.stdin).flush()
@@ -352,20 +343,19 @@ class RawHttp(HttpSession):
         design: str,
         timeout_s: float = 20.0,
         options: tuple[str, ...] = (),
-        stdout: Any = subprocess.DEVNULL,
-        stderr: Any = subprocess.DEVNULL,
+        stdout: Stream = DEVNULL,
+        stderr: Stream = DEVNULL,
     ) -> None:
         # options: more `wismo serve` options (session limits); stdout, stderr: files to keep what the server wrote.
         with listening_socket() as sock:  # handed down already listening: no other process can take the port
             port = sock.getsockname()[1]
-            self.proc = subprocess.Popen(
+            self.proc = start(
                 server_command(design, http_fd=sock.fileno()) + list(options),
-                stdin=subprocess.DEVNULL,
+                stdin=DEVNULL,
                 stdout=stdout,
                 stderr=stderr,
-                pass_fds=(sock.fileno(),),
-                env=client_env(),
-                start_new_session=True,
+                handed=sock,
+                detached=True,
             )
         deadline = time.monotonic() + timeout_s
         while not hasattr(self, "conn"):
@@ -380,11 +370,4 @@ class RawHttp(HttpSession):
     def close(self) -> int:
         """Close the connection and stop the server (SIGTERM, then SIGKILL after 5 s); its exit code."""
         super().close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        return stop(self.proc)

@@ -1,9 +1,9 @@
-"""What a server wismo starts is given (client/server_env.py): the environment an MCP client gives a stdio server,
+"""What a server wismo starts is given (mcp/client/process.py): the environment an MCP client gives a stdio server,
 and a command that cannot be started said in one sentence, not a traceback."""
 
 import pytest
 
-from wismo.mcp.client.server_env import CLIENT_ENV_KEYS, client_env
+from wismo.mcp.client.process import CLIENT_ENV_KEYS, client_env
 from wismo.studies.audit import measure
 from wismo.studies.audit.target import TargetError, target
 
