@@ -11,6 +11,7 @@ from wismo.checks import frames, study_hostile
 from wismo.checks.framegen import KINDS, frames_for
 from wismo.checks.fuzz import MEMORY_LIMIT_MB
 from wismo.checks.target import Target
+from wismo.mcp.client.address import Address
 
 # Real server processes: these tests read the server's own memory and behaviour from its pid.
 pytestmark = pytest.mark.usefixtures("real_servers")
@@ -127,7 +128,8 @@ def test_a_fake_server_judged_as_wismos_own_shows_each_fault_as_its_finding(tmp_
     script = tmp_path / "fake_server.py"
     script.write_text(FAKE)
     article = target("focused")
-    fake = Target("fake", article.investigation, article.fields, (sys.executable, str(script), mode), strict=True)
+    where = Address(command=(sys.executable, str(script), mode))
+    fake = Target("fake", article.investigation, article.fields, where, strict=True)
     report = study_hostile.stdio_design(fake, 3, 2.0)
     found = {f["category"] for f in report["findings"]}
     # Every mode leaves lines that are not JSON unanswered: wismo's own servers answer them (-32700), so protocol.
@@ -144,7 +146,7 @@ def test_a_fake_server_judged_as_wismos_own_shows_each_fault_as_its_finding(tmp_
     if mode != "unclear":
         return
     # The same server judged as a server nobody here wrote: none of wismo's own promises is a finding.
-    lenient = Target("fake", article.investigation, article.fields, fake.command)
+    lenient = Target("fake", article.investigation, article.fields, where)
     assert not {f["category"] for f in study_hostile.stdio_design(lenient, 3, 2.0)["findings"]} & {
         "protocol",
         "unclear error",

@@ -75,7 +75,7 @@ def problems_of(path: Path) -> list[str]:
 
 def test_python_in_a_command_is_the_interpreter_wismo_python_names_when_set(tmp_path, monkeypatch):
     monkeypatch.setenv(processes.INTERPRETER_ENV, "/opt/other/python")
-    assert declaration.load(study_file(tmp_path)).designs["focused"].command[0] == "/opt/other/python"
+    assert declaration.load(study_file(tmp_path)).designs["focused"].address.command[0] == "/opt/other/python"
 
 
 def test_a_valid_declaration_loads_as_declared(tmp_path, real_servers):
@@ -83,8 +83,12 @@ def test_a_valid_declaration_loads_as_declared(tmp_path, real_servers):
     assert (study.title, study.reference, study.match, study.key) == ("Helpdesk", "granular", "equal", "ticketId")
     assert list(study.designs) == ["granular", "focused"]
     granular = study.designs["granular"]
-    assert granular.command == (sys.executable, "helpdesk.py", "granular")  # {python}: the interpreter wismo runs on
-    assert granular.folder == tmp_path and granular.transport == "stdio"
+    assert granular.address.command == (
+        sys.executable,
+        "helpdesk.py",
+        "granular",
+    )  # {python}: the interpreter wismo runs on
+    assert granular.address.cwd == str(tmp_path) and granular.address.fixed_transport == "stdio"
     how = granular.investigation
     assert (how.entry, how.into, how.arguments) == ("get_ticket", "ticket", {"ticketId": "{ticketId}"})
     assert how.links == (FollowUp("customerId", "get_customer", {"customerId": "{item}"}, "customer"),)
@@ -339,7 +343,7 @@ def test_the_article_study_gives_the_built_in_reports_cases():
     assert list(expectations["cases"]) == [o for _, o in ARTICLE_ORDERS]  # the six with hand-written answers
     for name in ("granular", "focused"):
         design = study.designs[name]
-        assert design.serve == name and design.investigation == registry.get(name).investigation
+        assert design.address.serve == name and design.investigation == registry.get(name).investigation
 
 
 def test_the_article_study_asks_the_article_question_with_wismo_instructions():

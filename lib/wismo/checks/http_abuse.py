@@ -222,7 +222,7 @@ def case_problems(
 def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any]:
     """Every generated kind of case, `examples` each, then the fixed ones, on one HTTP server of the design wismo
     serves for `target`; its faults go to `record` (part "served http"), the counts into the report returned."""
-    design = target.serve or target.design
+    design = target.address.serve or target.design
     report: dict[str, Any] = {"cases": {}, "statuses": {}}
     normal = Normal(target)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -331,7 +331,7 @@ def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits |
     others are given): the memory curve, the first session, a new client."""
     limits = limits or SessionLimits()
     options = ("--max-sessions", str(limits.max_sessions), "--session-idle-timeout", f"{limits.idle_timeout_s:g}")
-    with RawHttp(target.serve or target.design, options=options) as server:
+    with RawHttp(target.address.serve or target.design, options=options) as server:
         result = abandon_sessions(server, Normal(target), sessions, every)
     return result | {"design": target.design, "maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
 

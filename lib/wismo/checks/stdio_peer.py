@@ -38,8 +38,9 @@ class StdioPeer:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process; closed with it
         self.checked = 0  # stderr bytes already looked at
         try:
+            where = self.target.address
             self.raw = RawServer(
-                self.target.design, self.target.env, self.target.cwd, list(self.target.command), stderr_file=self.stderr
+                self.target.design, where.process_env(), where.cwd or "/", where.argv(), stderr_file=self.stderr
             )
         except OSError as exc:
             self.stderr.close()

@@ -110,7 +110,7 @@ def design_report(target: Target, tools: list[dict[str, Any]]) -> dict[str, Any]
     marks = {t["name"]: (t.get("annotations") or {}).get("readOnlyHint") for t in tools}
     return {
         "design": target.design,
-        "transport": target.transport,
+        "transport": target.address.transport,
         "normalCall": {"tool": target.investigation.entry, "arguments": shortened(target.normal_arguments())},
         "toolsCalled": {name: {"readOnly": marks.get(name), "offered": name in marks} for name in target.tools},
         "toolsNeverCalled": sorted(set(marks) - set(target.tools)),

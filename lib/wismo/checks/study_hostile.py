@@ -124,7 +124,7 @@ def stdio_design(target: Target, count: int, deadline_s: float, served_http: boo
         said = f"the server used {peer.peak_rss_mb:.0f} MB, over its {MEMORY_LIMIT_MB} MB limit"
         p.record.add("over memory", "arguments", "the whole pass", "", said)
     timings = {"seconds": 0.0, "peakServerRssMb": peer.peak_rss_mb}
-    if served_http and target.serve:
+    if served_http and target.address.serve:
         served = http_abuse.abuse_design(target, per_kind(count), p.record)
         timings["peakServedHttpRssMb"] = served.pop("peakServerRssMb")
         timings["startServedHttpRssMb"] = served.pop("startServerRssMb")
@@ -146,7 +146,7 @@ def run(
     reports = []
     for target in targets:
         try:
-            if target.transport == "http":
+            if target.address.transport == "http":
                 reports.append(study_http.http_design(target, count, deadline_s))
             else:
                 reports.append(stdio_design(target, count, deadline_s, served_http))
@@ -191,7 +191,7 @@ def at_scale(study: Any, examples: int, sessions: int = SESSIONS) -> dict[str, A
     from wismo.checks import http_abuse
 
     result = run(study, examples, served_http=True)
-    served = [t for t in of_study(study) if t.serve]
+    served = [t for t in of_study(study) if t.address.serve]
     if served and sessions:
         bound = http_abuse.sessions_bound(served[-1], sessions)
         result["sessions"] = bound

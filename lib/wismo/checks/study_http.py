@@ -60,7 +60,7 @@ class HttpPeer:
     restarts = 0  # never: a server wismo did not start is not restarted
 
     def __init__(self, target: Target, deadline_s: float) -> None:
-        parts = urlsplit(target.url or "")
+        parts = urlsplit(target.address.url or "")
         self.design, self.deadline_s = target.design, deadline_s
         self.tls = parts.scheme == "https"
         self.host, self.port = parts.hostname or "", parts.port or (443 if self.tls else 80)

@@ -5,14 +5,13 @@ answer is compared, the tools the pass may call, and the guard that keeps every 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from wismo.checks.findings import answer_text, shortened
 from wismo.core.investigation import Investigation
-from wismo.mcp.client.process import client_env, server_command
+from wismo.mcp.client.address import Address
 from wismo.mcp.client.raw import tools_call
-from wismo.mcp.servers import designs
 
 
 @dataclass(frozen=True)
@@ -23,18 +22,9 @@ class Target:
     design: str
     investigation: Investigation
     fields: dict[str, Any]
-    command: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str = "/"
-    url: str | None = None
+    address: Address  # a design wismo serves has its HTTP side started too; a URL is one wismo did not start
     ignore: tuple[str, ...] = ()  # object keys a changed answer is not judged by (a clock's, say)
-    serve: str | None = None  # the design wismo serves, when it does: its HTTP side can be started too
     strict: bool = False  # judged by wismo's own servers' promises too (findings.STRICT)
-
-    @property
-    def transport(self) -> str:
-        """How the pass reaches the server: stdio (a process wismo starts) or http (a URL wismo did not start)."""
-        return "http" if self.url else "stdio"
 
     @property
     def tools(self) -> list[str]:
@@ -72,15 +62,8 @@ def of_study(study: Any) -> list[Target]:
     first = study.cases[0].fields
     out = []
     for name, d in study.designs.items():
-        env = {**client_env(), **designs.env(), **d.env}
-        ignore = study.ignored(name)
-        if d.url:
-            out.append(Target(name, d.investigation, first, url=d.url, ignore=ignore))
-        elif d.serve:
-            command = tuple(server_command(d.serve))
-            out.append(Target(name, d.investigation, first, command, env, ignore=ignore, serve=d.serve, strict=True))
-        else:
-            out.append(Target(name, d.investigation, first, d.command, env, str(d.folder), ignore=ignore))
+        strict = d.address.serve is not None
+        out.append(Target(name, d.investigation, first, d.address, study.ignored(name), strict))
     return out
 
 

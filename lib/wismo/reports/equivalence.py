@@ -50,14 +50,17 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
 def transports_for(study: Study, asked: list[str]) -> list[str]:
     """The runs of a study's comparison, one per transport asked where some design is one wismo serves (it serves
     each over either, while the others stay on the transport their declaration fixes), else the one run."""
-    if any(d.serve for d in study.designs.values()):
+    if any(d.address.serve for d in study.designs.values()):
         return list(asked)
     return asked[:1]
 
 
 def reached(study: Study, transports: list[str]) -> dict[str, list[str]]:
     """Each design's transports in these runs: those asked for a design wismo serves, else the declared one."""
-    return {name: [d.transport] if d.transport else list(transports) for name, d in study.designs.items()}
+    return {
+        name: [d.address.fixed_transport] if d.address.fixed_transport else list(transports)
+        for name, d in study.designs.items()
+    }
 
 
 async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> comparison.Comparison:

@@ -106,13 +106,11 @@ def study_intro(study: Any) -> str:
     """What a study compares, in one Markdown paragraph: its file, question, designs, cases and match."""
 
     def server(d: Any) -> str:
-        if d.serve:
-            return f"`wismo serve {d.serve}`"
-        if d.url:
-            return f"`{d.url}`"
+        if d.address.serve or d.address.url:
+            return f"`{d.address.describe()}`"
         # The interpreter and the study's folder as the file names them, not as this machine resolved them.
         python, folder = processes.interpreter(), str(study.folder.resolve())
-        words = ["python" if w == python else w.replace(folder, ".") for w in d.command]
+        words = ["python" if w == python else w.replace(folder, ".") for w in d.address.command]
         return f"`{' '.join(words)}` over stdio"
 
     def link(x: Any) -> str:

@@ -121,7 +121,7 @@ class Study:
     @property
     def served(self) -> bool:
         """Whether wismo serves every design of the study (only then can its own generated cases drive them)."""
-        return all(d.serve for d in self.designs.values())
+        return all(d.address.serve for d in self.designs.values())
 
     def meets(self, need: str) -> bool:
         """Whether the study declares what a report section needs (one of NEEDS)."""

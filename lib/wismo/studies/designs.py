@@ -4,7 +4,7 @@ a Streamable HTTP URL) and how its investigation follows links or pages."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,7 @@ from wismo.core import processes, reading, templates
 from wismo.core.investigation import Cursor, FollowUp, Investigation
 from wismo.core.reading import Reading
 from wismo.core.textgrid import either
+from wismo.mcp.client.address import Address
 from wismo.mcp.servers import designs as registry
 from wismo.studies.problems import Problems
 
@@ -31,28 +32,13 @@ PALETTE = ("#0072B2", "#E69F00", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
 @dataclass(frozen=True)
 class StudyDesign:
-    """One design of a study: how to reach its server (a design wismo serves, a stdio command, or an HTTP URL) and
-    how its investigation gathers the evidence."""
+    """One design of a study: where its server is and how its investigation gathers the evidence."""
 
     name: str
     investigation: Investigation
     color: str
-    serve: str | None = None
-    command: tuple[str, ...] = ()
-    url: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    folder: Path = Path(".")
+    address: Address
     ignore: tuple[str, ...] = ()  # object keys left out of matching and of the hostile pass's comparison
-
-    @property
-    def transport(self) -> str | None:
-        """The transport the declaration fixes (None for a design wismo serves, which takes either)."""
-        return None if self.serve else ("http" if self.url else "stdio")
-
-    @property
-    def target(self) -> str:
-        """Where the server is, as a sentence names it."""
-        return self.url or (f"wismo serve {self.serve}" if self.serve else " ".join(self.command))
 
 
 def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> StudyDesign | None:
@@ -113,11 +99,7 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
         name=name,
         investigation=how,
         color=color or "",  # filled in by the study once every design's colour is known
-        serve=serve,
-        command=tuple(command),
-        url=url,
-        env={k: _placed(v, folder) for k, v in env.items()},
-        folder=folder,
+        address=Address(serve, command, url, {k: _placed(v, folder) for k, v in env.items()}, str(folder)),
         ignore=ignore,
     )
 
@@ -306,4 +288,4 @@ def _expression(r: Problems, where: str, key: str, expression: str) -> None:
 def served(name: str) -> StudyDesign:
     """A design wismo serves, as a study entry (its registry declaration: investigation, colour, server)."""
     design = registry.get(name)
-    return StudyDesign(name=name, investigation=design.investigation, color=design.color, serve=name)
+    return StudyDesign(name=name, investigation=design.investigation, color=design.color, address=Address(serve=name))

@@ -8,7 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from wismo.core.errors import described
-from wismo.mcp.client.connection import Connection, connect
+from wismo.mcp.client.connection import Connection
 from wismo.mcp.client.failures import HarnessError
 from wismo.studies.declaration import Study
 from wismo.studies.designs import StudyDesign
@@ -18,14 +18,7 @@ def reach(
     design: StudyDesign, transport: str | None = None, env: dict[str, str] | None = None
 ) -> AbstractAsyncContextManager[Connection]:
     """A connection to one design's server: wismo's own over `transport` (default stdio), any other as declared."""
-    extra = {**design.env, **(env or {})}
-    if design.serve:
-        return connect(design.serve, transport or "stdio", extra or None)
-    if design.url:
-        return connect(design.name, "http", url=design.url, require_pinned=False)
-    return connect(
-        design.name, "stdio", extra or None, command=list(design.command), require_pinned=False, cwd=str(design.folder)
-    )
+    return design.address.connect(design.name, transport, env)
 
 
 def _properties(tool: dict[str, Any]) -> tuple[dict[str, Any], set[str]] | None:
@@ -101,7 +94,9 @@ async def check(study: Study, transport: str | None = None) -> list[str]:
             tail = " ".join(exc.stderr.split())[-200:]
             said = f" (its stderr ends with: {tail})" if tail and tail not in why else ""
             hint = f"; {study.setup.rstrip('.')}" if study.setup else ""
-            problems.append(f'design "{name}": the server cannot be reached ({design.target}): {why}{said}{hint}.')
+            problems.append(
+                f'design "{name}": the server cannot be reached ({design.address.describe()}): {why}{said}{hint}.'
+            )
             continue
         problems += tool_problems(name, design.investigation, tools)
     return problems

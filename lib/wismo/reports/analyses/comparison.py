@@ -239,7 +239,7 @@ def about(study: Study, transport: str) -> dict[str, Any]:
         "reference": study.reference,
         # The server as the file names it (an absolute interpreter path would make the result machine-dependent).
         "designs": {
-            name: {"transport": d.transport or transport, "startedByWismo": d.url is None}
+            name: {"transport": d.address.fixed_transport or transport, "startedByWismo": d.address.url is None}
             for name, d in study.designs.items()
         },
     }

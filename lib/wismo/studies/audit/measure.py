@@ -19,8 +19,9 @@ from wismo.accounting import tokens
 from wismo.accounting.tokens import definitions, framing
 from wismo.core.errors import described
 from wismo.core.jsonfmt import compact, utf8_len
+from wismo.mcp.client.address import Address
 from wismo.mcp.client.failures import HarnessError
-from wismo.studies.audit.target import Call, Target, TargetError
+from wismo.studies.audit.target import Call, TargetError
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_PAGES = 1000  # a server whose cursor never ends must not keep us listing
@@ -60,11 +61,16 @@ class _UnreadableLines(logging.Handler):
             self.count += 1
 
 
-def _problem(failure: HarnessError, where: Target, timeout_s: float, unreadable: int) -> str:
+def named(where: Address) -> str:
+    """The server as `wismo tokens` names it in a sentence: its URL, or its command in backquotes."""
+    return where.url or f"`{where.describe()}`"
+
+
+def _problem(failure: HarnessError, where: Address, timeout_s: float, unreadable: int) -> str:
     """One sentence for a harness failure to reach `where`, from the failure's cause, error and stderr."""
     stderr = " ".join(failure.stderr.split())[-200:]
     said = f" (its stderr ends with: {stderr})" if stderr else ""
-    name = where.describe()
+    name = named(where)
     error = described(failure.error) if failure.error is not None else str(failure)
     if failure.cause == "timeout":
         return f"{name} did not answer the MCP handshake within {timeout_s:g} s{said}"
@@ -83,7 +89,7 @@ def _problem(failure: HarnessError, where: Target, timeout_s: float, unreadable:
     return f"{name} could not be measured: {error}{said}"
 
 
-async def _bounded(what: str, where: Target, timeout_s: float, request: Callable[[], Awaitable[Any]]) -> Any:
+async def _bounded(what: str, where: Address, timeout_s: float, request: Callable[[], Awaitable[Any]]) -> Any:
     """One request with a deadline; a failure becomes a TargetError naming the request."""
     import anyio
 
@@ -91,12 +97,12 @@ async def _bounded(what: str, where: Target, timeout_s: float, request: Callable
         with anyio.fail_after(timeout_s):
             return await request()
     except TimeoutError:
-        raise TargetError(f"{where.describe()} did not answer {what} within {timeout_s:g} s") from None
+        raise TargetError(f"{named(where)} did not answer {what} within {timeout_s:g} s") from None
     except Exception as exc:
-        raise TargetError(f"{where.describe()} failed {what}: {type(exc).__name__}: {exc}") from None
+        raise TargetError(f"{named(where)} failed {what}: {type(exc).__name__}: {exc}") from None
 
 
-async def _listing(session: Any, method: str, field: str, where: Target, timeout_s: float) -> list[dict[str, Any]]:
+async def _listing(session: Any, method: str, field: str, where: Address, timeout_s: float) -> list[dict[str, Any]]:
     """Every entry of a paginated list request (tools/list, prompts/list, resources/list), in wire form."""
     import mcp_types
 
@@ -110,10 +116,10 @@ async def _listing(session: Any, method: str, field: str, where: Target, timeout
         cursor = page.next_cursor
         if not cursor:
             return entries
-    raise TargetError(f"{where.describe()} kept answering {method} with another page after {MAX_PAGES} pages")
+    raise TargetError(f"{named(where)} kept answering {method} with another page after {MAX_PAGES} pages")
 
 
-async def _sample(session: Any, call: Call, where: Target, timeout_s: float) -> tuple[dict[str, Any], float]:
+async def _sample(session: Any, call: Call, where: Address, timeout_s: float) -> tuple[dict[str, Any], float]:
     """One tools/call: the CallToolResult as the server sent it (unset fields left out), and its wall time."""
     started = time.perf_counter()
     result = await _bounded(
@@ -127,30 +133,21 @@ async def _sample(session: Any, call: Call, where: Target, timeout_s: float) -> 
 
 
 async def _gather(
-    where: Target,
+    where: Address,
     calls: Sequence[Call],
     timeout_s: float,
     on_tools: Callable[[list[dict[str, Any]]], Any],
 ) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
-    from wismo.mcp.client.connection import connect
-
     unreadable = _UnreadableLines()
     sdk_log = logging.getLogger("mcp.client.stdio")
     sdk_log.addHandler(unreadable)
     try:
-        async with connect(
-            "MCP",
-            where.transport,
-            timeout_s=timeout_s,
-            command=list(where.command) or None,
-            require_pinned=False,
-            url=where.url,
-        ) as conn:
+        async with where.connect("MCP", timeout_s=timeout_s) as conn:
             session = conn.session
             if (init := session.initialize_result) is None:  # connect() has completed the handshake
-                raise TargetError(f"{where.describe()} completed no handshake")
+                raise TargetError(f"{named(where)} completed no handshake")
             listed = time.perf_counter()
             capabilities = init.capabilities
             # Each list only when the server declares it; a server without tools has no definitions to count.
@@ -271,7 +268,7 @@ def count_result(call: Call, result: dict[str, Any], encoding_name: str) -> dict
 
 
 async def measure(
-    where: Target,
+    where: Address,
     calls: Sequence[Call] = (),
     encoding_name: str = tokens.DEFAULT_ENCODING,
     timeout_s: float = DEFAULT_TIMEOUT_S,

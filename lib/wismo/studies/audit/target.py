@@ -10,39 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo.core.errors import WismoError
+from wismo.mcp.client.address import Address
 
 
 class TargetError(WismoError):
     """A server that cannot be measured (not started, not reached, not MCP, too slow); the message is one sentence."""
 
 
-@dataclass(frozen=True)
-class Target:
-    """What to measure: a stdio command or a Streamable HTTP endpoint."""
-
-    command: tuple[str, ...] = ()
-    url: str | None = None
-
-    @property
-    def transport(self) -> str:
-        """stdio or http."""
-        return "http" if self.url else "stdio"
-
-    def describe(self) -> str:
-        """The target as a reader would name it."""
-        return self.url or f"`{' '.join(self.command)}`"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The target in the measurement's JSON."""
-        return (
-            {"transport": "http", "url": self.url}
-            if self.url
-            else {"transport": "stdio", "command": list(self.command)}
-        )
-
-
-def target(command: Sequence[str], url: str | None) -> Target:
-    """A Target from a command line or a URL (exactly one of them); a TargetError names a missing command."""
+def target(command: Sequence[str], url: str | None) -> Address:
+    """An Address from a command line or a URL (exactly one of them); a TargetError names a missing command."""
     if bool(command) == bool(url):
         raise TargetError(
             "give either a server command after -- or --url http://HOST:PORT/mcp, "
@@ -53,10 +29,10 @@ def target(command: Sequence[str], url: str | None) -> Target:
             raise TargetError(
                 f"--url wants an http:// or https:// address such as http://127.0.0.1:8000/mcp, not {url!r}"
             )
-        return Target(url=url)
+        return Address(url=url)
     if shutil.which(command[0]) is None:
         raise TargetError(f"cannot start {' '.join(command)!r}: no command {command[0]!r} is here or on PATH")
-    return Target(command=tuple(command))
+    return Address(command=tuple(command))
 
 
 @dataclass(frozen=True)
