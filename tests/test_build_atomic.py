@@ -15,7 +15,7 @@ import pytest
 from commands import one_sentence
 from tiny import tiny_notebook
 from wismo.cli.main import main
-from wismo.core import processes
+from wismo.core import atomic, processes
 from wismo.core.paths import REPO_ROOT
 from wismo.reports.render import build as report
 from wismo.reports.render import staging
@@ -61,7 +61,7 @@ def previous_build(out):
 
 def stagings(out):
     """The staging folders beside `out`."""
-    return sorted(out.parent.glob(f".{out.name}{staging.MARK}*"))
+    return sorted(out.parent.glob(f".{out.name}{atomic.MARK}*"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -134,9 +134,9 @@ def test_a_replace_that_fails_half_way_puts_back_what_it_moved(tmp_path, monkeyp
 def test_the_staging_folder_is_beside_the_target_unless_that_is_another_filesystem(tmp_path, monkeypatch):
     out = tmp_path / "out"
     out.mkdir()
-    assert staging.location(out) == tmp_path / f".out{staging.MARK}{os.getpid()}"
+    assert staging.location(out) == tmp_path / f".out{atomic.MARK}{os.getpid()}"
     monkeypatch.setattr(staging, "_same_filesystem", lambda a, b: False)  # out is a mount point
-    assert staging.location(out) == out / f"{staging.MARK}{os.getpid()}"
+    assert staging.location(out) == out / f"{atomic.MARK}{os.getpid()}"
 
 
 def test_a_new_build_removes_the_staging_folders_of_builds_that_ended(tmp_path):
@@ -144,8 +144,8 @@ def test_a_new_build_removes_the_staging_folders_of_builds_that_ended(tmp_path):
     out.mkdir()
     ended = subprocess.Popen(["true"])
     ended.wait()
-    dead = tmp_path / f".out{staging.MARK}{ended.pid}"
-    running = tmp_path / f".out{staging.MARK}{os.getppid()}"  # another build, still going
+    dead = tmp_path / f".out{atomic.MARK}{ended.pid}"
+    running = tmp_path / f".out{atomic.MARK}{os.getppid()}"  # another build, still going
     for folder in (dead, running):
         (folder / "html").mkdir(parents=True)
     staged = staging.Staging.open(out)

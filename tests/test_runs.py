@@ -12,6 +12,7 @@ import pytest
 
 from commands import wismo_argv
 from wismo import runs
+from wismo.core import atomic
 from wismo.core.jsonfmt import stable
 from wismo.runs import recording, summaries
 
@@ -265,7 +266,11 @@ def test_ctrl_c_during_a_run_leaves_nothing_in_the_runs_folder(tmp_path, thread)
         _sigint(proc.pid, thread)
         out, err = proc.communicate(timeout=20)  # the model's answer would come after 30 s
     assert len(server.requests) == 3 and len(staged) == 1  # the first conversation's trace was on disk
-    assert staged[0].startswith(runs.STAGING_PREFIX) and staged[0].endswith("/traces/ORD-1001-r1.json")
+    assert (
+        staged[0].startswith(".")
+        and atomic.MARK in staged[0].split("/")[0]
+        and staged[0].endswith("/traces/ORD-1001-r1.json")
+    )
     assert proc.returncode == 130 and "wismo evaluate: interrupted; nothing was written to" in err
     assert list(tmp_path.iterdir()) == []
 

@@ -7,11 +7,11 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from wismo.cli.parsing import positive_seconds, subparser, writable_folder
+from wismo.core import atomic
 from wismo.core.paths import OUTPUTS
 
 NAME = "traces"
@@ -60,24 +60,6 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     return p
 
 
-def _replace(out: Path, fill: Callable[[Path], object]) -> None:
-    """Fill a folder beside `out`, then put it in `out`'s place (the previous one removed); a failure leaves `out`
-    as it was."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.building-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    try:
-        fill(staging)
-        previous = out.parent / f".{out.name}.previous-{os.getpid()}"
-        if out.exists():
-            out.rename(previous)
-        staging.rename(out)
-        shutil.rmtree(previous, ignore_errors=True)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def _record(folder: Path) -> int:
     import anyio
 
@@ -120,7 +102,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         if not args.runs_dir:
             (folder / "runs").mkdir()
             for staging, run in finished:
-                staging.rename(folder / "runs" / run.name)
+                atomic.put_in_place(staging, folder / "runs" / run.name)
         if args.no_report:
             (folder / ANALYSIS).write_text(stable(result), encoding="utf-8")
             return
@@ -135,10 +117,11 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         }
         build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
 
-    _replace(Path(args.out), fill)
+    with atomic.building(Path(args.out), replace=True) as folder:
+        fill(folder)
     if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
         for staging, run in finished:
-            staging.rename(run)
+            atomic.put_in_place(staging, run)
 
 
 def run(args: argparse.Namespace) -> int:

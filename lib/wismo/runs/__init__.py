@@ -8,7 +8,6 @@ from wismo.runs.agent.counters import totals
 from wismo.runs.store import (
     IMPORTED,
     SCHEMAS,
-    STAGING_PREFIX,
     RecordedTrace,
     Run,
     RunInvalid,
@@ -25,7 +24,6 @@ __all__ = [
     "IMPORTED",
     "RUNS",
     "SCHEMAS",
-    "STAGING_PREFIX",
     "RecordedTrace",
     "Run",
     "RunInvalid",

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wismo.core import atomic
 from wismo.core.jsonfmt import stable
 from wismo.core.revision import PINNED_REVISION
 from wismo.domain import prompts
-from wismo.runs import RUNS, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
+from wismo.runs import RUNS, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.backends import conversing
 from wismo.runs.agent.base import Backend
 from wismo.runs.agent.loop import Budgets, LatencyModel, run_case
@@ -166,8 +167,7 @@ async def evaluate(
             cases = {study.case_key(c): c for c in study.cases}
             contract = study.instructions == prompts.INSTRUCTIONS  # the scripted answer keeps wismo's contract
             for design in design_names:
-                staging = runs_dir / f"{STAGING_PREFIX}{final[design].name}"
-                staging.mkdir(parents=True)
+                staging = atomic.beside(final[design])
                 recordings[design] = _Recording(design, staging, await conns[design].list_tools(), [], [])
             pair = 0
             for order_id in orders:
@@ -214,7 +214,7 @@ async def evaluate(
                     f"the {design} run just recorded does not verify, so nothing was kept: " + "; ".join(problems[:10])
                 )
         for design, rec in recordings.items():
-            rec.folder.rename(final[design])
+            atomic.put_in_place(rec.folder, final[design])
     finally:
         for rec in recordings.values():
             if rec.folder.exists():

@@ -25,7 +25,6 @@ from wismo.runs.agent.checks import outcome_problems
 from wismo.runs.agent.counters import Totals, totals
 from wismo.runs.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
 
-STAGING_PREFIX = ".recording-"  # a run being recorded; never read as a run, removed unless the run verifies
 SCHEMAS = Path(__file__).parent / "schemas"
 
 
@@ -232,5 +231,7 @@ def load(folder: str | Path) -> Run:
 
 def find(runs_dir: str | Path = RUNS) -> list[Path]:
     """Every run folder under data/runs, oldest first."""
-    found = (p.parent for p in Path(runs_dir).glob("*/manifest.json") if not p.parent.name.startswith(STAGING_PREFIX))
+    found = (
+        p.parent for p in Path(runs_dir).glob("*/manifest.json") if not p.parent.name.startswith(".")
+    )  # hidden: a run being built
     return sorted(found, key=lambda p: p.name.rsplit("-", 1)[-1])

@@ -10,7 +10,6 @@ it is made, and one the build leaves unchanged is not moved back.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import glob
 import hashlib
@@ -20,16 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from wismo.core.atomic import ASIDE, MARK, exchange
 from wismo.core.errors import first_leaf
 
-MARK = ".building-"  # a staging folder is .NAME.building-PID beside its target, or .building-PID inside it
 INDEX = "index.html"
-ASIDE = ".previous-"  # an old version waits here, in the staging folder, where it cannot be exchanged in one rename
-AT_FDCWD = -100  # linux/fcntl.h
-RENAME_EXCHANGE = 2  # linux/fs.h
-CANNOT_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP}
 
 
 @dataclass
@@ -89,32 +83,6 @@ def _digest(path: Path) -> str | None:
         return None
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def _renameat2() -> Any:
-    """Linux's renameat2 through ctypes, or None where the C library has none."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-
-
-def exchange(a: Path, b: Path) -> bool:
-    """Swap two existing paths in one rename (renameat2 with RENAME_EXCHANGE): a reader finds one or the other at
-    each path, never none. False, with nothing moved, where the system or the filesystem cannot."""
-    import ctypes
-
-    call = _renameat2()
-    if call is None:
-        return False
-    if call(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in CANNOT_EXCHANGE:
-        return False
-    raise OSError(code, os.strerror(code), str(a), None, str(b))
 
 
 @contextmanager

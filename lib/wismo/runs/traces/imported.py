@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from wismo.core import atomic
 from wismo.core.jsonfmt import stable, utf8_len
-from wismo.runs import IMPORTED, STAGING_PREFIX, RunInvalid, sha256, sum_totals, verify
+from wismo.runs import IMPORTED, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.counters import totals
 from wismo.runs.agent.outcomes import ANSWERED, NO_TRACED_ANSWER
 from wismo.runs.recording import file_name
@@ -198,9 +199,8 @@ class Importer:
         source = conversation.sources[0]
         run = self.runs.get(source)
         if run is None:
-            staging = self.runs_dir / f"{STAGING_PREFIX}{BACKEND}-{self.designs[source]}-{len(self.runs)}"
-            shutil.rmtree(staging, ignore_errors=True)
-            (staging / "traces").mkdir(parents=True)
+            staging = atomic.beside(self.runs_dir / f"{BACKEND}-{self.designs[source]}-{len(self.runs)}")
+            (staging / "traces").mkdir()
             run = self.runs[source] = _Run(source, self.designs[source], staging)
         case = case_of(conversation, self.key)
         run.seen[case] += 1
@@ -239,7 +239,7 @@ class Importer:
         """Finish, then move every run into place; the run folders."""
         finished = self.finish()
         for staging, folder in finished:
-            staging.rename(folder)
+            atomic.put_in_place(staging, folder)
         return [folder for _, folder in finished]
 
     def abort(self) -> None:
