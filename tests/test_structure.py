@@ -4,6 +4,7 @@ docs/architecture.md, nothing read from tests/, and the fixtures found only thro
 
 import ast
 import functools
+import importlib
 import re
 from pathlib import Path
 
@@ -212,3 +213,16 @@ def test_one_path_for_every_study():
             if value in served and value != "scoped"  # "scoped" is also the case study's own design, not ours
         ]
     assert not found, found
+
+
+def test_an_input_error_becomes_exit_2_in_one_place():
+    # Every command raises InputError for input it cannot use; only the entry point turns it into a sentence and 2.
+    entry = importlib.import_module("wismo.cli.main")
+    from wismo.core.errors import InputError, WismoError
+
+    returning_2 = sorted(
+        p.name for p in (LIB / "cli").glob("*.py") if re.search(r"^\s*return 2\b", p.read_text(), re.M)
+    )
+    assert returning_2 == ["main.py"]
+    assert entry.is_input_error(InputError("x")) and not entry.is_input_error(WismoError("x"))
+    assert not entry.is_input_error(ValueError("x"))  # a plain ValueError is a bug, shown as a traceback

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
+from wismo.core.errors import InputError
 from wismo.core.textgrid import plural
 
 NAME = "evaluate"
@@ -105,31 +106,26 @@ def run(args: argparse.Namespace) -> int:
     from wismo.runs.agent.backends import make
     from wismo.runs.agent.base import BackendError
     from wismo.runs.agent.loop import Budgets, LatencyModel
-    from wismo.studies.declaration import StudyInvalid, load
+    from wismo.studies.declaration import load
 
     provider = args.provider or ("openai" if args.model else "scripted")
-    try:
-        study = load(args.study or ARTICLE_STUDY)
-        chosen = list(study.designs) if args.design == BOTH else [args.design]
-        study = study.narrowed(chosen)  # a design wismo serves may be named even where the study does not declare it
-    except StudyInvalid as exc:
-        print(f"wismo evaluate: {exc}", file=sys.stderr)
-        return 2
+    study = load(args.study or ARTICLE_STUDY)
+    chosen = list(study.designs) if args.design == BOTH else [args.design]
+    study = study.narrowed(chosen)  # a design wismo serves may be named even where the study does not declare it
     orders = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
     runs_dir = Path(args.runs_dir) if args.runs_dir else study.runs_folder
+    recording.check_request(chosen, args.repetitions, orders, study)
+    at_least("--max-turns", args.max_turns, 1)
+    at_least("--max-tool-calls", args.max_tool_calls, 0)
+    for name, value in zip(LATENCY_PARTS, args.latency or (), strict=False):
+        at_least(f"--latency {name}", value, 0)
+    positive_seconds("--timeout", args.timeout)
+    writable_folder("--runs-dir", runs_dir)
+    # Last: the scripted backend loads its encoding, which no refusal above should wait for.
     try:
-        recording.check_request(chosen, args.repetitions, orders, study)
-        at_least("--max-turns", args.max_turns, 1)
-        at_least("--max-tool-calls", args.max_tool_calls, 0)
-        for name, value in zip(LATENCY_PARTS, args.latency or (), strict=False):
-            at_least(f"--latency {name}", value, 0)
-        positive_seconds("--timeout", args.timeout)
-        writable_folder("--runs-dir", runs_dir)
-        # Last: the scripted backend loads its encoding, which no refusal above should wait for.
         backend = make(provider, args.model, args.base_url, args.timeout, args.profile)
-    except (ValueError, BackendError) as exc:
-        print(f"wismo evaluate: {exc}", file=sys.stderr)
-        return 2
+    except BackendError as exc:  # one that cannot be made from what was given (a model, a key, a URL): bad input
+        raise InputError(str(exc)) from None
     latency = LatencyModel(*args.latency) if args.latency else None
     total = len(orders) * args.repetitions * len(chosen)
     try:

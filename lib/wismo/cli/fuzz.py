@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from wismo.cli.parsing import at_least, subparser, writable_file
+from wismo.core.errors import InputError
 
 NAME = "fuzz"
 SUMMARY = "hostile arguments, frames and HTTP requests at scale on a study's servers (default the article's)"
@@ -60,15 +61,10 @@ def run(args: argparse.Namespace) -> int:
     from wismo.studies.declaration import chosen
 
     if args.examples < 1:
-        print(f"wismo fuzz: EXAMPLES must be 1 or more, not {args.examples}", file=sys.stderr)
-        return 2
-    try:
-        at_least("--sessions", args.sessions, 1)
-        out = writable_file("--out", args.out or default_out())
-        study = chosen(args.study)
-    except (ValueError, WismoError) as exc:
-        print(f"wismo fuzz: {exc}", file=sys.stderr)
-        return 2
+        raise InputError(f"EXAMPLES must be 1 or more, not {args.examples}")
+    at_least("--sessions", args.sessions, 1)
+    out = writable_file("--out", args.out or default_out())
+    study = chosen(args.study)
     try:
         result = study_hostile.at_scale(study, args.examples, args.sessions)
     except (WismoError, RuntimeError) as exc:  # a server that cannot be started or serve a normal client at all

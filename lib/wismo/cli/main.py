@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import cast
 
 from wismo.cli.parsing import EXAMPLE_PREFIX
-from wismo.core.errors import WismoError, single
+from wismo.core.errors import InputError, single
 
 # Each is the module wismo.cli.NAME, in the order `wismo --help` lists them.
 COMMANDS = (
@@ -52,9 +52,9 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def is_input_error(exc: BaseException) -> bool:
-    """Whether `exc` is one of wismo's errors that says the input is unusable (a name, a value, a file), which the
-    command reports in its one sentence with exit 2 rather than as a traceback."""
-    return isinstance(exc, WismoError) and isinstance(exc, ValueError | LookupError)
+    """Whether `exc` says the input is unusable (an InputError: a name, a value, a file), which the command reports
+    in its one sentence with exit 2 rather than as a traceback."""
+    return isinstance(exc, InputError)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from wismo.core.errors import InputError
+
 EXAMPLE_PREFIX = "example: "
 
 
@@ -30,13 +32,13 @@ def subparser(
 def positive_seconds(option: str, value: float) -> None:
     """Raise ValueError in one sentence unless `value` (given as `option`) is a positive number of seconds."""
     if value <= 0:
-        raise ValueError(f"{option} must be a positive number of seconds, not {value:g}")
+        raise InputError(f"{option} must be a positive number of seconds, not {value:g}")
 
 
 def at_least(option: str, value: int | float, minimum: int | float) -> None:
     """Raise ValueError in one sentence unless `value` (given as `option`) is `minimum` or more."""
     if value < minimum:
-        raise ValueError(f"{option} must be {minimum:g} or more, not {value:g}")
+        raise InputError(f"{option} must be {minimum:g} or more, not {value:g}")
 
 
 def whole_number(option: str, text: str, minimum: int) -> int:
@@ -44,7 +46,7 @@ def whole_number(option: str, text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"{option} must be a whole number of {minimum} or more, not {text!r}") from None
+        raise InputError(f"{option} must be a whole number of {minimum} or more, not {text!r}") from None
     at_least(option, value, minimum)
     return value
 
@@ -61,12 +63,12 @@ def writable_folder(option: str, folder: str | Path, given: str | Path | None = 
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise ValueError(f"{option} {given}: {existing} is a file, not a folder")
+        raise InputError(f"{option} {given}: {existing} is a file, not a folder")
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
-        raise ValueError(f"{option} {given}: cannot write in {existing} ({exc.strerror or exc})") from None
+        raise InputError(f"{option} {given}: cannot write in {existing} ({exc.strerror or exc})") from None
     return path
 
 
@@ -75,10 +77,10 @@ def writable_file(option: str, file: str | Path) -> Path:
     `option` and the file."""
     path = Path(file)
     if path.is_dir():
-        raise ValueError(f"{option} {file} is a folder; give a file name")
+        raise InputError(f"{option} {file} is a folder; give a file name")
     writable_folder(option, path.parent, file)
     if path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{option} {file}: cannot write there (permission denied)")
+        raise InputError(f"{option} {file}: cannot write there (permission denied)")
     return path
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from wismo.cli.parsing import stopped_build, subparser, writable_folder
@@ -35,13 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from wismo.core.paths import REPO_ROOT, output_dir
     from wismo.reports.render import build as report
 
-    try:
-        jobs = report.jobs_wanted(args.jobs)
-        if args.out is not None:  # as the build resolves it: a relative folder is under the checkout
-            writable_folder("--out", args.out if Path(args.out).is_absolute() else REPO_ROOT / args.out)
-    except ValueError as exc:
-        print(f"wismo report: {exc}", file=sys.stderr)
-        return 2
+    jobs = report.jobs_wanted(args.jobs)
+    if args.out is not None:  # as the build resolves it: a relative folder is under the checkout
+        writable_folder("--out", args.out if Path(args.out).is_absolute() else REPO_ROOT / args.out)
     from wismo.reports.render.study import plan
     from wismo.studies.declaration import article
 

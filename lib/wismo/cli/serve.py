@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from wismo.cli.parsing import subparser
+from wismo.core.errors import InputError
 
 NAME = "serve"
 SUMMARY = "serve one design over stdio (any MCP client can start this)"
@@ -74,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         if args.http_fd is None or exc.errno != errno.EBADF:
             raise
-        print(f"wismo serve: --http-fd {args.http_fd} is not an open socket of this process", file=sys.stderr)
-        return 2
+        raise InputError(f"--http-fd {args.http_fd} is not an open socket of this process") from None
     except KeyboardInterrupt:
         pass
     return 0
@@ -89,32 +89,20 @@ def _over_http(args: argparse.Namespace) -> bool:
 def _built(args: argparse.Namespace) -> tuple[Any, Any] | int:
     """The server to serve and its HTTP limits, or the exit code of an option or a dataset it cannot use (said in one
     sentence on stderr)."""
-    from wismo.domain import DatasetError
     from wismo.mcp.servers import design_tools
     from wismo.mcp.servers.app import build_server
-    from wismo.mcp.servers.designs import UnknownDesign
     from wismo.mcp.servers.settings import server_dataset
 
     # stdout is the protocol channel: everything human-readable goes to stderr.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="wismo %(levelname)s %(message)s")
     if args.http is not None and not 0 <= args.http <= 65535:
-        print(f"wismo serve: --http PORT must be a port number from 0 to 65535, not {args.http}", file=sys.stderr)
-        return 2
+        raise InputError(f"--http PORT must be a port number from 0 to 65535, not {args.http}")
     given = [name for name in ("max_sessions", "session_idle_timeout") if getattr(args, name) is not None]
     if given and not _over_http(args):
         option = "--" + given[0].replace("_", "-")
-        print(f"wismo serve: {option} applies to Streamable HTTP only; add --http PORT", file=sys.stderr)
-        return 2
-    try:
-        limits = _limits(args)
-    except ValueError as exc:
-        print(f"wismo serve: {exc}", file=sys.stderr)
-        return 2
-    try:
-        server = build_server(args.design, design_tools(args.design), server_dataset())
-    except (DatasetError, UnknownDesign, ValueError) as exc:
-        print(f"wismo serve: {exc}", file=sys.stderr)
-        return 2
+        raise InputError(f"{option} applies to Streamable HTTP only; add --http PORT")
+    limits = _limits(args)
+    server = build_server(args.design, design_tools(args.design), server_dataset())
     return server, limits
 
 
@@ -123,20 +111,14 @@ def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:
     import anyio
 
     # Here, not in run(): serving stdio imports nothing of HTTP.
-    from wismo.mcp.servers.http import CannotListen, serve_http
+    from wismo.mcp.servers.http import serve_http
 
     def announce(url: str) -> None:
         # stderr: with --http stdout is no protocol channel, but it stays clean for whoever pipes it.
         print(f"{args.design} server: Streamable HTTP on {url} (Ctrl-C stops it)", file=sys.stderr, flush=True)
 
-    try:
-        # The harness (--http-fd) knows where it listens; a person who typed --http does not.
-        anyio.run(
-            serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce, limits
-        )
-    except CannotListen as exc:
-        print(f"wismo serve: {exc}", file=sys.stderr)
-        return 2
+    # The harness (--http-fd) knows where it listens; a person who typed --http does not.
+    anyio.run(serve_http, server, args.http, args.host, args.http_fd, None if args.http is None else announce, limits)
     return 0
 
 
@@ -152,4 +134,4 @@ def _limits(args: argparse.Namespace) -> Any:
         )
     except SessionLimitInvalid as exc:
         option = {"max_sessions": "--max-sessions N", "idle_timeout_s": "--session-idle-timeout SECONDS"}[exc.name]
-        raise ValueError(f"{option} must be {exc.allowed}, not {exc.value:g}") from None
+        raise InputError(f"{option} must be {exc.allowed}, not {exc.value:g}") from None

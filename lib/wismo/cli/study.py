@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from wismo.cli.parsing import stopped_build, subparser, whole_number, writable_folder
+from wismo.core.errors import InputError
 from wismo.core.textgrid import plural
 
 if TYPE_CHECKING:  # imported when a command runs, so that `wismo --help` stays fast
@@ -77,12 +78,10 @@ def _problems(file: str) -> tuple[Study | None, list[str]]:
     return study, anyio.run(servers.check, study)
 
 
-def _say(file: str, problems: list[str]) -> int:
-    """Print each problem on its own line; exit 2."""
-    print(f"wismo study: {file}: {plural(len(problems), 'problem')}:", file=sys.stderr)
-    for problem in problems:
-        print(f"  - {problem}", file=sys.stderr)
-    return 2
+def _say(file: str, problems: list[str], after: str = "") -> NoReturn:
+    """An InputError listing each problem on its own line (and `after`, a line of its own, when given)."""
+    listed = "".join(f"\n  - {p}" for p in problems)
+    raise InputError(f"{file}: {plural(len(problems), 'problem')}:{listed}" + (f"\n{after}" if after else ""))
 
 
 def _options_problem(args: argparse.Namespace) -> str | None:
@@ -106,11 +105,10 @@ def run(args: argparse.Namespace) -> int:
     """Check or run the study; exit 2 when it is invalid or a server cannot be reached, 1 when evidence differs."""
     problem = _options_problem(args) if args.action == "run" else None
     if problem:  # an option's, not the file's: one sentence, as every command says bad input
-        print(f"wismo study: {problem}", file=sys.stderr)
-        return 2
+        raise InputError(problem)
     study, problems = _problems(args.file)
     if study is None or problems:  # no study comes with its problems
-        return _say(args.file, problems)
+        _say(args.file, problems)
     if args.action == "check":
         print(
             f"{args.file}: valid; {plural(len(study.designs), 'design')} reached ({', '.join(study.designs)}), every "
@@ -126,10 +124,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         done = study_run.run(study, args.out, params, args.jobs)
     except study_run.StudyRefused as exc:
-        code = _say(args.file, [str(exc)])
-        if exc.staged is not None:
-            print(f"what the run wrote, and why it stopped: {exc.staged.index}", file=sys.stderr)
-        return code
+        staged = f"what the run wrote, and why it stopped: {exc.staged.index}" if exc.staged is not None else ""
+        _say(args.file, [str(exc)], staged)
     except BaseException as exc:  # a failed build other than a claim, or an interrupt: said as every build says it
         stopped = stopped_build(NAME, exc)
         if stopped is None:

@@ -8,6 +8,7 @@ import os
 import sys
 
 from wismo.cli.parsing import positive_seconds, subparser
+from wismo.core.errors import InputError
 
 NAME = "tokens"
 SUMMARY = "what any MCP server costs in a model's context: wismo tokens [--url URL | -- CMD ARGS]"
@@ -64,26 +65,21 @@ def run(args: argparse.Namespace) -> int:
     the server or an argument cannot be used."""
     import anyio
 
-    from wismo.accounting.tokens import OfflineEncodingError
     from wismo.core.jsonfmt import stable
     from wismo.studies.audit import measure as servertokens
     from wismo.studies.audit import table as tokentable
-    from wismo.studies.audit.target import TargetError, parse_call, target
+    from wismo.studies.audit.target import parse_call, target
 
     # A bad target gets one sentence: the SDK's own error logs (a traceback per unreadable line) stay quiet.
     logging.getLogger("mcp").addHandler(logging.NullHandler())
     command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
-    try:
-        positive_seconds("--timeout", args.timeout)
-        if args.max_tokens is not None and args.max_tokens < 0:
-            raise ValueError(f"--max-tokens must be zero or more, not {args.max_tokens}")
-        calls = [parse_call(name, arguments) for name, arguments in args.call or []]
-        baseline = tokentable.load_baseline(args.baseline) if args.baseline else None
-        where = target(command, args.url)
-        measured = anyio.run(servertokens.measure, where, calls, args.encoding, args.timeout)
-    except (ValueError, TargetError, OfflineEncodingError) as exc:
-        print(f"wismo tokens: {exc}", file=sys.stderr)
-        return 2
+    positive_seconds("--timeout", args.timeout)
+    if args.max_tokens is not None and args.max_tokens < 0:
+        raise InputError(f"--max-tokens must be zero or more, not {args.max_tokens}")
+    calls = [parse_call(name, arguments) for name, arguments in args.call or []]
+    baseline = tokentable.load_baseline(args.baseline) if args.baseline else None
+    where = target(command, args.url)
+    measured = anyio.run(servertokens.measure, where, calls, args.encoding, args.timeout)
     diff = tokentable.changes(baseline, measured) if baseline is not None else None
     try:
         if args.json:

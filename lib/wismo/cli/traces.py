@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from wismo.cli.parsing import positive_seconds, subparser, writable_folder
 from wismo.core import atomic
+from wismo.core.errors import InputError
 from wismo.core.paths import OUTPUTS
 
 NAME = "traces"
@@ -129,21 +129,17 @@ def run(args: argparse.Namespace) -> int:
     written."""
     from wismo.runs.traces import analysis, imported
 
-    try:
-        if args.record and args.files:
-            raise ValueError("give trace files to read, or --record DIR, not both")
-        if not args.record and not args.files:
-            raise ValueError("give at least one OTLP JSON trace file to read (or --record DIR)")
-        positive_seconds("--idle", args.idle)
-        writable_folder("--out" if not args.record else "--record", args.record or args.out)
-        if Path(args.out).is_file():
-            raise ValueError(f"--out {args.out} is a file, not a folder")
-        out, runs = Path(args.out).resolve(), Path(args.runs_dir).resolve() if args.runs_dir else None
-        if runs is not None and (runs == out or out in runs.parents):
-            raise ValueError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
-    except ValueError as exc:
-        print(f"wismo traces: {exc}", file=sys.stderr)
-        return 2
+    if args.record and args.files:
+        raise InputError("give trace files to read, or --record DIR, not both")
+    if not args.record and not args.files:
+        raise InputError("give at least one OTLP JSON trace file to read (or --record DIR)")
+    positive_seconds("--idle", args.idle)
+    writable_folder("--out" if not args.record else "--record", args.record or args.out)
+    if Path(args.out).is_file():
+        raise InputError(f"--out {args.out} is a file, not a folder")
+    out, runs = Path(args.out).resolve(), Path(args.runs_dir).resolve() if args.runs_dir else None
+    if runs is not None and (runs == out or out in runs.parents):
+        raise InputError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
     if args.record:
         return _record(Path(args.record))
     block, replacements = None, []

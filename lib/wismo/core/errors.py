@@ -20,6 +20,11 @@ def _rebuilt(cls: type[WismoError], args: tuple[Any, ...]) -> WismoError:
     return cls.__new__(cls, *args)
 
 
+class InputError(WismoError, ValueError):
+    """Input that cannot be used (a name, a value, a file, a server that is not what was given): its message is the
+    sentence a command prints, with exit 2 (cli/main.py, the one place that maps it)."""
+
+
 class ClaimFailed(WismoError, AssertionError):
     """A claim a report or analysis makes does not hold in this run: `claim` says what should hold, `detail` the
     numbers or cases that break it; the message is `message` when given, else '{claim} does not hold: {detail}'."""

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 # lib/wismo/core/paths.py: the repository root is three folders up from this package.
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -51,7 +51,7 @@ def in_build() -> Path | None:
     return Path(build) if build else None
 
 
-class OutputsProtected(WismoError, ValueError):
+class OutputsProtected(InputError):
     """A report asked to write into the built reports' folder outside the report build: `path`."""
 
     def __init__(self, path: Path) -> None:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 READS = ("json", "text", "structured", "python")
 # What a pattern's named group may be read as besides a string: a study file's `types = { id = "int" }`.
@@ -24,7 +24,7 @@ TYPES = ("str", "int", "float", "bool", "json")
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
 
 
-class PatternInvalid(WismoError, ValueError):
+class PatternInvalid(InputError):
     """A regular expression that does not compile: `pattern`, and `reason` (the re module's own words)."""
 
     def __init__(self, pattern: str, reason: str) -> None:
@@ -33,7 +33,7 @@ class PatternInvalid(WismoError, ValueError):
         self.reason = reason
 
 
-class NoStructuredContent(WismoError, ValueError):
+class NoStructuredContent(InputError):
     """A result read with read = "structured" that carries no structuredContent: `design`, `step` and `tool`."""
 
     def __init__(self, step: str, tool: str, design: str = "") -> None:

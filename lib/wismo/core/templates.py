@@ -18,13 +18,13 @@ from typing import Any
 import jmespath
 import jmespath.exceptions
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 ITEM = "item"  # in a link's arguments: the value being followed (a list under batch), never a case field
 
 
-class ExpressionInvalid(WismoError, ValueError):
+class ExpressionInvalid(InputError):
     """A JMESPath expression that does not parse: `expression`, and `reason` (the parser's own words)."""
 
     def __init__(self, expression: str, reason: str) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.paths import fixtures_dir
 from wismo.domain.generate import generate
 from wismo.domain.ids import KINDS, ORDER, PAYMENT, RESERVATION, TRACKING, Kind
@@ -22,7 +22,7 @@ SOURCE_FILES = {
 }
 
 
-class DatasetError(WismoError):
+class DatasetError(InputError):
     """The fixtures are missing or inconsistent; the message names the file and the record."""
 
 

@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 from wismo.core.clock import CLOCK
+from wismo.core.errors import InputError
 
 # ORD-9 followed by the line count, zero-padded: ORD-900001 has one line, ORD-910000 ten thousand.
 MAX_LINES = 99_999
@@ -18,7 +19,7 @@ MAX_LINES = 99_999
 def order_id(lines: int) -> str:
     """The identifier of the generated order with `lines` item lines."""
     if not 1 <= lines <= MAX_LINES:
-        raise ValueError(f"a generated order has 1 to {MAX_LINES} lines, not {lines}")
+        raise InputError(f"a generated order has 1 to {MAX_LINES} lines, not {lines}")
     return f"ORD-9{lines:05d}"
 
 
@@ -124,7 +125,7 @@ def sizes_from(text: str | None) -> list[int]:
     try:
         sizes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise ValueError(f"WISMO_LARGE_ORDERS must be comma-separated line counts, not {text!r}") from None
+        raise InputError(f"WISMO_LARGE_ORDERS must be comma-separated line counts, not {text!r}") from None
     for n in sizes:
         order_id(n)
     return sizes

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from wismo.accounting.cost import caching, prices
 from wismo.accounting.tokens import conversation, framing
+from wismo.core.errors import InputError
 from wismo.domain.generate import order_id as generated_order
 from wismo.mcp.servers import designs as design_registry
 from wismo.mcp.servers.designs import names as design_names
@@ -37,7 +38,7 @@ LABEL = "modelled (tiktoken-estimated tokens, genai-prices prices)"
 def _models(p: Mapping[str, Any]) -> list[tuple[prices.Price, caching.Policy]]:
     """Each chosen model's price and its provider's cache policy (threshold and granularity as the parameters say)."""
     if not p["models"]:
-        raise ValueError("the price sections need at least one model in `models`")
+        raise InputError("the price sections need at least one model in `models`")
     out = []
     for price in prices.resolve(p["models"], p["prices"], p["price_date"]):
         policy = caching.for_model(price.provider, price.model).with_limits(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wismo.core import paths
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 # Kinds of parameter: what each accepts, in the words of the refusal.
 KINDS = {
@@ -34,7 +34,7 @@ LISTS = ("texts", "counts")
 EARLIER = "The cells below this one still show an earlier run's results: this run stopped here."
 
 
-class ParameterError(WismoError, ValueError):
+class ParameterError(InputError):
     """A parameter a report cannot take: `report`, `name`, `value` and `allowed` (what it may be)."""
 
     def __init__(self, report: str, name: str, value: Any, allowed: str) -> None:

@@ -12,7 +12,7 @@ import anyio
 
 from wismo import runs
 from wismo.accounting.cost import saving
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.jsonfmt import write_stable
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.core.paths import report_dir
@@ -41,7 +41,7 @@ DEFAULTS = defaults(PARAMETERS)
 REPORT = "the recorded-runs report"
 
 
-class NotTheStudysRun(WismoError, ValueError):
+class NotTheStudysRun(InputError):
     """A run the report refuses for its study: `run` (its folder's name), `study` (the study's file name), `why` (in
     words), and the fact behind it: `named` (the study file its manifest names) or `design` (one the study lacks)."""
 

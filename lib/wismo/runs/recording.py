@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core import atomic
+from wismo.core.errors import InputError
 from wismo.core.jsonfmt import stable
 from wismo.core.revision import PINNED_REVISION
 from wismo.domain import prompts
@@ -63,14 +64,14 @@ def check_request(design_names: list[str], repetitions: int, orders: list[str], 
     unknown = [d for d in design_names if d not in known_designs]
     if unknown or not design_names or len(set(design_names)) < len(design_names):
         asked = ", ".join(design_names) or "none"
-        raise ValueError(f"designs must be the study's ({', '.join(known_designs)}), each once, not {asked}")
+        raise InputError(f"designs must be the study's ({', '.join(known_designs)}), each once, not {asked}")
     if repetitions < 1:
-        raise ValueError(f"repetitions must be at least 1, not {repetitions}")
+        raise InputError(f"repetitions must be at least 1, not {repetitions}")
     if not orders:
-        raise ValueError("give at least one case to record")
+        raise InputError("give at least one case to record")
     twice = sorted({o for o in orders if orders.count(o) > 1})
     if twice:
-        raise ValueError(f"case {', '.join(twice)} is listed more than once; each case is recorded once per repetition")
+        raise InputError(f"case {', '.join(twice)} is listed more than once; each case is recorded once per repetition")
     study.select(orders, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import framing
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.runs.store import Run, sha256
 
 
-class RecountRefused(WismoError, ValueError):
+class RecountRefused(InputError):
     """A run that cannot be recounted (`run`, `why`): its instructions are not the ones given, or it records no
     tools."""
 

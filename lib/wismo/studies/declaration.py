@@ -17,7 +17,7 @@ from typing import Any
 
 from wismo.core import reference as sources
 from wismo.core import templates
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.textgrid import either
 from wismo.studies import matching
 from wismo.studies.cases import StudyCase, check_unique, read_cases
@@ -46,7 +46,7 @@ TOP = {
 }
 
 
-class UnknownCase(WismoError, ValueError):
+class UnknownCase(InputError):
     """Cases asked for by key that the study does not have: `unknown`, and `known` (the keys it has)."""
 
     def __init__(self, unknown: list[Any], known: list[Any]) -> None:
@@ -57,7 +57,7 @@ class UnknownCase(WismoError, ValueError):
         self.known = known
 
 
-class StudyInvalid(WismoError, ValueError):
+class StudyInvalid(InputError):
     """A study file that cannot be used: `path` and `problems`, one sentence each."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:

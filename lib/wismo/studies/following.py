@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.investigation import Investigation
 
 
@@ -73,7 +73,7 @@ def unfollowed(design: str, how: Investigation, entry_values: list[Any]) -> list
     return out
 
 
-class PatternReadsNothing(WismoError, ValueError):
+class PatternReadsNothing(InputError):
     """A step whose pattern read nothing in any case whose result had text: the study would compare empty evidence.
     `sentence` says which design, step and tool, and the start of the text it was given."""
 

@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any, cast
 
 from wismo.accounting.cost.caching import CachedCall
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 LIBRARY = "genai-prices"
 PER = 1_000_000  # prices are per million tokens
@@ -26,7 +26,7 @@ GIVEN = "parameters"
 GIVEN_KEYS = ("input", "cachedInput", "cacheWrite", "output")
 
 
-class UnknownModel(WismoError, LookupError):
+class UnknownModel(InputError, LookupError):
     """A model neither the price library nor the parameters price; the message says how to price it."""
 
 
@@ -167,7 +167,7 @@ def given(model: str, values: Mapping[str, float], on: str | None = None) -> Pri
     """A price set by parameters: input and output required, cachedInput and cacheWrite default to input."""
     unknown = sorted(set(values) - set(GIVEN_KEYS))
     if unknown or "input" not in values or "output" not in values:
-        raise ValueError(
+        raise InputError(
             f"the price given for {model!r} needs input and output (and may give cachedInput, cacheWrite), "
             f"in USD per million tokens; it has {', '.join(sorted(values)) or 'nothing'}"
         )

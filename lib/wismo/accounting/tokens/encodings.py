@@ -14,7 +14,7 @@ import tiktoken
 import tiktoken_ext.openai_public as openai_public
 from tiktoken.model import encoding_name_for_model
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.kinds import TIKTOKEN
 
 # bpe-openai ships these two as .tiktoken.gz; their contents are byte for byte what tiktoken would download.
@@ -26,7 +26,7 @@ LABEL = TIKTOKEN
 _load_lock = threading.Lock()
 
 
-class OfflineEncodingError(WismoError, RuntimeError):
+class OfflineEncodingError(InputError):
     """An encoding cannot be loaded from installed files; the message says what is missing and what to do."""
 
 

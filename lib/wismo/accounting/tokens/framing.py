@@ -14,10 +14,10 @@ from typing import Any, cast
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import stjson
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 
-class FramingError(WismoError, ValueError):
+class FramingError(InputError):
     """A result or definition the profile cannot frame; the message names what was wrong."""
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.investigation import Cursor, FollowUp, Investigation
 from wismo.domain.ids import ORDER
 from wismo.domain.links import LINKS, Link, kinds
@@ -59,7 +59,7 @@ class Design:
         return tuple(importlib.import_module(self.server).TOOLS)
 
 
-class DesignError(WismoError, ValueError):
+class DesignError(InputError):
     """A design that cannot be declared as asked; the message says what is missing."""
 
 
@@ -104,7 +104,7 @@ ONE_CALL = FOCUSED.name  # the design that answers with one call: the article's 
 PAGED = SCOPED.name  # the design that answers in pages by cursor
 
 
-class UnknownDesign(WismoError, ValueError):
+class UnknownDesign(InputError):
     """A design name that is not registered; the message lists the designs that are."""
 
 

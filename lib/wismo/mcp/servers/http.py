@@ -17,7 +17,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from starlette.responses import Response
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.mcp.servers.protocol import RequestIdInvalid, dropped_id, invalid_request
 from wismo.mcp.servers.settings import SessionLimits
 
@@ -179,7 +179,7 @@ def http_app(server: Server, limits: SessionLimits, host: str = "127.0.0.1") -> 
     return Starlette(routes=[Route(PATH, endpoint=endpoint)], lifespan=lambda _: manager.run())
 
 
-class CannotListen(WismoError, ValueError):
+class CannotListen(InputError):
     """`wismo serve --http` cannot listen on `host` port `port`: `reason` says why (one sentence)."""
 
     def __init__(self, host: str, port: int, reason: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION, JSONRPCNotification
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.revision import PINNED_REVISION
 
 
@@ -49,7 +49,7 @@ async def pin_revision(ctx: Any, call_next: Any) -> Any:
     return result
 
 
-class RequestIdInvalid(WismoError, ValueError):
+class RequestIdInvalid(InputError):
     """A request to `method` whose id is neither a string nor an integer: an invalid request, not a notification."""
 
     def __init__(self, method: str) -> None:

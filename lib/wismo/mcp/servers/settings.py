@@ -7,7 +7,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.domain import Dataset, load
 from wismo.domain.generate import sizes_from
 
@@ -20,7 +20,7 @@ def server_dataset() -> Dataset:
     try:
         seed_value = int(seed)
     except ValueError:
-        raise ValueError(f"WISMO_LARGE_SEED must be an integer, not {seed!r}") from None
+        raise InputError(f"WISMO_LARGE_SEED must be an integer, not {seed!r}") from None
     return load(large=sizes, seed=seed_value)
 
 
@@ -31,7 +31,7 @@ DEFAULT_MAX_SESSIONS = 100
 DEFAULT_IDLE_TIMEOUT_S = 600.0
 
 
-class SessionLimitInvalid(WismoError, ValueError):
+class SessionLimitInvalid(InputError):
     """A session limit `name` was given the value `value`, which is not allowed: `allowed` says what is."""
 
     def __init__(self, name: str, value: object, allowed: str) -> None:

@@ -33,7 +33,7 @@ import anyio.lowlevel
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.mcp.servers.protocol import dropped_id
 
 # Reading pauses while this many complete lines wait for the server loop, and resumes below the low mark.
@@ -66,7 +66,7 @@ def usable() -> bool:
     return _is_pipe_or_socket(0) and _is_pipe_or_socket(1)
 
 
-class LineTooLong(WismoError, ValueError):
+class LineTooLong(InputError):
     """A line longer than MAX_LINE_BYTES, dropped unread."""
 
     def __init__(self) -> None:

@@ -6,14 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.domain import Kind
 
 if TYPE_CHECKING:
     import mcp_types as types
 
 
-class ToolInputError(WismoError, ValueError):
+class ToolInputError(InputError):
     """Bad input a design's own code found (beyond the identifier checks); the message is the one sentence a
     client sees. The shared server code catches this, never a particular design's error."""
 

@@ -19,6 +19,7 @@ from wismo.accounting import cost, tokens
 from wismo.accounting.tokens import conversation, definitions, framing
 from wismo.accounting.tokens.conversation import Prompt
 from wismo.core import kinds
+from wismo.core.errors import InputError
 from wismo.core.kinds import DERIVED
 from wismo.mcp.client.investigation import Call
 from wismo.studies.published import REPORTED, Published
@@ -119,7 +120,7 @@ def definition_tokens(
         return tokens.count_tools(functions, encoding)
     if method == "harmony":
         return definitions.count_definitions(functions, encoding).harmony_total
-    raise ValueError(f"unknown definition counting method {method!r}; use one of {', '.join(DEFINITION_METHODS)}")
+    raise InputError(f"unknown definition counting method {method!r}; use one of {', '.join(DEFINITION_METHODS)}")
 
 
 def first_request_known(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens.conversation import turn_items
+from wismo.core.errors import InputError
 from wismo.mcp.client.investigation import Call
 from wismo.runs.agent.base import assistant_message
 
@@ -24,7 +25,7 @@ DESCRIPTIONS = {
 def check_name(strategy: str) -> str:
     """The strategy's name, or ValueError naming the ones that exist."""
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown call strategy {strategy!r}; choose {' or '.join(STRATEGIES)}")
+        raise InputError(f"unknown call strategy {strategy!r}; choose {' or '.join(STRATEGIES)}")
     return strategy
 
 

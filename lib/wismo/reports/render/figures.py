@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 _FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
     "len": len,
@@ -35,7 +35,7 @@ _CALL = re.compile(r"^(\w+)\((.*)\)$")
 _SEGMENT = re.compile(r"\[([^\]]*)\]|\.?([^.\[\]]+)")
 
 
-class FigureError(WismoError, ValueError):
+class FigureError(InputError):
     """A key figure that cannot be read: the message names the notebook, the figure and what is wrong."""
 
 

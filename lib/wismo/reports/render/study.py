@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.core.paths import DATA, NOTEBOOKS, OUTPUTS, REPO_ROOT, STUDY_OUTPUTS
 from wismo.reports import REPORTS
 from wismo.studies import matching
@@ -21,7 +21,7 @@ TRACES = "05-traces"  # added when the study declares OpenTelemetry trace files 
 DECLARATION_ERRORS = ("NoStructuredContent", "PatternReadsNothing")
 
 
-class StudyRefused(WismoError, ValueError):
+class StudyRefused(InputError):
     """A study run that cannot start as asked (its output folder would be the built-in reports'), or whose study
     file asks what its server does not send: `out`, and `staged` (staging.Staged) when a build had begun."""
 

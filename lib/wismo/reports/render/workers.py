@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core import processes
+from wismo.core.errors import InputError
 from wismo.core.progress import bar, say
 from wismo.reports.render.index_page import Rendered
 
@@ -44,7 +45,7 @@ def jobs_wanted(jobs: int | str | None = None) -> int:
     except (TypeError, ValueError):
         count = 0
     if count < 1:
-        raise ValueError(
+        raise InputError(
             f"the number of notebooks run at once must be a whole number of at least 1, not {jobs!r} "
             f"(from --jobs or {JOBS_ENV})."
         )

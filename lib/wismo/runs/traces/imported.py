@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from wismo.core import atomic
+from wismo.core.errors import InputError
 from wismo.core.jsonfmt import stable, utf8_len
 from wismo.runs import IMPORTED, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.counters import totals
@@ -26,7 +27,7 @@ KEY = "conversation"  # a run's case key when no study names one: the conversati
 FORMAT = "OTLP JSON (OpenTelemetry traces)"
 
 
-class NotImportable(RunInvalid, ValueError):
+class NotImportable(RunInvalid, InputError):
     """Traces that cannot be imported as asked (a design or case the study lacks): the message says which."""
 
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 
 # An id's length in bytes, by field: a trace id is 16 bytes, a span id 8 (OTLP/JSON: 32 and 16 hex digits).
 ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 STATUS_ERROR = 2  # opentelemetry.proto.trace.v1.Status.STATUS_CODE_ERROR
 
 
-class TraceUnreadable(WismoError, ValueError):
+class TraceUnreadable(InputError):
     """A trace file wismo cannot read: `path`, the 1-based `line` (0 when the file as a whole) and the `problem`."""
 
     def __init__(self, path: str | Path, line: int, problem: str) -> None:

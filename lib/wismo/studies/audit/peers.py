@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wismo.core.errors import InputError
 from wismo.core.jsonfmt import write_stable
 from wismo.studies.audit.table import peers_table
 
@@ -23,11 +24,11 @@ def gather(pairs: list[str]) -> dict[str, dict[str, Any]]:
     for pair in pairs:
         label, sep, file = pair.partition("=")
         if not sep or not label or not file:
-            raise ValueError(f"expected LABEL=FILE, got {pair!r}")
+            raise InputError(f"expected LABEL=FILE, got {pair!r}")
         try:
             measured[label] = json.loads(Path(file).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{label}: cannot read the measurement {file} ({exc})") from None
+            raise InputError(f"{label}: cannot read the measurement {file} ({exc})") from None
     return measured
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
+from wismo.core.errors import InputError
 from wismo.core.textgrid import count, grid
 
 BUDGET_MEASURE = "harmony"  # the budget and the baseline hold the complete count of the definitions
@@ -162,15 +163,15 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     try:
         saved = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ValueError(f"cannot read the baseline {path}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read the baseline {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise ValueError(f"the baseline {path} is not JSON ({exc})") from None
+        raise InputError(f"the baseline {path} is not JSON ({exc})") from None
     try:
         for tool in saved["tools"]:
             int(tool[BUDGET_MEASURE]["total"]), str(tool["name"])
         int(saved["definitions"][BUDGET_MEASURE]["total"])
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"the baseline {path} is not the output of `wismo tokens --json`") from None
+        raise InputError(f"the baseline {path} is not the output of `wismo tokens --json`") from None
     return cast("dict[str, Any]", saved)
 
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wismo.core.errors import WismoError
+from wismo.core.errors import InputError
 from wismo.mcp.client.address import Address
 
 
-class TargetError(WismoError):
+class TargetError(InputError):
     """A server that cannot be measured (not started, not reached, not MCP, too slow); the message is one sentence."""
 
 
@@ -48,7 +48,7 @@ def parse_call(tool: str, arguments: str) -> Call:
     try:
         value = json.loads(arguments)
     except ValueError as exc:
-        raise ValueError(f"--call {tool}: the arguments are not JSON ({exc})") from None
+        raise InputError(f"--call {tool}: the arguments are not JSON ({exc})") from None
     if not isinstance(value, dict):
-        raise ValueError(f"--call {tool}: the arguments must be a JSON object, got {type(value).__name__}")
+        raise InputError(f"--call {tool}: the arguments must be a JSON object, got {type(value).__name__}")
     return Call(tool, value)
