@@ -33,7 +33,7 @@ def _server_start(command: list[str]) -> float:
     return elapsed
 
 
-def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, Any]]:
+def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, object]]:
     """`wismo tokens --json` on `command`, command start to exit: ms, and the measurement it printed."""
     started = time.perf_counter()
     done = subprocess.run(

@@ -21,14 +21,14 @@ def _median_of(figures: list[dict[str, Any]], transport: str, which: str) -> flo
     return float(next(medians))
 
 
-def bench_comparison(s: Settings) -> dict[str, Any]:
+def bench_comparison(s: Settings) -> dict[str, object]:
     """4. The whole comparison in fresh processes, beside as many round trips through an echo of its transport."""
     series = [("stdio", "wismo"), ("http", "wismo")] + ([("stdio", "sdk")] if s.sdk_reference else [])
     runs = {
         key: [probe("comparison_probe", key[0], str(s.later_passes), key[1]) for _ in range(s.comparisons)]
         for key in series
     }
-    figures: list[dict[str, Any]] = []
+    figures: list[dict[str, object]] = []
     floors: dict[str, float] = {}
     for (transport, server_transport), results in runs.items():
         if not all(r["allEqual"] for r in results):

@@ -8,14 +8,13 @@ import functools
 import json
 import sys
 import time
-from typing import Any
 
 from wismo.bench.floors import echo_for
 from wismo.bench.settings import PROBE_ORDER, SDK_TRANSPORT_ENV
 from wismo.mcp.client.raw import line, tools_call
 
 
-async def comparison_passes(transport: str, later_passes: int, server_transport: str = "wismo") -> dict[str, Any]:
+async def comparison_passes(transport: str, later_passes: int, server_transport: str = "wismo") -> dict[str, object]:
     """Both servers up, the comparison (tools/list of both, every case on both designs) timed pass by pass; the
     first pass carries any one-time cost. The floor is as many round trips through a raw echo, right after."""
     from wismo.mcp.client.connection import connect

@@ -13,7 +13,6 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from wismo.bench.procfs import cpu_ms, per_call
 from wismo.core.processes import interpreter, piped
@@ -50,7 +49,7 @@ class _Echo(ABC):
     def __enter__(self) -> _Echo:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

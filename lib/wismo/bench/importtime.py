@@ -21,7 +21,7 @@ def parse_importtime(stderr: str) -> list[Row]:
     return rows
 
 
-def import_profile(rows: list[Row], top: int = 8) -> dict[str, Any]:
+def import_profile(rows: list[Row], top: int = 8) -> dict[str, object]:
     """Total import time, self time grouped by top-level package, and the heaviest modules by self time."""
     by_package: dict[str, float] = {}
     for name, _, self_ms, _ in rows:
@@ -55,7 +55,7 @@ def median_profile(profiles: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def profile_start(arguments: list[str], runs: int) -> dict[str, Any]:
+def profile_start(arguments: list[str], runs: int) -> dict[str, object]:
     """Start this interpreter with `arguments` `runs` times under -X importtime, up to its handshake answer: always
     the real interpreter, whatever the servers run on (the suite's forks import nothing)."""
     profiles = []

@@ -4,8 +4,6 @@ text once, the least any reader of the evidence pays."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from wismo.bench.child import probe
 from wismo.bench.settings import Settings
 from wismo.bench.stats import check, check_memory, figure, summary
@@ -13,7 +11,7 @@ from wismo.bench.stats import check, check_memory, figure, summary
 LINES = 10_000  # the size the targets name
 
 
-def bench_large_order(s: Settings, lines: int = LINES) -> dict[str, Any]:
+def bench_large_order(s: Settings, lines: int = LINES) -> dict[str, object]:
     """6. A 10,000-line order: the focused result and the comparison, beside parsing the result once."""
     runs = [probe("large_order_probe", str(lines), timeout_s=300) for _ in range(max(1, s.comparisons))]
     focused = summary([r["focusedMs"] for r in runs])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any
 
 from wismo.bench.procfs import peak_rss_mb
 from wismo.core.jsonfmt import compact
@@ -16,12 +15,12 @@ from wismo.mcp.servers import designs
 from wismo.reports.analyses import comparison
 
 
-def _as_returned(record: Any) -> Any:
+def _as_returned(record: object) -> object:
     """A record as a tool returns it: serialized, then read back."""
     return json.loads(compact(record))
 
 
-def main(lines: int) -> dict[str, Any]:
+def main(lines: int) -> dict[str, object]:
     """Time the focused result, the comparison and the floor on one generated order of `lines` lines."""
     base_rss = peak_rss_mb()
     dataset = load(large=[lines])

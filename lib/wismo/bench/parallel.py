@@ -36,7 +36,7 @@ def order_ids() -> list[str]:
     return dataset.load().ids(ids.ORDER)
 
 
-def order_id_of(record: Any) -> Any:
+def order_id_of(record: object) -> object:
     """The order ID a lookup answered with: at the top (granular) or in its order (focused, scoped)."""
     if not isinstance(record, dict):
         return None
@@ -219,7 +219,7 @@ def stdio_phases(design: str, tool: str, orders: Sequence[str], s: Settings) -> 
     return alone, loaded
 
 
-def _details(p: Phase) -> dict[str, Any]:
+def _details(p: Phase) -> dict[str, object]:
     """Throughput and CPU of a phase, beside its figure."""
 
     def per_call(ms: float | None) -> float | None:

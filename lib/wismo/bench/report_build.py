@@ -80,7 +80,7 @@ def _explain_total(per_notebook: dict[str, list[float]], total_s: float) -> str:
     )
 
 
-def _explain_ratio(notebooks: int, cells: list[dict[str, Any]], total_s: float, floor_s: float) -> str:
+def _explain_ratio(notebooks: int, cells: list[dict[str, object]], total_s: float, floor_s: float) -> str:
     """How much of the ratio to one empty notebook is fixed cost and how much is the notebooks' own cells."""
     heavy = "; ".join(
         f"{c['notebook']} In [{c['cell']}] ({c['firstLine']!r}) {c['medianSeconds']:.1f} s" for c in cells
@@ -92,7 +92,7 @@ def _explain_ratio(notebooks: int, cells: list[dict[str, Any]], total_s: float, 
     )
 
 
-def bench_report(s: Settings) -> dict[str, Any]:
+def bench_report(s: Settings) -> dict[str, object]:
     """5. `make report` in total and per notebook, beside one empty notebook executed and rendered."""
     totals, floors, runs = [], [], []
     per_notebook: dict[str, list[float]] = {}

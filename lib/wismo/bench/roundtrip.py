@@ -101,7 +101,7 @@ def round_trip_variants(transport: str, s: Settings) -> list[Variant]:
     return variants
 
 
-async def round_trips(transport: str, s: Settings) -> dict[str, Any]:
+async def round_trips(transport: str, s: Settings) -> dict[str, object]:
     """Every variant of a transport, interleaved with its echo floor round by round; the figures."""
     rounds = s.rounds if transport == "stdio" else s.http_rounds
     variants = round_trip_variants(transport, s)
@@ -187,7 +187,7 @@ def explain(result: dict[str, Any], worst: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def bench_stdio_round_trip(s: Settings) -> dict[str, Any]:
+def bench_stdio_round_trip(s: Settings) -> dict[str, object]:
     """1. One tools/call round trip over stdio, SDK client to our server, steady state, beside a raw pipe echo."""
     import anyio
 
@@ -199,7 +199,7 @@ def bench_stdio_round_trip(s: Settings) -> dict[str, Any]:
     return result
 
 
-def bench_http_round_trip(s: Settings) -> dict[str, Any]:
+def bench_http_round_trip(s: Settings) -> dict[str, object]:
     """2. The same over Streamable HTTP on 127.0.0.1 (stateful, JSON responses), beside a raw HTTP echo."""
     import anyio
 

@@ -57,7 +57,7 @@ def _explain(worst: float, breakdown: dict[str, float], types_ms: float, imports
     )
 
 
-def bench_server_start(s: Settings) -> dict[str, Any]:
+def bench_server_start(s: Settings) -> dict[str, object]:
     """3. Spawn to a completed initialize, per design, beside an interpreter that answers one line."""
     import anyio
 

@@ -86,12 +86,12 @@ def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detai
 
 def _verdict(
     name: str, unit: str, limit: float, field: str, measured: float, digits: int, why: Callable[[], str]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Whether `measured` is within `limit`; if not, by how much and why (asked only then)."""
     # Judged on the figure as reported, so a miss is never shown as "missed by 0.0%".
     shown = round(measured, digits)
     met = shown <= limit
-    verdict: dict[str, Any] = {"target": name, f"target{unit}": limit, field: shown, "met": met}
+    verdict: dict[str, object] = {"target": name, f"target{unit}": limit, field: shown, "met": met}
     if not met:
         percent = 100 * (shown - limit) / limit
         verdict[f"missedBy{unit}"] = round(shown - limit, digits)
@@ -100,23 +100,23 @@ def _verdict(
     return verdict
 
 
-def check(name: str, measured_ms: float, why: Callable[[], str]) -> dict[str, Any]:
+def check(name: str, measured_ms: float, why: Callable[[], str]) -> dict[str, object]:
     """A time target's verdict: the target, the measured median, whether it is met, and if not by how much and why."""
     return _verdict(name, "Ms", TARGETS_MS[name], "medianMs", measured_ms, 4, why)
 
 
-def check_memory_ratio(name: str, peak_mb: float, smaller_mb: float, why: Callable[[], str]) -> dict[str, Any]:
+def check_memory_ratio(name: str, peak_mb: float, smaller_mb: float, why: Callable[[], str]) -> dict[str, object]:
     """A memory target stated as a ratio of two peaks measured in the same run; both peaks are kept beside it."""
     verdict = _verdict(name, "X", TARGETS_MEMORY_X[name], "xSmaller", peak_mb / smaller_mb, 2, why)
     return verdict | {"peakMb": round(peak_mb, 1), "smallerPeakMb": round(smaller_mb, 1)}
 
 
-def check_memory(name: str, peak_mb: float, why: Callable[[], str]) -> dict[str, Any]:
+def check_memory(name: str, peak_mb: float, why: Callable[[], str]) -> dict[str, object]:
     """A memory target's verdict, on the peak resident set size in MB."""
     return _verdict(name, "Mb", TARGETS_MB[name], "peakMb", peak_mb, 1, why)
 
 
-def check_ratio(name: str, measured_ms: float, floor_ms: float, why: Callable[[], str]) -> dict[str, Any]:
+def check_ratio(name: str, measured_ms: float, floor_ms: float, why: Callable[[], str]) -> dict[str, object]:
     """A target stated as a ratio to a floor measured in the same run; both medians are kept beside it."""
     if floor_ms <= 0:
         raise ValueError(f"the floor of '{name}' is {floor_ms} ms: a ratio to it means nothing")
@@ -124,10 +124,10 @@ def check_ratio(name: str, measured_ms: float, floor_ms: float, why: Callable[[]
     return verdict | {"medianMs": round(measured_ms, 4), "floorMs": round(floor_ms, 4)}
 
 
-def check_count(name: str, count: int, of: int, why: Callable[[], str]) -> dict[str, Any]:
+def check_count(name: str, count: int, of: int, why: Callable[[], str]) -> dict[str, object]:
     """A count's verdict (wrong answers): met at or below the limit; missed by how many, as a percent of `of`."""
     limit = TARGETS_COUNT[name]
-    verdict: dict[str, Any] = {"target": name, "targetCount": limit, "count": count, "of": of, "met": count <= limit}
+    verdict: dict[str, object] = {"target": name, "targetCount": limit, "count": count, "of": of, "met": count <= limit}
     if count > limit:
         verdict["missedByCount"] = count - limit
         verdict["missedByPercent"] = round(100 * (count - limit) / max(of, 1), 1)

@@ -35,7 +35,7 @@ BENCHMARKS: dict[str, Callable[[Settings], dict[str, Any]]] = {
 }
 
 
-def environment() -> dict[str, Any]:
+def environment() -> dict[str, object]:
     """What the figures were measured on."""
     from importlib.metadata import version
 
@@ -54,7 +54,9 @@ def load_average() -> list[float] | None:
     return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
-def run(names: Sequence[str] | None = None, settings: Settings | None = None, progress: bool = True) -> dict[str, Any]:
+def run(
+    names: Sequence[str] | None = None, settings: Settings | None = None, progress: bool = True
+) -> dict[str, object]:
     """Run the named benchmarks (default all) and return the whole result."""
     settings = settings or Settings()
     results = {}

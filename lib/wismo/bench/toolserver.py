@@ -9,7 +9,6 @@ Built on the SDK's low-level server, so every schema is exactly the JSON written
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 import anyio
 import mcp_types as types
@@ -61,7 +60,7 @@ PLAN_ROUTE = {
 
 TEXT_ONLY = {
     "type": "object",
-    "properties": {"text": {"type": "string", "description": "Any text."}},
+    "properties": {"text": {"type": "string", "description": "object text."}},
     "required": ["text"],
 }
 
@@ -130,10 +129,10 @@ def build(tools: list[types.Tool]) -> Server:
     """The server offering `tools`, the instructions, the prompt and the resource."""
     names = {t.name for t in tools}
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in names:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool {params.name!r}.")
         text = str((params.arguments or {}).get("text", "pong" if params.name == "ping" else "{}"))
@@ -144,10 +143,10 @@ def build(tools: list[types.Tool]) -> Server:
             )
         return types.CallToolResult(content=[types.TextContent(text=text)])
 
-    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    async def list_prompts(ctx: object, params: object) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[PROMPT])
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    async def list_resources(ctx: object, params: object) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[RESOURCE])
 
     return Server(

@@ -23,7 +23,7 @@ def _measure(path: Path, mode: str, runs: int) -> list[dict[str, Any]]:
     return [probe("traces_probe", str(path), mode, timeout_s=3600) for _ in range(runs)]
 
 
-def bench_traces(s: Settings) -> dict[str, Any]:
+def bench_traces(s: Settings) -> dict[str, object]:
     """9. A generated trace file read as `wismo traces` reads it, beside reading its lines; then at four times it."""
     with tempfile.TemporaryDirectory(prefix="wismo-bench-traces-") as folder:
         small, large = Path(folder) / "small.json", Path(folder) / "large.json"

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any
 
 from wismo.bench.procfs import peak_rss_mb
 
 
-def main(path: str, mode: str) -> dict[str, Any]:
+def main(path: str, mode: str) -> dict[str, object]:
     """Time one way of reading the file, after the imports it needs."""
     if mode == "analysis":
         from wismo.accounting.cost import prices

@@ -60,7 +60,7 @@ def has_traceback(text: str) -> bool:
     return bool(TRACEBACK.search(text))
 
 
-def texts(message: dict[str, Any]) -> str:
+def texts(message: dict[str, object]) -> str:
     """Every text a JSON-RPC answer carries, as written (JSON would escape the line breaks a stack trace is made of):
     its content blocks' texts, or its error's message and data."""
     result, error = message.get("result"), message.get("error")
@@ -73,7 +73,7 @@ def texts(message: dict[str, Any]) -> str:
     return ""
 
 
-def shortened(value: Any) -> str:
+def shortened(value: object) -> str:
     """An input as a finding shows it: JSON (bytes as Python shows them), cut after SHOWN_CHARS with its length."""
     if isinstance(value, bytes):
         text, size, unit = repr(value[: SHOWN_CHARS + 1]), len(value), "bytes"
@@ -88,7 +88,7 @@ def tail(text: str) -> str:
     return " ".join(text.split())[-TAIL_CHARS:]
 
 
-def finding(category: str, design: str, part: str, where: str, value: Any, what: str) -> dict[str, Any]:
+def finding(category: str, design: str, part: str, where: str, value: object, what: str) -> dict[str, object]:
     """One finding: its category (CATEGORIES), the design, the part of the pass (arguments, frames, http), where
     (a tool, a kind of frame or of request), the first input that showed it (shortened) and what happened then in
     one sentence, and how many cases showed it."""
@@ -122,7 +122,7 @@ class Exchange:
     server crashed or hung (and the sentence saying so), the end of stderr when it showed a stack trace, and the HTTP
     status of the case (over HTTP)."""
 
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, dict[str, object]] = field(default_factory=dict)
     stray: list[bytes] = field(default_factory=list)
     failure: str | None = None  # "crash" or "hang"
     what: str = ""
@@ -131,7 +131,7 @@ class Exchange:
     status: int | None = None
 
 
-def outcome(message: dict[str, Any]) -> str:
+def outcome(message: dict[str, object]) -> str:
     """How a server answered a case: a result, a tool error (isError) or a JSON-RPC error."""
     if "result" not in message:
         return "protocolErrors"
@@ -150,11 +150,11 @@ class Record:
         self.skipped = 0
 
     @property
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[dict[str, object]]:
         """The findings in the order first made: one per category, part and place, with the cases that showed it."""
         return list(self.kept.values())
 
-    def add(self, category: str, part: str, where: str, value: Any, what: str) -> None:
+    def add(self, category: str, part: str, where: str, value: object, what: str) -> None:
         """One case's finding: the first of its category, part and place kept whole, later ones counted (crashes and
         hangs also counted against `where`)."""
         key = (category, part, where)
@@ -173,7 +173,7 @@ class Record:
         return True
 
     def judge(
-        self, got: Exchange, part: str, where: str, value: Any, probe: str, case: str | None = None
+        self, got: Exchange, part: str, where: str, value: object, probe: str, case: str | None = None
     ) -> str | None:
         """Every finding one exchange shows; how the case itself was answered (outcome), when it was."""
         if got.failure:
@@ -198,7 +198,7 @@ class Record:
         return outcome(answered) if answered is not None else None
 
 
-def _text_without(text: Any, ignore: tuple[str, ...]) -> Any:
+def _text_without(text: object, ignore: tuple[str, ...]) -> object:
     """A text block as compared: as it is, or its JSON without the ignored keys when the study names some."""
     if not ignore or not isinstance(text, str):
         return text
@@ -208,7 +208,7 @@ def _text_without(text: Any, ignore: tuple[str, ...]) -> Any:
         return text
 
 
-def answer_text(message: dict[str, Any], ignore: tuple[str, ...] = (), reading: Reading | None = None) -> str:
+def answer_text(message: dict[str, object], ignore: tuple[str, ...] = (), reading: Reading | None = None) -> str:
     """What "the same answer" compares: the error flag and every content block of a result (text as it is, or, with
     keys to `ignore`, its value as the design reads it (`reading`, else JSON) without them), or the JSON-RPC error
     when there is one."""

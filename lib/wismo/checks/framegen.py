@@ -23,7 +23,7 @@ PROBE = "frames-probe-"  # the runner's normal calls' ids: generated string ids 
 MISSING = object()  # a field left out of a message
 
 
-def dumps(value: Any) -> bytes:
+def dumps(value: object) -> bytes:
     """Compact JSON bytes; NaN and Infinity allowed, hostile too (the server's parser reads them)."""
     return json.dumps(value, separators=(",", ":")).encode()
 
@@ -51,7 +51,7 @@ BAD_UTF8 = st.sampled_from(
 )
 
 
-def _with_id(base: dict[str, Any], value: Any) -> bytes:
+def _with_id(base: dict[str, object], value: object) -> bytes:
     """The normal call with `value` as its id."""
     return dumps({**base, "id": value})
 
@@ -65,7 +65,7 @@ def _put(data: bytes, at: int, insert: bytes) -> bytes:
     return data[:at] + insert + data[at:]
 
 
-def _set(message: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+def _set(message: dict[str, object], path: tuple[str, ...], value: object) -> dict[str, object]:
     """A deep copy of `message` with the field at `path` given `value` (or left out: MISSING)."""
     out = json.loads(json.dumps(message))
     holder = out
@@ -75,13 +75,13 @@ def _set(message: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str
         holder.pop(path[-1], None)
     else:
         holder[path[-1]] = value
-    return cast("dict[str, Any]", out)
+    return cast("dict[str, object]", out)
 
 
 FIELDS = (("jsonrpc",), ("id",), ("method",), ("params",), ("params", "name"), ("params", "arguments"))
 
 
-def _wrong_fields(base: dict[str, Any], picks: list[tuple[tuple[str, ...], Any]]) -> bytes:
+def _wrong_fields(base: dict[str, object], picks: list[tuple[tuple[str, ...], object]]) -> bytes:
     message = base
     for path, value in picks:
         if path[0] != "params" or isinstance(message.get("params"), dict):
@@ -147,7 +147,7 @@ KINDS = (
 )
 
 
-def _odd(base: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def _odd(base: dict[str, object]) -> st.SearchStrategy[dict[str, object]]:
     """Valid messages a server does not expect: notifications, answers to nothing asked, odd methods, a second
     initialize, the normal call with unknown members besides."""
     return st.one_of(
@@ -178,7 +178,7 @@ class Frames:
     eof: tuple[bytes, ...]
 
 
-def frames_for(call: dict[str, Any]) -> Frames:
+def frames_for(call: dict[str, object]) -> Frames:
     """The frames for a server whose normal call is `call` (a tools/call request): each names that call's tool and
     its arguments, where a frame names any."""
     return _frames(json.dumps({**call, "id": 1}, sort_keys=True))

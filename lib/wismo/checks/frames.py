@@ -7,18 +7,17 @@ pass judges them by it, findings.STRICT); a server nobody here wrote owes only t
 from __future__ import annotations
 
 import json
-from typing import Any
 
 GRACE_S = 2.0  # for a frame's answer once the normal call sent after it has been answered
 RSS_EVERY = 20  # cases between memory readings
 
 
-def valid_id(value: Any) -> bool:
+def valid_id(value: object) -> bool:
     """A JSON-RPC id a request may carry here: a string or an integer (not a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def expect(line: bytes) -> tuple[str, Any]:
+def expect(line: bytes) -> tuple[str, object]:
     """What JSON-RPC asks for one line: ("request", its id or None when invalid): exactly one answer, with that id
     or an error with id null; ("error", None): exactly one error with id null; ("quiet", None): a notification or a
     response, answered with nothing (or at most one error with id null)."""
@@ -35,11 +34,11 @@ def expect(line: bytes) -> tuple[str, Any]:
     return "error", None
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b  # 1, 1.0 and true are different ids
 
 
-def stdout_problem(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+def stdout_problem(line: bytes) -> tuple[dict[str, object] | None, str | None]:
     """A line from the server's stdout parsed, or the sentence saying it is not a JSON-RPC message."""
     try:
         message = json.loads(line)
@@ -59,7 +58,7 @@ class Owed:
         self.probes = self.nulls = self.answers = 0
         self.problems: list[str] = []
 
-    def take(self, message: dict[str, Any]) -> None:
+    def take(self, message: dict[str, object]) -> None:
         """One JSON-RPC message the server wrote after the frame."""
         if "method" in message:
             return  # a notification from the server (a log line, say): no answer to anything

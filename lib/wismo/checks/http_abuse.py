@@ -140,7 +140,7 @@ def _canary(port: int, normal: Normal) -> Callable[[], str | None]:
 
 
 def case_strategies(
-    call: dict[str, Any], port: int, session: Callable[[], str], host: str = "127.0.0.1", path: str = "/mcp"
+    call: dict[str, object], port: int, session: Callable[[], str], host: str = "127.0.0.1", path: str = "/mcp"
 ) -> dict[str, st.SearchStrategy[bytes]]:
     """The generated cases, by kind: each a whole request (or what a client sends as one) in bytes, to the endpoint
     at `host`, `port` and `path`, its frames made from the server's normal call `call`."""
@@ -291,7 +291,7 @@ def exit_problems(code: int, stdout_bytes: int, stderr: str) -> list[str]:
     return problems
 
 
-def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, Any]:
+def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, object]:
     """Open `count` connections that each send half a request and wait; a normal client must be served meanwhile."""
     held = []
     whole = request(port, body=line(initialize()).strip())
@@ -309,7 +309,7 @@ def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, Any]:
     return {"held": count, "problem": problem}
 
 
-def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dict[str, Any]:
+def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dict[str, object]:
     """`clients` clients at once, each with its own connection and session, asking `calls` times; every answer
     checked."""
 
@@ -326,7 +326,7 @@ def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dic
     return {"clients": clients, "callsEach": calls, "wrongAnswers": len(wrong), "problem": wrong[0] if wrong else None}
 
 
-def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, Any]:
+def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, object]:
     """The session bound on a fresh server of the design wismo serves for `target` (wismo's default limits unless
     others are given): the memory curve, the first session, a new client."""
     limits = limits or SessionLimits()

@@ -21,7 +21,7 @@ FIXED_PER_ARGUMENT = 4  # empty (or zero), 5,000 characters, null, the wrong typ
 FIXED_PER_TOOL = 2  # every argument left out; the real ones with an unknown one besides
 
 
-def _types(schema: Any) -> list[str]:
+def _types(schema: object) -> list[str]:
     """The JSON types a property schema declares (its `type`, a list of them, or its anyOf/oneOf branches')."""
     if not isinstance(schema, dict):
         return []
@@ -67,13 +67,13 @@ def hostile_text(real: str) -> st.SearchStrategy[str]:
     )
 
 
-def _text(real: Any) -> st.SearchStrategy[str]:
+def _text(real: object) -> st.SearchStrategy[str]:
     return hostile_text(real if isinstance(real, str) else "x")
 
 
-def typed(schema: Any, real: Any) -> st.SearchStrategy[Any]:
+def typed(schema: object, real: object) -> st.SearchStrategy[object]:
     """Hostile values of the type a property declares, the real value among them."""
-    kinds: list[st.SearchStrategy[Any]] = []
+    kinds: list[st.SearchStrategy[object]] = []
     for t in _types(schema) or ["string"]:
         if t == "string":
             kinds.append(_text(real))
@@ -96,7 +96,7 @@ def typed(schema: Any, real: Any) -> st.SearchStrategy[Any]:
     return st.one_of(st.just(real), *kinds) if real is not None else st.one_of(*kinds)
 
 
-def values(schema: Any, real: Any) -> st.SearchStrategy[Any]:
+def values(schema: object, real: object) -> st.SearchStrategy[object]:
     """Hostile values for one argument: mostly of its own type, also of any other."""
     wrong = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _text(real) | SMALL_JSON
     return st.one_of(typed(schema, real), typed(schema, real), wrong)
@@ -121,17 +121,17 @@ def arguments(tool: dict[str, Any], base: dict[str, Any]) -> st.SearchStrategy[d
     return st.one_of(own, st.builds(lambda a, b: {**b, **a}, own, extra), st.just({}), extra)
 
 
-def _wrong(schema: Any) -> Any:
+def _wrong(schema: object) -> object:
     """A value of a type the property does not declare."""
     return 12345678901234567890 if "string" in (_types(schema) or ["string"]) else "not a number, nor a list"
 
 
-def fixed(tool: dict[str, Any], base: dict[str, Any]) -> list[dict[str, Any]]:
+def fixed(tool: dict[str, object], base: dict[str, object]) -> list[dict[str, object]]:
     """The cases sent every time, whatever hypothesis draws: every argument left out, an unknown one besides the
     real ones, and for each argument (in name order) empty, 5,000 characters long, null and of the wrong type."""
-    cases: list[dict[str, Any]] = [{}, {**base, UNKNOWN: "x"}]
+    cases: list[dict[str, object]] = [{}, {**base, UNKNOWN: "x"}]
     for name, schema in sorted(properties(tool).items()):
-        empty: Any = [] if "array" in _types(schema) else 0 if {"integer", "number"} & set(_types(schema)) else ""
-        long: Any = [LONG] if "array" in _types(schema) else LONG
+        empty: object = [] if "array" in _types(schema) else 0 if {"integer", "number"} & set(_types(schema)) else ""
+        long: object = [LONG] if "array" in _types(schema) else LONG
         cases += [{**base, name: value} for value in (empty, long, None, _wrong(schema))]
     return cases

@@ -4,7 +4,6 @@ thousand while the server's memory is sampled (the session bound of `wismo serve
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import psutil
 
@@ -57,7 +56,7 @@ def new_client_problem(port: int, normal: Normal) -> str | None:
         conn.close()
 
 
-def abandon(server: RawHttp, normal: Normal, sessions: int, every: int = 250) -> dict[str, Any]:
+def abandon(server: RawHttp, normal: Normal, sessions: int, every: int = 250) -> dict[str, object]:
     """Open one session and use it, then open `sessions` more that are never used again, sampling the server's
     memory every `every`; then ask in the first session again and serve a new client. The figures of the bound."""
     first = open_session(server.conn)

@@ -25,7 +25,7 @@ class Peer(Protocol):
 
     restarts: int
 
-    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange: ...
+    def calls(self, messages: list[dict[str, object]], starting: bool = False) -> Exchange: ...
 
     def sample(self) -> None: ...
 
@@ -60,7 +60,7 @@ class Pass(Generic[P]):
             raise PeerUnusable(self.target.design, f"tools/list was not answered with tools ({got.what or 'none'})")
         return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
-    def probe(self) -> tuple[str, dict[str, Any]]:
+    def probe(self) -> tuple[str, dict[str, object]]:
         """The next normal call: its id and its message."""
         self.sent += 1
         if self.sent % RSS_EVERY == 0:
@@ -68,7 +68,7 @@ class Pass(Generic[P]):
         ident = f"{PROBE}{self.sent}"
         return ident, self.target.normal_call(ident)
 
-    def argument_case(self, tool: str, arguments: dict[str, Any], stats: dict[str, int]) -> None:
+    def argument_case(self, tool: str, arguments: dict[str, object], stats: dict[str, int]) -> None:
         """One argument object at `tool`, then the normal call; every finding recorded, the outcome counted."""
         if self.record.stopped("arguments", tool):
             return
@@ -128,7 +128,7 @@ def finished(report: dict[str, Any], p: Pass[Any]) -> dict[str, Any]:
     return report | {"findings": p.record.findings, "restarts": p.peer.restarts, "skippedCases": p.record.skipped}
 
 
-def unusable(target: Target, exc: PeerUnusable) -> dict[str, Any]:
+def unusable(target: Target, exc: PeerUnusable) -> dict[str, object]:
     """The report of a design whose server could not be used at all (no handshake, no tools, no normal answer)."""
     record = Record(target.design)
     record.add(exc.category, "start", "the handshake, tools/list and the normal call", "", exc.what)

@@ -59,7 +59,7 @@ def fixed_frames(made_by: Frames, kind: str, big: bool) -> list[bytes]:
     return [f for f in made if big or len(f) <= BIG_FRAME]
 
 
-def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, Any]) -> None:
+def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, object]) -> None:
     """Every kind of frame (framegen.KINDS), made from the design's own normal call: its fixed frames, then `count`
     generated ones (counted into `out` as they go); then half a frame and the end of input, after which the server
     should exit."""
@@ -103,7 +103,7 @@ def partial_frames(p: Pass[StdioPeer], made_by: Frames) -> int:
     return len(made_by.eof)
 
 
-def stdio_design(target: Target, count: int, deadline_s: float, served_http: bool = False) -> dict[str, Any]:
+def stdio_design(target: Target, count: int, deadline_s: float, served_http: bool = False) -> dict[str, object]:
     """The whole pass on one stdio design: its report, with its memory and time under `timings` (and, with
     `served_http`, hostile requests to the HTTP side of a design wismo serves)."""
     from wismo.checks import http_abuse

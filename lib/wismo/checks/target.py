@@ -21,7 +21,7 @@ class Target:
 
     design: str
     investigation: Investigation
-    fields: dict[str, Any]
+    fields: dict[str, object]
     address: Address  # a design wismo serves has its HTTP side started too; a URL is one wismo did not start
     ignore: tuple[str, ...] = ()  # object keys a changed answer is not judged by (a clock's, say)
     strict: bool = False  # judged by wismo's own servers' promises too (findings.STRICT)
@@ -31,11 +31,11 @@ class Target:
         """The tools the pass calls: those the investigation calls, and never any other."""
         return sorted(self.investigation.tools())
 
-    def normal_arguments(self) -> dict[str, Any]:
+    def normal_arguments(self) -> dict[str, object]:
         """The arguments of the normal call: the entry's, filled from the study's first case."""
         return self.investigation.entry_arguments(self.fields)
 
-    def normal_call(self, ident: str) -> dict[str, Any]:
+    def normal_call(self, ident: str) -> dict[str, object]:
         """The normal call as a JSON-RPC request with id `ident`."""
         return tools_call(self.investigation.entry, self.normal_arguments(), ident)
 
@@ -79,7 +79,7 @@ class Normal:
         """The normal call as a JSON-RPC request with id `ident`."""
         return tools_call(self.target.investigation.entry, self.target.normal_arguments(), ident)
 
-    def problem(self, message: dict[str, Any]) -> str | None:
+    def problem(self, message: dict[str, object]) -> str | None:
         """None when `message` answers the normal call as the first answer did; else one sentence saying how not."""
         result = message.get("result")
         if not isinstance(result, dict) or result.get("isError"):
@@ -90,7 +90,7 @@ class Normal:
         return None if text == self.first else f"the normal call was answered otherwise than first: {shortened(text)}"
 
 
-def _calls(value: Any) -> list[str]:
+def _calls(value: object) -> list[str]:
     """The tool names of every tools/call request anywhere in a parsed frame (batches and nesting included)."""
     if isinstance(value, list):
         return [name for x in value for name in _calls(x)]

@@ -122,7 +122,7 @@ def _serve_http(args: argparse.Namespace, server: Any, limits: Any) -> int:
     return 0
 
 
-def _limits(args: argparse.Namespace) -> Any:
+def _limits(args: argparse.Namespace) -> object:
     """The session limits the options ask for (defaults where not given); SessionLimitInvalid names a bad one."""
     from wismo.mcp.servers.settings import SessionLimitInvalid, SessionLimits
 

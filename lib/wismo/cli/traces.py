@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(check: dict[str, Any]) -> str:
+def _check(check: dict[str, object]) -> str:
     """A prediction beside what the traces show, in one line."""
     return (
         f"predicted {check['chain']} replaced by {check['replacement']}: {check['predictedInput']:,.1f} input tokens "

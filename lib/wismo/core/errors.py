@@ -3,19 +3,17 @@ that find the real failure inside (nested) exception groups."""
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class WismoError(Exception):
     """Every exception wismo defines derives from it; each carries the facts of its failure as attributes."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt without calling __init__ (whose parameters need not be the args), attributes and all, so an
         # error crosses a process boundary whatever its constructor takes.
         return _rebuilt, (type(self), self.args), self.__dict__
 
 
-def _rebuilt(cls: type[WismoError], args: tuple[Any, ...]) -> WismoError:
+def _rebuilt(cls: type[WismoError], args: tuple[object, ...]) -> WismoError:
     """An unpickled WismoError: `cls` with `args`, its attributes restored by pickle afterwards."""
     return cls.__new__(cls, *args)
 

@@ -32,9 +32,9 @@ class FollowUp:
         """The link that passes the value followed as one argument (a study file's `argument = "x"`)."""
         return cls(key, tool, {argument: "{" + templates.ITEM + "}"}, into, batch)
 
-    def call_arguments(self, item: Any, values: dict[str, Any]) -> dict[str, Any]:
+    def call_arguments(self, item: object, values: dict[str, object]) -> dict[str, object]:
         """The arguments of the call that follows `item` for a case with these field values."""
-        return cast("dict[str, Any]", templates.fill(self.arguments, {**values, templates.ITEM: item}))
+        return cast("dict[str, object]", templates.fill(self.arguments, {**values, templates.ITEM: item}))
 
     @property
     def item_arguments(self) -> tuple[str, ...]:
@@ -65,7 +65,7 @@ class Investigation:
     entry: str
     links: tuple[FollowUp, ...] = ()
     cursor: Cursor | None = None
-    arguments: dict[str, Any] = field(default_factory=lambda: {"orderId": "{orderId}"})
+    arguments: dict[str, object] = field(default_factory=lambda: {"orderId": "{orderId}"})
     into: str = "order"  # where the entry result sits in the evidence; empty: the linked results merge into it
     merge_pages: Callable[[list[Any]], Any] | None = None  # a paged design's own merge (else the generic one)
     reading: Reading = JSON  # how the entry's result (every page of it) is read
@@ -78,9 +78,9 @@ class Investigation:
         """Every tool name the investigation calls."""
         return {self.entry, *(link.tool for link in self.links)}
 
-    def entry_arguments(self, values: dict[str, Any]) -> dict[str, Any]:
+    def entry_arguments(self, values: dict[str, object]) -> dict[str, object]:
         """The entry call's arguments for one case (its fields fill the templates)."""
-        return cast("dict[str, Any]", templates.fill(self.arguments, values))
+        return cast("dict[str, object]", templates.fill(self.arguments, values))
 
     def steps(self) -> list[tuple[str, str, Reading]]:
         """Every step as (its name in a sentence, its tool, its reading): the entry, then each link."""
@@ -100,7 +100,7 @@ class Investigation:
             step = "entry" if link is None else f"links[{self.links.index(link) + 1}]"
             raise NoStructuredContent(step, call["name"]) from None
 
-    def next_page(self, page: Any, values: dict[str, Any]) -> dict[str, Any] | None:
+    def next_page(self, page: object, values: dict[str, object]) -> dict[str, object] | None:
         """The arguments of the call for the page after `page`, or None when it is the last (or no page at all)."""
         if self.cursor is None:
             return None
@@ -109,7 +109,7 @@ class Investigation:
             return None
         return {**self.entry_arguments(values), self.cursor.argument: cursor}
 
-    def targets(self, value: Any, link: FollowUp) -> tuple[list[Any], bool]:
+    def targets(self, value: object, link: FollowUp) -> tuple[list[object], bool]:
         """The values one link follows in the entry's value, and whether its expression found a list (many
         records): the list's elements but its nulls, or the one value found, or nothing."""
         found = templates.read(value, link.key)
@@ -117,7 +117,7 @@ class Investigation:
         values = found if many else [found]
         return [v for v in values if v is not None], many
 
-    def followed(self, value: Any, link: FollowUp) -> list[Any]:
+    def followed(self, value: object, link: FollowUp) -> list[object]:
         """What each call of one link passes as `{item}`: every value found, or under batch the whole list (each
         value once, in the order first met) in one call, or no call when nothing was found."""
         values, _ = self.targets(value, link)
@@ -125,16 +125,16 @@ class Investigation:
             return [_unique(values)] if values else []
         return values
 
-    def linked_calls(self, value: Any, values: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    def linked_calls(self, value: object, values: dict[str, object]) -> list[tuple[str, dict[str, object]]]:
         """The follow-up calls for the entry's value and a case's fields: (tool, arguments), in link order."""
         return [
             (link.tool, link.call_arguments(item, values)) for link in self.links for item in self.followed(value, link)
         ]
 
 
-def _unique(values: list[Any]) -> list[Any]:
+def _unique(values: list[object]) -> list[object]:
     """Each value once, in the order first met (values may be objects, so they are told apart by their JSON)."""
-    seen: dict[str, Any] = {}
+    seen: dict[str, object] = {}
     for v in values:
         seen.setdefault(canonical(v), v)
     return list(seen.values())

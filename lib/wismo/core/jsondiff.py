@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import cast
 
 TIMING_KEYS = {"timings"}  # wall-clock figures live under these keys and only there
 ABSENT = "<absent>"
 NOT_FOUND = "<in no text>"
 
 
-def differences(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
+def differences(a: object, b: object, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, object]]:
     """Every place where two JSON values differ, as {path, names[0]: value, names[1]: value}; empty when equal.
 
     Keys are visited in sorted order, so the list is deterministic. Type matters: 1 and 1.0, or True and 1, are
@@ -33,7 +33,7 @@ def differences(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str =
     return []
 
 
-def holds(b: Any, a: Any) -> bool:
+def holds(b: object, a: object) -> bool:
     """Whether `b` holds `a`: an object holds another when it holds each of the other's keys' values; a list holds
     another when each of the other's elements is held by some element of it, in any order; strings, numbers,
     booleans and null are equal or not (1 and 1.0, True and 1 differ, as on the wire)."""
@@ -44,7 +44,7 @@ def holds(b: Any, a: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, Any]]:
+def missing_from(a: object, b: object, names: tuple[str, str] = ("a", "b"), path: str = "") -> list[dict[str, object]]:
     """Every part of `a` that `b` does not hold (see `holds`), as {path, names[0]: value, names[1]: value}; empty
     when b holds a. This is the study file's match = "contains". An element of a list that no element of the other
     holds is named by its index, as absent from the other."""
@@ -69,7 +69,7 @@ def missing_from(a: Any, b: Any, names: tuple[str, str] = ("a", "b"), path: str 
     return [{"path": path or "<root>", first: a, second: b}]
 
 
-def text_leaves(value: Any, path: str = "") -> list[tuple[str, str]]:
+def text_leaves(value: object, path: str = "") -> list[tuple[str, str]]:
     """Every string leaf of a JSON value with its path, in the value's own order, numbers as their JSON text; object
     keys, booleans and null are not leaves (what match = "text" looks for)."""
     if isinstance(value, dict):
@@ -83,7 +83,7 @@ def text_leaves(value: Any, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def text_missing(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+def text_missing(a: object, b: object, names: tuple[str, str] = ("a", "b")) -> list[dict[str, object]]:
     """The first string leaf of `a` (numbers as their JSON text) that occurs within no leaf of `b`, as one
     {path, names[0]: leaf, names[1]: NOT_FOUND}; empty when every leaf of a occurs in b. This is the study file's
     match = "text", for designs that answer the same evidence in different forms (text and JSON)."""
@@ -96,7 +96,7 @@ def text_missing(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[di
     return []
 
 
-def without_timings(value: Any) -> Any:
+def without_timings(value: object) -> object:
     """The value with every timing key removed, at any depth: the part that must be byte-identical between runs."""
     if isinstance(value, dict):
         return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
@@ -105,7 +105,7 @@ def without_timings(value: Any) -> Any:
     return value
 
 
-def first_difference(a: Any, b: Any) -> str | None:
+def first_difference(a: object, b: object) -> str | None:
     """The path of the first place where two values differ, timings ignored (with both lengths for lists), or None."""
     found = differences(without_timings(a), without_timings(b))
     if not found:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 
-def compact(obj: Any) -> str:
+def compact(obj: object) -> str:
     """Serialize a tool result as compact JSON, keeping the record's own key order."""
     # Key order is the record's (as the article's C# serializer does); no spaces, UTF-8 as is.
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def canonical(obj: Any) -> str:
+def canonical(obj: object) -> str:
     """One text per JSON value whatever its keys' order (sorted keys, compact): what "the same value" compares."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
@@ -23,12 +22,12 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def stable(obj: Any) -> str:
+def stable(obj: object) -> str:
     """Serialize a report file: sorted keys, two-space indent, trailing newline."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
-def write_stable(path: str | Path, obj: Any) -> Path:
+def write_stable(path: str | Path, obj: object) -> Path:
     """Write `obj` to `path` in the stable form, creating folders as needed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

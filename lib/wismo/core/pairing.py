@@ -7,7 +7,6 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from wismo.core.jsondiff import text_leaves, text_missing
 
@@ -15,7 +14,7 @@ NOT_TOGETHER = "<not with its record>"
 _MASK = "\x00"
 
 
-def records(value: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+def records(value: object, path: str = "") -> list[tuple[str, dict[str, object]]]:
     """The innermost objects of a JSON value (objects with no object inside them) with their paths, in order."""
     if isinstance(value, dict):
         inner = [r for k, v in value.items() for r in records(v, f"{path}.{k}" if path else k)]
@@ -47,7 +46,7 @@ def _clean(text: str, own: list[str], foreign: set[str]) -> bool:
     return not any(_alone(f).search(text) for f in foreign)
 
 
-def _objects(value: Any) -> list[list[str]]:
+def _objects(value: object) -> list[list[str]]:
     """Every object of a JSON value, at any depth, as the texts of its leaves."""
     found: list[list[str]] = []
     if isinstance(value, dict):
@@ -111,7 +110,7 @@ class Places:
     _whole: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, value: Any) -> Places:
+    def of(cls, value: object) -> Places:
         """The places of one JSON value."""
         return cls(_objects(value), [t for _, t in text_leaves(value)])
 
@@ -166,7 +165,7 @@ class Places:
         return next(((p, t) for p, t in leaves[1:] if not self.together([anchor, t], siblings)), leaves[-1])
 
 
-def unpaired(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+def unpaired(a: object, b: object, names: tuple[str, str] = ("a", "b")) -> list[dict[str, object]]:
     """The first record of `a` that `b` does not keep together (see `Places.together`), as one {path, names[0]:
     value, names[1]: NOT_TOGETHER, record: the record's path}, naming the first of its values found apart from its
     first one; empty when every record is kept together. Only records with a sibling of their kind are looked at: a
@@ -189,7 +188,7 @@ def unpaired(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[s
     return []
 
 
-def text_held(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> list[dict[str, Any]]:
+def text_held(a: object, b: object, names: tuple[str, str] = ("a", "b")) -> list[dict[str, object]]:
     """The study file's match = "text": the first text of `a` that occurs in no text of `b`, else the first record of
     `a` that `b` does not hold together; empty when b holds every text of a, each with its record."""
     return text_missing(a, b, names) or unpaired(a, b, names)

@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from wismo.core.errors import InputError
 
@@ -34,7 +33,7 @@ BUILD_ENV = "WISMO_REPORT_BUILD"  # set by the report build for its kernels: the
 SCRATCH = "wismo-by-hand"  # under the system's temporary folder: where notebooks run by hand write their JSON
 
 
-def by_hand(report: str, parameters: Mapping[str, Any]) -> Path:
+def by_hand(report: str, parameters: Mapping[str, object]) -> Path:
     """A folder of its own for one run of a notebook by hand, created: under the temporary folder's SCRATCH, named
     for the report, the time (UTC) and its parameters' digest, and never one another run already has."""
     slug = re.sub(r"[^a-z0-9]+", "-", report.lower().removeprefix("the ").removesuffix(" report")).strip("-")

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import cast
 
 from tqdm import tqdm
 
@@ -26,8 +26,8 @@ def _bar_class() -> type[tqdm]:
     if in_notebook():
         from tqdm.notebook import tqdm as widget
 
-        return cast("type[Any]", widget)
-    return cast("type[Any]", tqdm)
+        return cast("type[object]", widget)
+    return cast("type[object]", tqdm)
 
 
 @contextmanager
@@ -36,7 +36,7 @@ def bar(total: int, label: str, unit: str = "case") -> Iterator[tqdm]:
     disabled in a notebook the report build runs."""
     built = bool(os.environ.get(BUILD_ENV)) and in_notebook()
     kind = _bar_class()
-    options: dict[str, Any] = {"total": total, "desc": label, "unit": unit, "disable": built}
+    options: dict[str, object] = {"total": total, "desc": label, "unit": unit, "disable": built}
     if kind is tqdm:
         options |= {"file": sys.stderr, "dynamic_ncols": True, "mininterval": 0.2}
     progress = kind(**options)

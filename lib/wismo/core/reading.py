@@ -60,7 +60,7 @@ def compiled(pattern: str) -> re.Pattern[str]:
         raise PatternInvalid(pattern, str(exc)) from None
 
 
-def matches(pattern: str, text: str) -> list[Any]:
+def matches(pattern: str, text: str) -> list[object]:
     """Every match of the pattern in the text: with named groups an object of those groups per match, with one
     group that group's string, with none the whole match, with several unnamed groups the list of them."""
     regex = compiled(pattern)
@@ -74,7 +74,7 @@ def matches(pattern: str, text: str) -> list[Any]:
     return [list(m.groups()) for m in found]
 
 
-def literal(text: str) -> Any:
+def literal(text: str) -> object:
     """A tool's text as a Python literal (a dict, list, tuple, set, string, number, bool or None), read with
     ast.literal_eval, never evaluated as code, as JSON would hold it (tuples and sets as lists); the text itself when
     it is no literal.
@@ -91,7 +91,7 @@ def literal(text: str) -> Any:
     return _as_json(value)
 
 
-def _as_json(value: Any) -> Any:
+def _as_json(value: object) -> object:
     """A literal's value as JSON holds one: tuples as lists, sets in a sorted order, bytes and complex as text."""
     if isinstance(value, dict):
         return {str(k) if not isinstance(k, str | int | float | bool) else k: _as_json(v) for k, v in value.items()}
@@ -104,7 +104,7 @@ def _as_json(value: Any) -> Any:
     return value
 
 
-def typed(value: str | None, kind: str) -> Any:
+def typed(value: str | None, kind: str) -> object:
     """A pattern's group as the type a study declares for it (TYPES); the string itself where it does not read as
     that type, so a difference shows rather than a guess.
 
@@ -128,7 +128,7 @@ def typed(value: str | None, kind: str) -> Any:
     return value
 
 
-def parsed(text: str) -> Any:
+def parsed(text: str) -> object:
     """A tool's text as JSON, or the text itself when it is not JSON (a server may answer in words)."""
     try:
         return json.loads(text)
@@ -148,7 +148,7 @@ class Reading:
     block: int | None = None  # of a result of several blocks, the one to read (0-based); None: each, as a list
     follow_resources: bool = False  # read each resource link of the result (resources/read) in its place
 
-    def value(self, text: str, structured: dict[str, Any] | None = None, blocks: list[str] | None = None) -> Any:
+    def value(self, text: str, structured: dict[str, object] | None = None, blocks: list[str] | None = None) -> object:
         """The step's value for a result's text and structuredContent (None when it carries none: the protocol makes
         it an object); for a result of several text blocks (`blocks`), each read so, as a list in order, or the one
         `block` picks (None when there is no such block); NoStructuredContent when read = "structured" finds none

@@ -33,7 +33,7 @@ class ExpressionInvalid(InputError):
         self.reason = reason
 
 
-def fields_named(template: Any) -> set[str]:
+def fields_named(template: object) -> set[str]:
     """Every {field} a template names, in strings at any depth of lists and tables."""
     if isinstance(template, str):
         return set(FIELD.findall(template))
@@ -44,7 +44,7 @@ def fields_named(template: Any) -> set[str]:
     return set()
 
 
-def fill(template: Any, values: dict[str, Any]) -> Any:
+def fill(template: object, values: dict[str, object]) -> object:
     """The template with each {field} replaced by the case's value: a string that is exactly "{field}" becomes the
     value as it is (any JSON value); inside a longer string the value is written as text; tables and lists are
     filled element by element. A field the values lack raises KeyError naming it."""
@@ -60,7 +60,7 @@ def fill(template: Any, values: dict[str, Any]) -> Any:
     return template
 
 
-def as_text(value: Any) -> str:
+def as_text(value: object) -> str:
     """A value as it stands inside a sentence: strings as they are, anything else as JSON."""
     if isinstance(value, str):
         return value

@@ -19,17 +19,17 @@ from typing import Any, NotRequired, TypedDict
 
 from wismo.core.investigation import Investigation
 
-Wanted = list[tuple[str, dict[str, Any]]]  # one turn's calls: (tool, arguments), in the order asked
+Wanted = list[tuple[str, dict[str, object]]]  # one turn's calls: (tool, arguments), in the order asked
 
 
 class Call(TypedDict):
     """One tool call of a turn and what came back: the server's text, its error flag, its structuredContent."""
 
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     output: str
     isError: bool
-    structured: dict[str, Any] | None
+    structured: dict[str, object] | None
     blocks: NotRequired[list[str]]  # each text block's text, where the result held several blocks
     binary: NotRequired[int]  # the decoded bytes of its images, audio and binary resources, counted, never read
     reads: NotRequired[int]  # the resource links read in their places (resources/read, an interaction each)
@@ -40,7 +40,7 @@ def result(name: str, arguments: dict[str, Any], output: str, is_error: bool = F
     return {"name": name, "arguments": arguments, "output": output, "isError": is_error, "structured": structured}
 
 
-def walk(how: Investigation, values: dict[str, Any]) -> Generator[Wanted, list[Call], None]:
+def walk(how: Investigation, values: dict[str, object]) -> Generator[Wanted, list[Call], None]:
     """Yields each turn's calls and is sent back their results: the entry call, then every linked call at once
     (when the links find anything), or every further page by cursor, one page per turn; an entry (or page) that
     fails ends the walk."""

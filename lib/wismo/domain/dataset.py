@@ -30,7 +30,7 @@ class DatasetError(InputError):
 class Dataset:
     """Records of every kind, keyed by identifier; read-only once loaded."""
 
-    records: dict[Kind, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    records: dict[Kind, dict[str, dict[str, object]]] = field(default_factory=dict)
 
     def get(self, kind: Kind, value: Any) -> dict[str, Any]:
         """The record of `kind` with identifier `value`; raises a LookupFailure naming the problem."""
@@ -50,7 +50,7 @@ def load(folder: str | Path | None = None, large: list[int] | None = None, seed:
     of the given sizes (none by default; a server reads its sizes from its settings at start-up)."""
     folder = Path(folder) if folder is not None else fixtures_dir()
     sizes = large or []
-    extra: dict[Kind, list[dict[str, Any]]] = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
+    extra: dict[Kind, list[dict[str, object]]] = {ORDER: [], PAYMENT: [], RESERVATION: [], TRACKING: []}
     for n in sizes:
         generated = generate(n, seed)
         for kind, name in SOURCE_FILES.items():
@@ -64,7 +64,7 @@ def load(folder: str | Path | None = None, large: list[int] | None = None, seed:
             raise DatasetError(f"{path} is missing; the {kind.name} source cannot be loaded.") from None
         except (ValueError, KeyError, TypeError) as exc:
             raise DatasetError(f"{path} is not a fixtures file with a 'records' list: {exc}") from None
-        table: dict[str, dict[str, Any]] = {}
+        table: dict[str, dict[str, object]] = {}
         for row in rows + extra[kind]:
             ident = kind.check(row.get(kind.id_key))
             if ident in table:

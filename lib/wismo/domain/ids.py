@@ -6,7 +6,6 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from wismo.core.errors import WismoError
 
@@ -22,7 +21,7 @@ class LookupFailure(WismoError):
     """A lookup that could not return a record: `kind` names the record kind (order, payment...), `identifier` is
     the value given, `reason` one of REASONS; `message` is the one sentence a client sees."""
 
-    def __init__(self, message: str, kind: str, identifier: Any, reason: str) -> None:
+    def __init__(self, message: str, kind: str, identifier: object, reason: str) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
@@ -47,7 +46,7 @@ class Kind:
     pattern: str
     example: str
 
-    def check(self, value: Any) -> str:
+    def check(self, value: object) -> str:
         """Return `value` if it is a well-formed identifier of this kind, else raise InvalidIdentifier."""
         if value is None:
             raise self._invalid(
@@ -75,7 +74,7 @@ class Kind:
             )
         return value
 
-    def _invalid(self, value: Any, reason: str, message: str) -> InvalidIdentifier:
+    def _invalid(self, value: object, reason: str, message: str) -> InvalidIdentifier:
         """The InvalidIdentifier for `value` of this kind, failed for `reason`."""
         return InvalidIdentifier(message, self.name, value, reason)
 
@@ -102,7 +101,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON type name of a decoded value, as a client would call it."""
     if isinstance(value, bool):
         return "a boolean"

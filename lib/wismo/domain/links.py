@@ -58,7 +58,7 @@ def paged_lists(links: tuple[Link, ...] = LINKS) -> tuple[tuple[str, str | None]
     return ((ORDER_KEY, ITEMS), *((ORDER_KEY, link.key) for link in many), *((link.into, None) for link in many))
 
 
-def kind_of(record: dict[str, Any], links: tuple[Link, ...] = LINKS) -> Kind | None:
+def kind_of(record: dict[str, object], links: tuple[Link, ...] = LINKS) -> Kind | None:
     """The kind of a whole record by its identifier key, the linked kinds first (they also hold the orderId they
     point back to); a linked record an order links by its own identifier key is told from the order by the order's
     items."""

@@ -16,7 +16,7 @@ LISTS = paged_lists()
 CONCISE_DROP = {"reservations": ("orderId",), "tracking": ("orderId", "checkedAt", "latestEvent")}
 
 
-def concise(top: str, element: Any) -> Any:
+def concise(top: str, element: object) -> object:
     """One element of the list `top` as the concise format shows it (a missing-record stand-in as it is)."""
     drop = CONCISE_DROP.get(top, ())
     if isinstance(element, dict) and not element.get("missing"):

@@ -10,7 +10,7 @@ from wismo.accounting import cost
 from wismo.core.errors import ClaimFailed
 
 
-def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: int) -> dict[str, Any]:
+def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: int) -> dict[str, object]:
     """Sessions of the case study's two designs (broad r, scoped r) and every figure it derives from them."""
     r_broad, r_scoped = rs
     broad, scoped = cost.uniform(base, r_broad, calls), cost.uniform(base, r_scoped, calls)

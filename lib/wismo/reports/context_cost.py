@@ -35,7 +35,7 @@ def our_servers(
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: str = "python",
     labels: Mapping[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Per case and design: base, per-turn additions, per-call input counted directly and via the model, with
     definitions and results as the client profile sends them; each row names its case under `key`, and by its label
     under "case" (`labels`, by key) where it has one."""
@@ -169,7 +169,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return p
 
 
-def study_block(study: Study) -> dict[str, Any]:
+def study_block(study: Study) -> dict[str, object]:
     """What context-cost.json says about its study: title, file, question, the case key, the reference and every
     design, and what the study declares beyond them."""
     return {

@@ -295,7 +295,7 @@ async def build(
     }
 
 
-def strategy_headline(convs: list[dict[str, Any]], order: str, reference: str) -> dict[str, Any]:
+def strategy_headline(convs: list[dict[str, object]], order: str, reference: str) -> dict[str, object]:
     """The focus case's reference requests both ways, and each design's saving of input both ways (for the
     index)."""
     by = {(c["design"], c["strategy"]): c for c in convs}

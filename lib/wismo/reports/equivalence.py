@@ -63,7 +63,7 @@ def reached(study: Study, transports: list[str]) -> dict[str, list[str]]:
     }
 
 
-async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> comparison.Comparison:
+async def build(params: Mapping[str, object] | None = None, progress: object = None) -> comparison.Comparison:
     """Compare the designs over every transport, write deterministic-comparison.json, and return its content."""
     p = checked(params)
     study = chosen(p["study"])
@@ -161,6 +161,6 @@ def links_followed(result: dict[str, Any], study: Study) -> str:
     return f"**{len(missed)} of the {count} declared links found nothing to follow in any case:**\n\n{lines}" + unread
 
 
-def check_equal(result: dict[str, Any]) -> str:
+def check_equal(result: dict[str, object]) -> str:
     """The equivalence claim checked: every case equal (ClaimFailed names each case's first difference)."""
     return comparison.check_equal(result)

@@ -37,7 +37,7 @@ EARLIER = "The cells below this one still show an earlier run's results: this ru
 class ParameterError(InputError):
     """A parameter a report cannot take: `report`, `name`, `value` and `allowed` (what it may be)."""
 
-    def __init__(self, report: str, name: str, value: Any, allowed: str) -> None:
+    def __init__(self, report: str, name: str, value: object, allowed: str) -> None:
         shown = json.dumps(value, ensure_ascii=False, default=str)
         shown = shown if len(shown) <= 80 else shown[:79] + "…"
         super().__init__(f"{report}: parameter {name} = {shown} is not allowed; {allowed}.")
@@ -54,7 +54,7 @@ class Param:
     """One parameter: its default, its kind (KINDS), whether None is allowed (meaning the report's own default), and
     the values allowed when they are a closed set (a callable, so registries are read when checked)."""
 
-    default: Any
+    default: object
     kind: str
     optional: bool = False
     choices: Callable[[], tuple[str, ...]] | None = None
@@ -62,7 +62,7 @@ class Param:
     empty: bool = False  # an empty list is allowed (it turns a section off)
 
 
-def defaults(spec: Mapping[str, Param]) -> dict[str, Any]:
+def defaults(spec: Mapping[str, Param]) -> dict[str, object]:
     """The parameters' defaults, by name."""
     return {name: p.default for name, p in spec.items()}
 
@@ -80,7 +80,7 @@ def _allowed(name: str, p: Param) -> str:
     return text
 
 
-def _whole(value: Any, least: int) -> bool:
+def _whole(value: object, least: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
@@ -114,7 +114,7 @@ def _fits(value: Any, p: Param) -> bool:
     return ok
 
 
-def _coerced(value: Any, p: Param) -> Any:
+def _coerced(value: object, p: Param) -> object:
     """A list or table that arrived as a JSON string (papermill's -p), parsed; anything else as it is."""
     if isinstance(value, str) and (p.kind in LISTS or p.kind == "table"):
         try:

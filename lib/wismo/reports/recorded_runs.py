@@ -104,7 +104,7 @@ def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def study_block(study: Study) -> dict[str, Any]:
+def study_block(study: Study) -> dict[str, object]:
     """What recorded-runs.json says of its study: title, file, case key, reference and every design."""
     return {
         "title": study.title,
@@ -196,7 +196,7 @@ def _group(
     reference_model: str,
     price_date: str | None,
     fitted: Fitted | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every figure of one group of runs (one backend and model): never pooled with another group's."""
     manifests = [r.manifest for r in loaded]
     rows = summaries.case_rows(loaded)
@@ -262,7 +262,7 @@ def _group(
     return group
 
 
-def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
     """Load and verify the study's runs (a run that does not verify, or is another study's, is refused), group them
     by backend and model (scripted first), score and summarise each group apart, write the JSON."""
     p = checked(params)
@@ -292,7 +292,7 @@ def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     for i, g in enumerate(groups):
         g["repeats"] = next((e["label"] for e in groups[:i] if run_groups.repeated(g, e)), None)
     live = any(g["liveModel"] for g in groups)
-    result: dict[str, Any] = {
+    result: dict[str, object] = {
         "study": study_block(study),
         "focus": focus,
         "groups": groups,

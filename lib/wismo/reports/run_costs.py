@@ -34,7 +34,7 @@ class Fitted:
 
 def run_costs(
     loaded: list[runs.Run], reference_model: str, price_date: str | None = None, fitted: Fitted | None = None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Each run priced from its own recorded tokens, request by request, under its model's price when genai-prices
     knows the model; scripted runs (no model) under the reference model, and labelled so. With `fitted`, each run
     whose tokens are estimates under another profile is also recounted under the fitted one and priced (`fitted`),
@@ -47,7 +47,7 @@ def run_costs(
         stand_in = m["backend"] == runs.IMPORTED and not _priced(m["model"], price_date)
         model = reference_model if stand_in else model
         tokens_are = f"{SCRIPTED}, {m['figures']['tokens']}" if scripted else m["figures"]["tokens"]
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "run": m["runId"],
             "design": m["design"],
             "backend": m["backend"],
@@ -108,7 +108,7 @@ def _priced(model: str, on: str | None) -> bool:
 
 def _refitted(
     run: runs.Run, usages: list[list[prices.CallUsage]], price: prices.Price, fitted: Fitted
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The run recounted under the fitted profile and priced as before (outputs as recorded), where its tokens are
     estimates counted under another profile; its recount under its own profile must give its recorded inputs."""
     own = (run.manifest["figures"].get("tokenCounting") or {}).get("profile")
@@ -234,21 +234,21 @@ def cost_answer(group: dict[str, Any]) -> str:
     )
 
 
-def costs_table(group: dict[str, Any]) -> list[dict[str, Any]]:
+def costs_table(group: dict[str, object]) -> list[dict[str, object]]:
     """Each run's price as a reader's table, without the columns every run shares (costs_shared says those)."""
     rows = _cost_rows(group)
     shared = _shared(rows)
     return [{k: v for k, v in r.items() if k not in shared or k in ("run", "design")} for r in rows]
 
 
-def costs_shared(group: dict[str, Any]) -> str:
+def costs_shared(group: dict[str, object]) -> str:
     """What every run of the costs table shares (the model, what it was priced as, from which tokens and prices), in
     one sentence, so the table keeps to the page."""
     shared = {k: v for k, v in _shared(_cost_rows(group)).items() if k not in ("run", "design")}
     return "Every run here: " + "; ".join(f"{k} {v}" for k, v in shared.items()) + "." if shared else ""
 
 
-def _shared(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _shared(rows: list[dict[str, object]]) -> dict[str, object]:
     """The columns whose value is the same in every row, with that value."""
     return {k: v for k, v in rows[0].items() if all(r.get(k) == v for r in rows)} if rows else {}
 

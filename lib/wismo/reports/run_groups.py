@@ -64,7 +64,7 @@ def _conversations(group: dict[str, Any]) -> dict[tuple[str, str], tuple[Any, ..
     }
 
 
-def repeated(group: dict[str, Any], earlier: dict[str, Any]) -> bool:
+def repeated(group: dict[str, object], earlier: dict[str, object]) -> bool:
     """Whether every conversation of `group` is one of `earlier`'s, case for case, in turns, calls and input tokens
     (imported traces of the scripted loop repeat its runs): such a group is said once, not shown again."""
     mine, theirs = _conversations(group), _conversations(earlier)

@@ -38,7 +38,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return check_parameters(params, PARAMETERS, REPORT)
 
 
-async def build(params: Mapping[str, Any] | None = None, progress: Any = None) -> dict[str, Any]:
+async def build(params: Mapping[str, object] | None = None, progress: object = None) -> dict[str, object]:
     """Drive every design over the generated orders, find where each breaks, run budgeted sessions, write the JSON."""
     p = checked(params)
     case_ref = reference.load("context-budget-case-study")

@@ -144,7 +144,7 @@ def ignored_clause(study: Any) -> str:
     return f" Left out of matching wherever they occur: {', '.join(said)}." if said else ""
 
 
-def framing_sentence(shares: list[dict[str, Any]]) -> str:
+def framing_sentence(shares: list[dict[str, object]]) -> str:
     """The share of each rebuilt conversation's input that comes from the client's framing (modelled)."""
     return (
         "Framing alone accounts for "

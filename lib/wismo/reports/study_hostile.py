@@ -18,7 +18,7 @@ OUTPUT = "hostile.json"
 KIND = "measured"  # every count and figure here is what this run sent and saw
 
 
-def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
     """Run the hostile-input pass on the study's designs (`hostile_count` argument objects per tool; 0 skips it), write
     hostile.json into the output folder, and return its content."""
     from wismo.checks import study_hostile
@@ -187,12 +187,12 @@ def _request_rows(result: dict[str, Any], key: str, part: str) -> list[dict[str,
     return rows
 
 
-def http_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def http_rows(result: dict[str, object]) -> list[dict[str, object]]:
     """One row per kind of request: the requests each design at a URL got, the statuses, and findings."""
     return _request_rows(result, "http", "http")
 
 
-def served_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def served_rows(result: dict[str, object]) -> list[dict[str, object]]:
     """One row per kind of request to the HTTP side of the designs wismo serves (make fuzz): the requests each got,
     the statuses, and findings."""
     return _request_rows(result, "servedHttp", "served http")
@@ -219,7 +219,7 @@ PARTS = (
 )
 
 
-def parts(result: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+def parts(result: dict[str, object]) -> list[tuple[str, list[dict[str, object]]]]:
     """Each part of the pass that has data, as (its heading and sentence in Markdown, its rows); a part no design
     was reached by is left out."""
     if not result["count"]:

@@ -45,7 +45,7 @@ def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return check_parameters(params, PARAMETERS, REPORT)
 
 
-def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
     """Read the trace files, find the chains, links and savings, write the JSON."""
     from wismo.runs.traces import analysis, prediction
 

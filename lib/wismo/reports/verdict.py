@@ -27,8 +27,8 @@ def profiles(profile: str, fitted: str | None) -> list[str]:
 
 
 def computed(
-    study: Study, counted: dict[str, list[dict[str, Any]]], profile: str, fitted: str | None
-) -> dict[str, Any]:
+    study: Study, counted: dict[str, list[dict[str, object]]], profile: str, fitted: str | None
+) -> dict[str, object]:
     """The study's one answer: each design's saving against the reference (cost.saving, the one function every report
     takes it from), per case and as the median under the report's profile, with its range across the profiles the
     conversations were `counted` under, and the study's published median beside it."""
@@ -80,7 +80,7 @@ class Answer:
     """The index's opening: at most three sentences (Markdown: **bold** and `code` only) and the picture's data."""
 
     sentences: list[str]
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, object]]
     case: str
     key: str
     profile: str

@@ -31,9 +31,9 @@ class _Recording:
 
     design: str
     folder: Path
-    tools: list[dict[str, Any]]
-    traces: list[dict[str, Any]]
-    files: list[dict[str, Any]]
+    tools: list[dict[str, object]]
+    traces: list[dict[str, object]]
+    files: list[dict[str, object]]
 
 
 def file_name(key: str) -> str:
@@ -83,10 +83,10 @@ def _manifest(
     orders: list[str],
     budgets: Budgets,
     latency: LatencyModel | None,
-    design_order: list[dict[str, Any]],
+    design_order: list[dict[str, object]],
     created: datetime,
     study: Study,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """What was run, how, what its figures are, and a checksum of every trace; never a key."""
     return {
         "study": about(study),
@@ -118,7 +118,7 @@ def _manifest(
     }
 
 
-def about(study: Study) -> dict[str, Any]:
+def about(study: Study) -> dict[str, object]:
     """What a study run's manifest says of the study: title, file, case key, question, designs, and the answers its
     cases expect (the five-field scorer applies to those cases only)."""
     return {

@@ -4,8 +4,6 @@ estimates can be recounted like for like; a provider's count is what it is."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from wismo.accounting import tokens
 from wismo.accounting.tokens import framing
 from wismo.core.errors import InputError
@@ -33,7 +31,7 @@ def recount(run: Run, instructions: str, profile: str, encoding: str = tokens.DE
     functions = [client.function(t) for t in m["tools"]]
     out = []
     for trace in run.traces:
-        items: list[dict[str, Any]] = []
+        items: list[dict[str, object]] = []
         inputs = []
         for request in trace["requests"]:
             items += request["newItems"]

@@ -12,10 +12,10 @@ from wismo.domain.answer import SCORED as FIELDS
 from wismo.runs.agent.evidence import Evidence
 
 
-def load_expectations() -> dict[str, dict[str, Any]]:
+def load_expectations() -> dict[str, dict[str, object]]:
     """The hand-written expected assessment of each case (expectations.json in the fixtures folder)."""
     return cast(
-        "dict[str, dict[str, Any]]",
+        "dict[str, dict[str, object]]",
         json.loads((fixtures_dir() / "expectations.json").read_text(encoding="utf-8"))["cases"],
     )
 

@@ -36,16 +36,16 @@ class RunInvalid(WismoError):
 
 
 @cache
-def _schema_file(name: str) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
+def _schema_file(name: str) -> dict[str, object]:
+    return cast("dict[str, object]", json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
 
 
-def schema(name: str, study_designs: list[str] | None = None) -> dict[str, Any]:
+def schema(name: str, study_designs: list[str] | None = None) -> dict[str, object]:
     """A JSON Schema of the run format ('manifest' or 'trace'); a run's design must be a registered one, or for a
     run of a study one of the study's designs."""
     value = json.loads(json.dumps(_schema_file(name)))
     value["properties"]["design"]["enum"] = list(study_designs) if study_designs else list(designs.names())
-    return cast("dict[str, Any]", value)
+    return cast("dict[str, object]", value)
 
 
 def sha256(data: bytes) -> str:
@@ -59,7 +59,7 @@ def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
     return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
 
 
-def _schema_errors(kind: str, value: Any, where: str, study_designs: list[str] | None = None) -> list[str]:
+def _schema_errors(kind: str, value: object, where: str, study_designs: list[str] | None = None) -> list[str]:
     """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
     validator = jsonschema.Draft202012Validator(schema(kind, study_designs))
     return [
@@ -197,10 +197,10 @@ class RecordedTrace(TypedDict):
     repetition: int
     question: str
     requests: list[dict[str, Any]]
-    toolCalls: list[dict[str, Any]]
+    toolCalls: list[dict[str, object]]
     outcome: str
     reason: NotRequired[str | None]
-    unsentItems: NotRequired[list[dict[str, Any]]]
+    unsentItems: NotRequired[list[dict[str, object]]]
     answerText: str | None
     answer: dict[str, Any] | None
     totals: Totals

@@ -21,15 +21,15 @@ def designs_in(rows: list[dict[str, Any]], order: list[str] | None = None) -> li
     return [d for d in ranked if d in present] + [d for d in present if d not in ranked]
 
 
-def transcript_items(trace: RecordedTrace) -> list[dict[str, Any]]:
+def transcript_items(trace: RecordedTrace) -> list[dict[str, object]]:
     """Every item of a conversation in order: what was sent, then what came back, request by request."""
-    items: list[dict[str, Any]] = []
+    items: list[dict[str, object]] = []
     for request in trace["requests"]:
         items += request["newItems"] + request["output"]
     return items
 
 
-def case_rows(runs: list[Run]) -> list[dict[str, Any]]:
+def case_rows(runs: list[Run]) -> list[dict[str, object]]:
     """One row per trace, its case under the neutral key "case": counters, score and summary check."""
     wismo_expectations = scoring.load_expectations()
     rows = []
@@ -107,8 +107,8 @@ MEASURES = (
 
 
 def medians(
-    rows: list[dict[str, Any]], reference: str, order: list[str] | None = None, comparable: bool = True
-) -> list[dict[str, Any]]:
+    rows: list[dict[str, object]], reference: str, order: list[str] | None = None, comparable: bool = True
+) -> list[dict[str, object]]:
     """Per measure (turns, tool calls, bytes, tokens, elapsed time): the median of each design (the reference
     first, then the others the rows hold, in `order`), and each other design's difference in % against the
     reference; no difference (None) when the runs are not `comparable` (see differences)."""
@@ -117,7 +117,7 @@ def medians(
     out = []
     for k in MEASURES:
         ref = per[reference][k]
-        row: dict[str, Any] = {"measure": k, **{d: per[d][k] for d in shown}}
+        row: dict[str, object] = {"measure": k, **{d: per[d][k] for d in shown}}
         for d in shown[1:]:
             value = per[d][k]
             row[change_key(d, reference)] = (
@@ -127,7 +127,7 @@ def medians(
     return out
 
 
-def latency_in_words(model: dict[str, Any] | None) -> str:
+def latency_in_words(model: dict[str, object] | None) -> str:
     """A run's latency model as a reader reads it: what each request costs in milliseconds, or that there is none."""
     if not model:
         return "none"

@@ -19,11 +19,11 @@ class StudyCase:
     the scorer expects, when the study gives one."""
 
     label: str
-    fields: dict[str, Any]
+    fields: dict[str, object]
     unfriendly: bool = False
-    expect: dict[str, Any] | None = None
+    expect: dict[str, object] | None = None
 
-    def value(self, key: str) -> Any:
+    def value(self, key: str) -> object:
         """The value of one field (None when the case lacks it)."""
         return self.fields.get(key)
 
@@ -32,7 +32,7 @@ class StudyCase:
         """The input as a report shows it: each field quoted, escaped and shortened when long."""
         from wismo.domain.ids import MAX_ID_LENGTH, quote
 
-        def one(value: Any) -> str:
+        def one(value: object) -> str:
             if isinstance(value, str) and len(value) > MAX_ID_LENGTH:
                 return f"{quote(value, 12)} ({len(value)} characters)"
             import json
@@ -56,7 +56,7 @@ def expanded(value: Any) -> Any:
     return str(value.get("prefix", "")) + value["repeat"] * value["times"] if generated else value
 
 
-def read_cases(r: Problems, raw: dict[str, Any], key: str, required: bool) -> list[StudyCase]:
+def read_cases(r: Problems, raw: dict[str, object], key: str, required: bool) -> list[StudyCase]:
     """The [[cases]] (or [[unfriendly]]) array: a label and at least one field each."""
     rows = raw.get(key)
     if rows is None:

@@ -93,7 +93,7 @@ class Study:
     setup: str = ""
     runs: Path | None = None  # where its recorded runs are kept (None: data/runs/studies/<file stem>/)
     traces: tuple[Path, ...] = ()  # OTLP JSON trace files of an agent using the designs (report 05 reads them)
-    focus: Any = None  # the key of the case drawn call by call (None: the first case's)
+    focus: object = None  # the key of the case drawn call by call (None: the first case's)
     reproduce: tuple[str, ...] = ()  # source documents whose worked numbers the reports reproduce
     published: Published | None = None  # provider-reported usage of real conversations, if declared
     ignore: tuple[str, ...] = ()  # object keys left out of matching wherever they occur (a clock's, say)
@@ -317,7 +317,7 @@ def _read(path: Path) -> Study:
     )
 
 
-def _templates_filled(r: Problems, where: str, key: str, template: Any, cases: list[StudyCase]) -> None:
+def _templates_filled(r: Problems, where: str, key: str, template: object, cases: list[StudyCase]) -> None:
     """Each {field} a template names must be a field of every case ({item} is a link's, said where it is misused)."""
     for name in sorted(templates.fields_named(template) - {templates.ITEM}):
         lacking = [c.label for c in cases if name not in c.fields]
@@ -342,7 +342,7 @@ def article() -> Study:
     return load(ARTICLE_STUDY)
 
 
-def case_name(value: Any, label: str) -> str:
+def case_name(value: object, label: str) -> str:
     """What names a case in tables, from its key field's value: the text, a number as it is written, else the
     case's label."""
     if isinstance(value, str):

@@ -41,7 +41,7 @@ class StudyDesign:
     ignore: tuple[str, ...] = ()  # object keys left out of matching and of the hostile pass's comparison
 
 
-def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> StudyDesign | None:
+def read_design(r: Problems, folder: Path, name: str, spec: object, index: int) -> StudyDesign | None:
     """One [designs.NAME] table as a StudyDesign, or None (the problems said)."""
     where = f'design "{name}"'
     if not isinstance(spec, dict):
@@ -104,7 +104,7 @@ def read_design(r: Problems, folder: Path, name: str, spec: Any, index: int) -> 
     )
 
 
-def ignored(r: Problems, where: str, declared: Any) -> tuple[str, ...]:
+def ignored(r: Problems, where: str, declared: object) -> tuple[str, ...]:
     """An `ignore` list checked: the object keys (a clock's `checkedAt`, say) to leave out wherever they occur."""
     if declared is None:
         return ()
@@ -114,7 +114,7 @@ def ignored(r: Problems, where: str, declared: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(declared))
 
 
-def _placeholders(spec: dict[str, Any]) -> list[str]:
+def _placeholders(spec: dict[str, object]) -> list[str]:
     """Each placeholder a design's command, url or entry tool still holds ("key: <what to give>")."""
     found = []
     for key in ("command", "url"):
@@ -135,7 +135,7 @@ def _placed(value: str, folder: Path) -> str:
     return value.replace(FOLDER, str(folder.resolve()))
 
 
-def _investigation(r: Problems, where: str, spec: dict[str, Any]) -> Investigation | None:
+def _investigation(r: Problems, where: str, spec: dict[str, object]) -> Investigation | None:
     """entry, links and cursor as an Investigation."""
     entry = spec.get("entry")
     if not isinstance(entry, dict):
@@ -224,7 +224,7 @@ def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | N
     return FollowUp(key, tool, arguments, into, batch, how_read)
 
 
-def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
+def _reading(r: Problems, where: str, at: str, step: dict[str, object]) -> Reading:
     """How a step reads its result: `read` or `pattern` (not both), a pattern's `types`, checked."""
     read, pattern, types, block = step.get("read"), step.get("pattern"), step.get("types"), step.get("block")
     if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 0):
@@ -257,7 +257,7 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, Any]) -> Reading:
     return Reading(read or "json", block=block, follow_resources=follow)
 
 
-def _types(r: Problems, where: str, at: str, pattern: str, types: Any) -> tuple[tuple[str, str], ...]:
+def _types(r: Problems, where: str, at: str, pattern: str, types: object) -> tuple[tuple[str, str], ...]:
     """A pattern's `types`, checked: a table of its named groups, each one of reading.TYPES."""
     if types is None:
         return ()

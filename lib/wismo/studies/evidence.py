@@ -13,13 +13,13 @@ from wismo.core.walk import Call
 MISSING = "missing"  # where merged evidence keeps the stand-ins of failed linked calls
 
 
-def missing(arguments: dict[str, Any], message: str) -> dict[str, Any]:
+def missing(arguments: dict[str, object], message: str) -> dict[str, object]:
     """The explicit stand-in for a linked record that could not be read: the arguments it was asked for with (the
     identifier, for a one-argument link), and the error."""
     return {**arguments, "missing": True, "error": message}
 
 
-def union(a: Any, b: Any) -> Any:
+def union(a: object, b: object) -> object:
     """Two results merged: objects key by key, lists concatenated without repeating an element already there, any
     other value the first's (how a design's several results become one evidence value)."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -38,20 +38,20 @@ def union(a: Any, b: Any) -> Any:
     return a
 
 
-def pages_merged(pages: list[Any], how: Investigation) -> Any:
+def pages_merged(pages: list[object], how: Investigation) -> object:
     """A paged design's pages as one value: its own merge when it declares one, else every list concatenated and
     every other value the first page's, without the part of a page that holds the cursor."""
     if how.merge_pages is not None:
         return how.merge_pages(pages)
     top = how.cursor.next.split(".")[0] if how.cursor else None
-    merged: Any = None
+    merged: object = None
     for page in pages:
         body = {k: v for k, v in page.items() if k != top} if isinstance(page, dict) else page
         merged = body if merged is None else _concatenated(merged, body)
     return merged
 
 
-def _concatenated(a: Any, b: Any) -> Any:
+def _concatenated(a: object, b: object) -> object:
     """Pages joined: objects key by key, lists one after the other (pages never repeat an element), else the first."""
     if isinstance(a, dict) and isinstance(b, dict):
         return {**b, **{k: (_concatenated(v, b[k]) if k in b else v) for k, v in a.items()}}
@@ -87,7 +87,7 @@ def evidence(how: Investigation, tool_turns: list[list[Call]]) -> tuple[Any, str
     return context, None
 
 
-def _linked(how: Investigation, call: Call | None, link: FollowUp, item: Any) -> Any:
+def _linked(how: Investigation, call: Call | None, link: FollowUp, item: object) -> object:
     """A linked call's result, read as the link says, or its missing-record stand-in."""
     if call is None:
         return missing(dict.fromkeys(link.item_arguments, item), "no call was made for it")
@@ -96,7 +96,7 @@ def _linked(how: Investigation, call: Call | None, link: FollowUp, item: Any) ->
     return how.value_of(call, link)
 
 
-def _merged_in(context: Any, result: Any) -> Any:
+def _merged_in(context: object, result: object) -> object:
     """A linked result merged into the evidence; a missing record goes to the evidence's `missing` list."""
     if isinstance(result, dict) and result.get("missing") is True:
         return union(context, {MISSING: [result]}) if isinstance(context, dict) else context

@@ -10,7 +10,7 @@ from wismo.core.errors import InputError
 from wismo.core.investigation import Investigation
 
 
-def fix(value: Any) -> str:
+def fix(value: object) -> str:
     """How to follow something in a value of this shape instead, in a sentence's second half."""
     if isinstance(value, str):
         return (
@@ -24,7 +24,7 @@ def fix(value: Any) -> str:
     return "check what the server answers for these cases"
 
 
-def described(value: Any) -> str:
+def described(value: object) -> str:
     """A value as a sentence names it: text (its length and start), a list (how many of what), an object (its keys).
 
     >>> described({"files": None, "listing": "[FILE] a.txt"})
@@ -47,7 +47,7 @@ def described(value: Any) -> str:
     return "null" if value is None else f"the value {json.dumps(value)}"
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """What an element of a list is, in the plural."""
     if isinstance(value, dict):
         return "objects with the keys " + ", ".join(list(value)[:5]) if value else "empty objects"
@@ -56,7 +56,7 @@ def _kind(value: Any) -> str:
     )
 
 
-def unfollowed(design: str, how: Investigation, entry_values: list[Any]) -> list[dict[str, Any]]:
+def unfollowed(design: str, how: Investigation, entry_values: list[object]) -> list[dict[str, object]]:
     """Every link of a design that found nothing to follow in any of these entry values (the cases whose entry call
     succeeded), with the first value described and the fix, as one sentence each. Empty when there are no values."""
     if not entry_values:

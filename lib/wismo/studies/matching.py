@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from wismo.core import jsondiff, pairing
 
@@ -21,9 +20,9 @@ class Match:
     verdict: str  # a table's verdict cell for a case where the rule holds
     agreeing: str  # "6/6 cases {agreeing}", {ref} naming the reference design
     agree: str  # "all inputs {agree} in every design", {ref} naming the reference design
-    find: Callable[[Any, Any, tuple[str, str]], list[dict[str, Any]]]
+    find: Callable[[object, object, tuple[str, str]], list[dict[str, object]]]
 
-    def differences(self, reference: Any, other: Any, names: tuple[str, str]) -> list[dict[str, Any]]:
+    def differences(self, reference: object, other: object, names: tuple[str, str]) -> list[dict[str, object]]:
         """Where `other` breaks the rule against `reference`, as {path, names[0]: value, names[1]: value}."""
         return self.find(reference, other, names)
 
@@ -61,7 +60,7 @@ MATCHES = {
 DEFAULT = "equal"
 
 
-def without(value: Any, keys: tuple[str, ...]) -> Any:
+def without(value: object, keys: tuple[str, ...]) -> object:
     """The value with every object key in `keys` left out, at any depth (a clock's field, say).
 
     >>> without({"id": 1, "checkedAt": "12:00", "items": [{"checkedAt": "x", "n": 2}]}, ("checkedAt",))
@@ -76,7 +75,7 @@ def without(value: Any, keys: tuple[str, ...]) -> Any:
     return value
 
 
-def said(difference: dict[str, Any], reference: str) -> str:
+def said(difference: dict[str, object], reference: str) -> str:
     """One difference in a sentence, the reference design's value first: 'at loans[0].due, granular has "2026-12-09"
     and focused "2026-12-02"' (or "which occurs in no text of ...", or "... not together with the rest of its
     record")."""
@@ -89,7 +88,7 @@ def said(difference: dict[str, Any], reference: str) -> str:
     return f"{ours} and {other} {_short(value)}"
 
 
-def _short(value: Any, limit: int = 120) -> str:
+def _short(value: object, limit: int = 120) -> str:
     """A value in a sentence, as JSON, shortened."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"

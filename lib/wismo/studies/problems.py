@@ -4,7 +4,6 @@ top level) and the key."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 
 class Problems:
@@ -18,13 +17,13 @@ class Problems:
         """One problem: where it is (empty for the file as a whole) and what is wrong."""
         self.problems.append(f"{where}: {what}." if where else f"{what}.")
 
-    def keys(self, where: str, table: dict[str, Any], allowed: tuple[str, ...] | dict[str, str]) -> None:
+    def keys(self, where: str, table: dict[str, object], allowed: tuple[str, ...] | dict[str, str]) -> None:
         """A problem for every key of `table` that is not `allowed`."""
         for key in table:
             if key not in allowed:
                 self.say(where, f'unknown key "{key}"; the keys are {", ".join(allowed)}')
 
-    def text(self, where: str, table: dict[str, Any], key: str, required: bool = True) -> str | None:
+    def text(self, where: str, table: dict[str, object], key: str, required: bool = True) -> str | None:
         """The non-empty string at `key`, or None (with a problem when it is required or not a string)."""
         value = table.get(key)
         if value is None:

@@ -150,7 +150,7 @@ class Published:
         return out
 
 
-def read_published(r: Problems, raw: Any, folder: Path, designs: list[str], keys: list[str]) -> Published | None:
+def read_published(r: Problems, raw: object, folder: Path, designs: list[str], keys: list[str]) -> Published | None:
     """The [published] table, or None when there is none (problems said, one sentence each)."""
     if raw is None:
         return None
@@ -159,8 +159,8 @@ def read_published(r: Problems, raw: Any, folder: Path, designs: list[str], keys
         r.say(where, "must be a table, [published]")
         return None
     r.keys(where, raw, KEYS)
-    reference: dict[str, Any] = {}
-    source_block: dict[str, Any] = {}
+    reference: dict[str, object] = {}
+    source_block: dict[str, object] = {}
     if "reference" in raw:
         reference, source_block = _reference(r, folder, raw["reference"])
     source = _text(r, where, raw.get("source")) or _cited(source_block)
@@ -260,7 +260,7 @@ def _conversation(
     )
 
 
-def _count(value: Any) -> bool:
+def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -302,7 +302,7 @@ def _value(
     return given
 
 
-def _reference(r: Problems, folder: Path, name: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _reference(r: Problems, folder: Path, name: object) -> tuple[dict[str, object], dict[str, object]]:
     """The reference file's figures and its source block."""
     if not isinstance(name, str) or not name:
         r.say("published", "reference must be a JSON file's path relative to the study file")
@@ -319,13 +319,13 @@ def _reference(r: Problems, folder: Path, name: Any) -> tuple[dict[str, Any], di
     return data, data["source"]
 
 
-def _cited(source: dict[str, Any]) -> str:
+def _cited(source: dict[str, object]) -> str:
     """A reference file's source as one citation."""
     parts = [source.get("document"), source.get("run")]
     return ", ".join(str(p) for p in parts if p)
 
 
-def _text(r: Problems, where: str, value: Any) -> str | None:
+def _text(r: Problems, where: str, value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():

@@ -85,7 +85,7 @@ class Price:
         """Whether the price library prices this model (else parameters do)."""
         return self.source != GIVEN
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The price as JSON, per million tokens."""
         return {
             "model": self.model,

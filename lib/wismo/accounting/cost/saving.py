@@ -34,7 +34,7 @@ class Saving:
         """The largest median saving across the profiles counted."""
         return max(self.by_profile.values(), default=self.median)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The JSON form every report writes and reads back (camelCase keys, sorted on write)."""
         return {
             "design": self.design,

@@ -51,7 +51,7 @@ class Conversation:
 
 def first_request(
     prompt: Prompt,
-    tools: list[dict[str, Any]],
+    tools: list[dict[str, object]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,
 ) -> tokens.RequestCount:
@@ -73,14 +73,14 @@ def turn_additions(
     )
 
 
-def _question(prompt: Prompt) -> dict[str, Any]:
+def _question(prompt: Prompt) -> dict[str, object]:
     """The user message that opens an investigation."""
     return {"type": "message", "role": "user", "content": prompt.question}
 
 
 def conversation(
     prompt: Prompt,
-    tools: list[dict[str, Any]],
+    tools: list[dict[str, object]],
     turns: list[list[Call]],
     encoding_name: str = tokens.DEFAULT_ENCODING,
     profile: framing.Profile = framing.PYTHON,

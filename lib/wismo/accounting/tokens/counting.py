@@ -67,7 +67,7 @@ def count_text(text: str, encoding_name: str = DEFAULT_ENCODING) -> int:
     return count
 
 
-def mcp_tool_to_function(tool: dict[str, Any]) -> dict[str, Any]:
+def mcp_tool_to_function(tool: dict[str, object]) -> dict[str, object]:
     """An MCP tools/list entry as the model receives it (Responses API): description verbatim, inputSchema as
     parameters, annotations left behind, exactly as the article shows for get_order."""
     return {
@@ -131,7 +131,7 @@ def count_function(
 
 
 def count_tools(
-    functions: list[dict[str, Any]], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O
+    functions: list[dict[str, object]], encoding_name: str = DEFAULT_ENCODING, method: Method = COOKBOOK_GPT4O
 ) -> int:
     """Tokens of a whole tools block (every function plus the block's closing overhead); 0 for no tools."""
     if not functions:

@@ -69,7 +69,7 @@ def harmony_encoding() -> Any:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _message(functions: list[dict[str, Any]]) -> Any:
+def _message(functions: list[dict[str, object]]) -> object:
     """The harmony developer message that declares `functions` (no instructions)."""
     import openai_harmony as h
 
@@ -79,12 +79,12 @@ def _message(functions: list[dict[str, Any]]) -> Any:
     return h.Message.from_role_and_content(h.Role.DEVELOPER, h.DeveloperContent.new().with_function_tools(described))
 
 
-def render_tokens(functions: list[dict[str, Any]]) -> list[int]:
+def render_tokens(functions: list[dict[str, object]]) -> list[int]:
     """The tokens of the developer message that declares `functions`, as openai-harmony renders it."""
     return cast("list[int]", harmony_encoding().render(_message(functions)))
 
 
-def render(functions: list[dict[str, Any]]) -> str:
+def render(functions: list[dict[str, object]]) -> str:
     """The developer message that declares `functions`, as text (special tokens written out)."""
     return cast("str", harmony_encoding().decode_utf8(render_tokens(functions)))
 
@@ -115,7 +115,7 @@ class Parts:
         """What the method adds around the three parts (and tokens that straddle their boundaries)."""
         return self.total - self.name - self.description - self.parameters
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The figures with their labels."""
         return {
             "method": self.method,
@@ -142,13 +142,13 @@ def harmony_block(function: dict[str, Any]) -> tuple[str, str, str]:
     return comment, opening, block[len(comment) + len(opening) : -len(closing)]
 
 
-def _block_text(function: dict[str, Any]) -> str:
+def _block_text(function: dict[str, object]) -> str:
     """One function's whole block as harmony renders it, with the blank line that follows it."""
     comment, opening, params = harmony_block(function)
     return f"{comment}{opening}{params} => any;\n\n"
 
 
-def block_totals(functions: list[dict[str, Any]]) -> list[int]:
+def block_totals(functions: list[dict[str, object]]) -> list[int]:
     """Tokens of each function's block within the whole rendering; a token that straddles two blocks (';\n\n//')
     goes to the block its last character belongs to, so blocks, header and footer add up to the whole."""
     blocks = [_block_text(f) for f in functions]
@@ -210,7 +210,7 @@ class ToolCount:
     harmony: Parts
     cookbook: Parts
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """Both counts, labelled."""
         return {"name": self.name, "harmony": self.harmony.as_dict(), "cookbook": self.cookbook.as_dict()}
 

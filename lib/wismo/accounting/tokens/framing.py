@@ -21,9 +21,9 @@ class FramingError(InputError):
     """A result or definition the profile cannot frame; the message names what was wrong."""
 
 
-def text_result(text: str, is_error: bool | None = None) -> dict[str, Any]:
+def text_result(text: str, is_error: bool | None = None) -> dict[str, object]:
     """A CallToolResult of one text block as it travels over MCP (isError only when the server sends it)."""
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    result: dict[str, object] = {"content": [{"type": "text", "text": text}]}
     if is_error is not None:
         result["isError"] = is_error
     return result
@@ -42,7 +42,7 @@ def framed_items(items: list[dict[str, Any]], profile: Profile) -> list[dict[str
     ]
 
 
-def _only_text(result: dict[str, Any]) -> str:
+def _only_text(result: dict[str, object]) -> str:
     """The single text block of a result; wismo's loop refuses anything else, and so does this profile."""
     content = result.get("content")
     if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "text":
@@ -109,7 +109,7 @@ def csharp_function(tool: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def csharp_output(result: dict[str, Any], newline: str = "\n") -> str:
+def csharp_output(result: dict[str, object], newline: str = "\n") -> str:
     """The function output Microsoft.Extensions.AI.OpenAI sends for ToChatMessage's FunctionResultContent: the
     JsonElement re-serialized with AIJsonUtilities.DefaultOptions (indented, UnsafeRelaxedJsonEscaping)."""
     element = csharp_call_tool_result(result)
@@ -118,7 +118,7 @@ def csharp_output(result: dict[str, Any], newline: str = "\n") -> str:
     return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.RELAXED, indented=True, newline=newline)
 
 
-def indented_default_output(result: dict[str, Any]) -> str:
+def indented_default_output(result: dict[str, object]) -> str:
     """The envelope as the Microsoft.Extensions.AI.OpenAI packages before 9.3.0-preview.1.25114.11 would have written
     it: indented, with System.Text.Json's default encoder (AIJsonUtilities.DefaultOptions set no relaxed encoder
     before commit 11ccd68ee3). None of those packages has a Responses client."""
@@ -126,13 +126,13 @@ def indented_default_output(result: dict[str, Any]) -> str:
     return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.DEFAULT, indented=True)
 
 
-def element_raw_text(result: dict[str, Any]) -> str:
+def element_raw_text(result: dict[str, object]) -> str:
     """The raw text of ToChatMessage's JsonElement: the CallToolResult compact, escaped by System.Text.Json's
     default encoder (McpJsonUtilities.DefaultOptions sets no encoder)."""
     return stjson.dumps(csharp_call_tool_result(result), stjson.DEFAULT)
 
 
-def _map_strings(node: Any, fn: Callable[[str], str]) -> Any:
+def _map_strings(node: object, fn: Callable[[str], str]) -> object:
     """`node` with `fn` applied to every string, keys included."""
     if isinstance(node, dict):
         return {fn(str(k)): _map_strings(v, fn) for k, v in node.items()}
@@ -148,8 +148,8 @@ class Profile:
     name: str
     description: str
     source: str
-    function: Callable[[dict[str, Any]], dict[str, Any]]
-    output: Callable[[dict[str, Any]], str]
+    function: Callable[[dict[str, object]], dict[str, object]]
+    output: Callable[[dict[str, object]], str]
 
 
 PYTHON = Profile(
@@ -233,7 +233,7 @@ class TurnAddition:
         """Function-call items and framed outputs together."""
         return self.calls + self.outputs
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The figures with their labels, for a report."""
         return {
             "profile": self.profile,

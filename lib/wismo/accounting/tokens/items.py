@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 # OpenAI's Responses call ids are "call_" and 24 letters and digits: the article's recorded run shows one,
 # call_cqXeuxQPiA9BEepDEw5oVh2I (data/reference/where-is-my-order.json, ORD-1004.granular.firstCallId). Ids we make
@@ -14,7 +13,7 @@ CALL_ID_CHARACTERS = 24
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-def function_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+def function_call(name: str, arguments: dict[str, object], call_id: str) -> dict[str, object]:
     """A Responses API function_call item as the model emits it (arguments as compact JSON text)."""
     return {
         "type": "function_call",
@@ -24,7 +23,7 @@ def function_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[st
     }
 
 
-def function_call_output(call_id: str, output: str) -> dict[str, Any]:
+def function_call_output(call_id: str, output: str) -> dict[str, object]:
     """A Responses API function_call_output item carrying a tool's text result."""
     return {"type": "function_call_output", "call_id": call_id, "output": output}
 

@@ -102,7 +102,7 @@ def well_formed(text: str) -> str:
     return "".join(_REPLACEMENT if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
 
 
-def _scalar(value: Any, encoder: str) -> str:
+def _scalar(value: object, encoder: str) -> str:
     """A JSON literal: string, number, true, false or null."""
     if isinstance(value, str):
         return f'"{escape(value, encoder)}"'
@@ -113,13 +113,13 @@ def _scalar(value: Any, encoder: str) -> str:
     raise TypeError(f"cannot write a value of type {type(value).__name__} as JSON")
 
 
-def dumps(value: Any, encoder: str = DEFAULT, indented: bool = False, newline: str = "\n") -> str:
+def dumps(value: object, encoder: str = DEFAULT, indented: bool = False, newline: str = "\n") -> str:
     """JSON as Utf8JsonWriter writes it: keys in the given order; indented means two spaces and '": "' after keys.
 
     `newline` is JsonSerializerOptions.NewLine, which defaults to Environment.NewLine ("\\r\\n" on Windows).
     """
 
-    def write(node: Any, depth: int) -> str:
+    def write(node: object, depth: int) -> str:
         if isinstance(node, dict):
             items = [
                 f'"{escape(str(k), encoder)}":{" " if indented else ""}{write(v, depth + 1)}' for k, v in node.items()

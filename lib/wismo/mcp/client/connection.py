@@ -54,7 +54,7 @@ class Connection:
     call_timeout_s: float = DEFAULT_TIMEOUT_S
     interactions: list[Interaction] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
-    errlog: Any = None
+    errlog: object = None
     target: str | None = None
 
     def _broken(self, what: str, exc: BaseException) -> HarnessError:
@@ -90,7 +90,7 @@ class Connection:
             "exit_code": code,
         }
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    async def list_tools(self) -> list[dict[str, object]]:
         """The server's tools/list, as the wire JSON objects (camelCase, unset fields left out)."""
         started = time.perf_counter()
         try:
@@ -128,7 +128,7 @@ class Connection:
             "\n".join(texts), bool(result.is_error), result.structured_content, texts * several, found.binary, reads
         )
 
-    async def read_resource(self, uri: str) -> list[Any]:
+    async def read_resource(self, uri: str) -> list[object]:
         """Read one resource and record the interaction: its contents, as the server gives them."""
         started = time.perf_counter()
         try:
@@ -236,7 +236,7 @@ async def _open_session(
 
 
 @contextmanager
-def _stderr_file() -> Iterator[Any]:
+def _stderr_file() -> Iterator[object]:
     """Where the server's stderr goes, so a failure can quote it (notebook kernels have no stderr fd)."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         yield errlog
@@ -312,6 +312,6 @@ async def connect(
             raise failure
 
 
-def interactions_table(connection: Connection) -> list[dict[str, Any]]:
+def interactions_table(connection: Connection) -> list[dict[str, object]]:
     """The recorded interactions as plain dicts, for tables."""
     return [asdict(i) for i in connection.interactions]

@@ -28,12 +28,12 @@ async def current(transport: str = "stdio") -> dict[str, Any]:
     return {"protocolRevision": revision, "designs": listed}
 
 
-def pinned() -> dict[str, Any]:
+def pinned() -> dict[str, object]:
     """The contract as pinned in the repository."""
-    return cast("dict[str, Any]", json.loads(CONTRACT.read_text(encoding="utf-8")))
+    return cast("dict[str, object]", json.loads(CONTRACT.read_text(encoding="utf-8")))
 
 
-def drift(pinned_contract: dict[str, Any], now: dict[str, Any]) -> str:
+def drift(pinned_contract: dict[str, object], now: dict[str, object]) -> str:
     """A unified diff from the pinned contract to the current one; empty when nothing drifted."""
     lines = difflib.unified_diff(
         stable(pinned_contract).splitlines(),
@@ -55,7 +55,7 @@ def wire_name_problems(tools: list[dict[str, Any]], allowed: set[str] | None = N
     return problems
 
 
-def update(now: dict[str, Any]) -> None:
+def update(now: dict[str, object]) -> None:
     """Pin the current contract (a deliberate act: `wismo contract --update`)."""
     if now["protocolRevision"] != PINNED_REVISION:
         raise ValueError(f"refusing to pin revision {now['protocolRevision']}; the project pins {PINNED_REVISION}")

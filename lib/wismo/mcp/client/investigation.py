@@ -16,7 +16,7 @@ __all__ = ["Call", "investigate"]
 CONCURRENCY = 32  # linked lookups in flight at once
 
 
-async def _call(conn: Connection, name: str, arguments: dict[str, Any], follow: set[str]) -> Call:
+async def _call(conn: Connection, name: str, arguments: dict[str, object], follow: set[str]) -> Call:
     """One tool call as a turn records it: name, arguments, the server's text, its error flag and its
     structuredContent (None when it has none); the resource links of a tool in `follow` read in their places."""
     answer = await conn.call(name, arguments, follow_resources=name in follow)
@@ -35,7 +35,7 @@ async def _concurrently(conn: Connection, wanted: Wanted, follow: set[str]) -> l
     out: list[Call | None] = [None] * len(wanted)
     limit = anyio.Semaphore(CONCURRENCY)
 
-    async def one(i: int, name: str, arguments: dict[str, Any]) -> None:
+    async def one(i: int, name: str, arguments: dict[str, object]) -> None:
         async with limit:
             out[i] = await _call(conn, name, arguments, follow)
 

@@ -32,7 +32,7 @@ class _Kept:
     env: dict[str, str]
     ready: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[object] | None = None
 
     def serves(self, sizes: list[int], cap: int | None) -> bool:
         """Whether this server can answer for these orders under this cap and is still running."""

@@ -115,13 +115,13 @@ class _TimedCalls:
     """What both raw clients share: a timed tools/call that must succeed, built on each one's own `call`, and a
     with block that ends in each one's own `close`."""
 
-    call: Callable[[str, dict[str, Any]], tuple[float, bytes]]
+    call: Callable[[str, dict[str, object]], tuple[float, bytes]]
     close: Callable[[], object]
 
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
@@ -161,30 +161,30 @@ class RawServer(_TimedCalls):
         """Write bytes as they are, no newline added (frames that are not JSON, partial frames), within a deadline."""
         write_all(piped(self.proc.stdin), data, timeout_s)
 
-    def recv(self, timeout: float = 15.0) -> dict[str, Any]:
+    def recv(self, timeout: float = 15.0) -> dict[str, object]:
         """The next line from the server, parsed."""
-        return cast("dict[str, Any]", json.loads(read_line(piped(self.proc.stdout), timeout)))
+        return cast("dict[str, object]", json.loads(read_line(piped(self.proc.stdout), timeout)))
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def request(self, method: str, params: dict[str, object] | None = None) -> dict[str, object]:
         """Send a request with the next id and return the next line."""
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        message: dict[str, object] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             message["params"] = params
         self.next_id += 1
         self.send(message)
         return self.recv()
 
-    def handshake(self, revision: str = PINNED_REVISION) -> dict[str, Any]:
+    def handshake(self, revision: str = PINNED_REVISION) -> dict[str, object]:
         """initialize at `revision`, then notifications/initialized; the initialize answer."""
         answer = self.request("initialize", initialize(revision)["params"])
         self.send(INITIALIZED)
         return answer
 
-    def checked_handshake(self) -> dict[str, Any]:
+    def checked_handshake(self) -> dict[str, object]:
         """The handshake at the pinned revision, or an error naming the server when it was not completed."""
         return _handshake_check(f"the {self.design} server over stdio", self.handshake())
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
+    def call(self, tool: str, arguments: dict[str, object]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from writing the line to reading the answer, and the answer unread."""
         self.next_id += 1
         data = line(tools_call(tool, arguments, self.next_id))
@@ -209,7 +209,7 @@ class RawServer(_TimedCalls):
 
 
 def spawn_and_ask(
-    command: list[str], message: dict[str, Any], env: dict[str, str] | None = None
+    command: list[str], message: dict[str, object], env: dict[str, str] | None = None
 ) -> tuple[float, bytes, str]:
     """Spawn `command`, send one line, read one line back: elapsed ms (spawn included), the answer, its stderr."""
     with tempfile.TemporaryFile() as err:
@@ -305,11 +305,11 @@ class HttpSession(_TimedCalls):
         self.headers = {"MCP-Protocol-Version": PINNED_REVISION}
         self.next_id = 1
 
-    def post(self, message: dict[str, Any]) -> tuple[bytes, dict[str, str], bytes]:
+    def post(self, message: dict[str, object]) -> tuple[bytes, dict[str, str], bytes]:
         """POST one JSON-RPC message with the session's headers."""
         return self.conn.post(line(message).strip(), self.headers)
 
-    def checked_handshake(self) -> dict[str, Any]:
+    def checked_handshake(self) -> dict[str, object]:
         """initialize (keeping the session id), then notifications/initialized; an error if not completed."""
         session, body = self.conn.open_session()
         self.headers["Mcp-Session-Id"] = session
@@ -319,7 +319,7 @@ class HttpSession(_TimedCalls):
             raise RuntimeError(f"the {self.design} server over HTTP answered initialize with {body[:200]!r}") from None
         return _handshake_check(f"the {self.design} server over HTTP", answer)
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[float, bytes]:
+    def call(self, tool: str, arguments: dict[str, object]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from sending the request to reading the whole answer, and its body."""
         self.next_id += 1
         body = line(tools_call(tool, arguments, self.next_id)).strip()

@@ -7,7 +7,6 @@ import base64
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from mcp_types import BlobResourceContents, EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 
@@ -21,7 +20,7 @@ class Interaction:
 
     method: str
     tool: str | None
-    arguments: dict[str, Any] | None
+    arguments: dict[str, object] | None
     is_error: bool
     text_bytes: int
     elapsed_ms: float
@@ -41,7 +40,7 @@ class ToolResult:
 
     text: str
     is_error: bool
-    structured: dict[str, Any] | None = None
+    structured: dict[str, object] | None = None
     blocks: tuple[str, ...] = ()
     binary: int = 0
     reads: int = 0  # resource links read (resources/read) in their places
@@ -62,7 +61,7 @@ class Blocks:
     binary: int
     links: list[tuple[int, str]]
 
-    def count(self, contents: list[Any]) -> None:
+    def count(self, contents: list[object]) -> None:
         """Add a resource's contents (resources/read) in the place of its link: texts read, blobs counted."""
         for c in contents:
             if isinstance(c, TextResourceContents):
@@ -71,7 +70,7 @@ class Blocks:
                 self.binary += len(base64.b64decode(c.blob, validate=False))
 
 
-def blocks(content: list[Any]) -> Blocks:
+def blocks(content: list[object]) -> Blocks:
     """The text of each text-like block of a result (text, an embedded text resource), the decoded bytes of the
     rest (images, audio, binary resources) and its resource links, which carry neither until followed."""
     found = Blocks([], 0, [])
@@ -88,7 +87,7 @@ def blocks(content: list[Any]) -> Blocks:
     return found
 
 
-async def followed(found: Blocks, read: Callable[[str], Awaitable[list[Any]]]) -> Blocks:
+async def followed(found: Blocks, read: Callable[[str], Awaitable[list[object]]]) -> Blocks:
     """The blocks with each resource link's contents (`read`, resources/read) in its place."""
     out = Blocks([], found.binary, [])
     for i in range(len(found.texts) + 1):

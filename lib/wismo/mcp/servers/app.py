@@ -26,7 +26,7 @@ def error_result(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-def call(spec: ToolSpec, dataset: Dataset, arguments: dict[str, Any] | None) -> types.CallToolResult:
+def call(spec: ToolSpec, dataset: Dataset, arguments: dict[str, object] | None) -> types.CallToolResult:
     """Run one tool on its arguments; bad input becomes a tool error, never an exception."""
     if arguments is not None and not isinstance(arguments, dict):
         return error_result(f"{spec.name} takes an object of arguments with {spec.kind.id_key}.")
@@ -49,10 +49,10 @@ def build_server(design: str, specs: tuple[ToolSpec, ...], dataset: Dataset) -> 
     by_name = {spec.name: spec for spec in specs}
     listing = types.ListToolsResult(tools=[spec.to_mcp() for spec in specs])
 
-    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
         return listing
 
-    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
             # A protocol error, as the spec asks for an unknown tool; the message lists what exists.

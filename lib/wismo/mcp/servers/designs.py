@@ -45,12 +45,12 @@ class Design:
     color: str
     investigation: Investigation
     # A module path whose TOOLS are the design's tool specs, or a callable returning them (for registered files).
-    server: str | Callable[[], tuple[Any, ...]]
+    server: str | Callable[[], tuple[object, ...]]
     article: bool = False  # one of the two designs of "Where is my order?"
     contract: bool = True  # its tools/list is pinned in data/contracts/tools.json
     scale: bool = True  # driven by the scale report over generated large orders
     compared: bool = True  # part of the deterministic comparison (its evidence must equal the reference's)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def tools(self) -> tuple[Any, ...]:
         """The design's tool specs (imports the server module on first use)."""

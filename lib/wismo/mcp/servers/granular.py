@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from wismo.domain import ORDER, PAYMENT, RESERVATION, TRACKING, Dataset
 from wismo.domain.ids import Kind
 from wismo.mcp.servers.toolspec import ToolSpec
 
 
-def _getter(kind: Kind) -> Callable[[Dataset, str], Any]:
+def _getter(kind: Kind) -> Callable[[Dataset, str], object]:
     """A tool body that returns the one record of `kind` with the given identifier."""
     return lambda dataset, ident: dataset.get(kind, ident)
 

@@ -28,7 +28,7 @@ class CursorError(PagingError):
     """A cursor this server did not issue for this order, or a format it does not have."""
 
 
-def parse_cursor(cursor: Any, lengths: list[int]) -> list[int]:
+def parse_cursor(cursor: object, lengths: list[int]) -> list[int]:
     """Offsets into the five lists from a cursor (None means the first page)."""
     if cursor is None:
         return [0] * len(LISTS)

@@ -14,7 +14,7 @@ from wismo.core.errors import InputError
 from wismo.core.revision import PINNED_REVISION
 
 
-def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
+def _has_modern_envelope(params: Mapping[str, object] | None) -> bool:
     """Whether a request carries the 2026-07-28 per-request protocol envelope."""
     meta = params.get("_meta") if isinstance(params, Mapping) else None
     return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
@@ -62,7 +62,7 @@ def invalid_request(reason: Exception) -> str:
     return f"Invalid request: {reason}."
 
 
-def dropped_id(message: Any, text: str | bytes) -> RequestIdInvalid | None:
+def dropped_id(message: object, text: str | bytes) -> RequestIdInvalid | None:
     """The error a message deserves when the SDK's adapter read it as a notification although it has an id member.
 
     The adapter reads {"id": true, "method": ...} (an id of the wrong type) as a notification and drops the id, so

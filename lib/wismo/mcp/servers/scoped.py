@@ -5,7 +5,6 @@ case study)."""
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from wismo.domain import ORDER, Dataset, support_context
 from wismo.domain.pages import DEFAULT_CAP, FORMATS
@@ -20,11 +19,11 @@ def _cap() -> int:
 
 # The last few orders' contexts: every page of a big order would otherwise rebuild the whole context.
 # Safe because the dataset is read-only once loaded.
-_CONTEXTS: dict[tuple[int, str], dict[str, Any]] = {}
+_CONTEXTS: dict[tuple[int, str], dict[str, object]] = {}
 _CONTEXTS_KEPT = 4
 
 
-def _context(dataset: Dataset, order_id: Any) -> dict[str, Any]:
+def _context(dataset: Dataset, order_id: object) -> dict[str, object]:
     """The order's support context, remembered for the next page."""
     if not isinstance(order_id, str):
         return support_context(dataset, order_id)  # raises the argument's error
@@ -36,7 +35,7 @@ def _context(dataset: Dataset, order_id: Any) -> dict[str, Any]:
     return _CONTEXTS[key]
 
 
-def scoped_context(dataset: Dataset, order_id: Any, options: dict[str, Any]) -> dict[str, Any]:
+def scoped_context(dataset: Dataset, order_id: object, options: dict[str, object]) -> dict[str, object]:
     """One page of the order's support context."""
     fmt = options.get("format") or "concise"
     cursor = options.get("cursor")

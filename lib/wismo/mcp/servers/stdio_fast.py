@@ -26,7 +26,6 @@ import stat
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -227,7 +226,7 @@ class ReadStream:
     async def __aenter__(self) -> ReadStream:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
@@ -256,7 +255,7 @@ class WriteStream:
     async def __aenter__(self) -> WriteStream:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 

@@ -26,9 +26,9 @@ class ToolSpec:
     description: str
     kind: Kind
     argument_description: str
-    run: Callable[..., Any]
+    run: Callable[..., object]
     # Optional arguments beyond the identifier (name -> JSON Schema); run() then takes them as a third argument.
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    options: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments, in the article's key order."""

@@ -48,11 +48,11 @@ class InProcess:
         self.specs = {s.name: s for s in designs.get(design).tools()}
         self.dataset = load(large=[lines])
 
-    def list_tools(self) -> list[dict[str, Any]]:
+    def list_tools(self) -> list[dict[str, object]]:
         """The tools/list entries, as the wire gives them."""
         return [s.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True) for s in self.specs.values()]
 
-    async def call(self, name: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
+    async def call(self, name: str, arguments: dict[str, object], follow_resources: bool = False) -> ToolResult:
         """One tool call: its single text block and error flag (wismo's servers answer no resource link to
         follow)."""
         result = self._call(self.specs[name], self.dataset, arguments)
@@ -84,7 +84,7 @@ def criteria(window: int, budget: int) -> tuple[Criterion, Criterion]:
     )
 
 
-async def _row_in_process(design: str, n: int, encoding: str, cap: int | None) -> dict[str, Any]:
+async def _row_in_process(design: str, n: int, encoding: str, cap: int | None) -> dict[str, object]:
     with _cap(cap):
         conn = InProcess(design, n)
         turns = await investigated(conn, design, n)  # duck-typed: a connection's call()
@@ -159,7 +159,7 @@ def _straddling(n: int) -> tuple[int, ...]:
 
 async def confirm(
     design: str, boundaries: list[tuple[int, Criterion]], encoding: str, cap: int | None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """A design's boundaries over MCP, on one server serving orders of N-1 and N lines for each (each size measured
     once): N must break its criterion, N-1 not."""
     sizes = sorted({s for n, _ in boundaries for s in _straddling(n)})

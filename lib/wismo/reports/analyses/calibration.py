@@ -64,7 +64,7 @@ def calibrated(published: Published | None) -> Calibrated | None:
     return Calibrated(first.case, first.design, second.design if second else None)
 
 
-def published_figures(published: Published, which: Calibrated) -> dict[str, Any]:
+def published_figures(published: Published, which: Calibrated) -> dict[str, object]:
     """The published figures the calibration uses and what follows from them by arithmetic alone, each with its
     kind: the first conversation's requests, additions, input, output and total; a call id the provider returned
     (the first conversation's, else any); the second's first request (as
@@ -72,7 +72,7 @@ def published_figures(published: Published, which: Calibrated) -> dict[str, Any]
     first = published.of(which.first, which.case)
     assert first is not None
     f = published.derived(first)
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "case": which.case,
         "designs": {"first": which.first, "second": which.second},
         "source": published.source,
@@ -112,7 +112,7 @@ def additions(
 
 
 def definition_tokens(
-    tools: list[dict[str, Any]], profile: framing.Profile, method: str, encoding: str = tokens.DEFAULT_ENCODING
+    tools: list[dict[str, object]], profile: framing.Profile, method: str, encoding: str = tokens.DEFAULT_ENCODING
 ) -> int:
     """The tools block of a request: the server's definitions as the profile sends them, counted by `method`."""
     functions = [profile.function(t) for t in tools]
@@ -124,7 +124,7 @@ def definition_tokens(
 
 
 def first_request_known(
-    tools: list[dict[str, Any]],
+    tools: list[dict[str, object]],
     profile: framing.Profile,
     method: str,
     prompt: Prompt,
@@ -210,7 +210,7 @@ HEAVY = "csharp-raw-element"  # the framing the share is stated against: the art
 
 def record_types(
     recorded: Recorded, case: str, encoding: str = tokens.DEFAULT_ENCODING, heavy: str = HEAVY
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """For each tool the study's designs call in one case, its first result bare and under each client profile, in
     tokens, and the share of the `heavy` framing's tokens that the framing adds: what the client's framing costs on
     the study's own results."""
@@ -241,7 +241,7 @@ def framing_share(
     instructions: int,
     encoding: str = tokens.DEFAULT_ENCODING,
     heavy: str = HEAVY,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Per design, one case's conversation input (with `instructions` tokens of instructions) under the `heavy`
     client profile and with bare text (python), and the share of the former that comes from the client's framing
     of results rather than from the tool design (modelled)."""

@@ -29,13 +29,15 @@ from wismo.studies.servers import reach
 DEFAULT_OUT = Path("outputs") / "compare" / "deterministic-comparison.json"
 
 
-def differences(reference: Any, other: Any, names: tuple[str, str], match: str = "equal") -> list[dict[str, Any]]:
+def differences(
+    reference: object, other: object, names: tuple[str, str], match: str = "equal"
+) -> list[dict[str, object]]:
     """Where a design's evidence breaks the study's match against the reference design's (wismo.studies.matching),
     as {path, name: value, ...}."""
     return matching.match(match).differences(reference, other, names)
 
 
-def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
+def _shown(arguments: dict[str, object] | None) -> dict[str, object]:
     """Arguments as recorded in the output: strings longer than any identifier are shortened and counted."""
     return {
         k: (f"{v[:12]}… ({len(v)} characters)" if isinstance(v, str) and len(v) > MAX_ID_LENGTH else v)
@@ -43,7 +45,7 @@ def _shown(arguments: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def _design_side(tool_turns: list[list[Call]], error: str | None, evidence: Any) -> dict[str, Any]:
+def _design_side(tool_turns: list[list[Call]], error: str | None, evidence: object) -> dict[str, object]:
     """Calls, bytes, error and evidence (as compared) of one design for one case, in the order the investigation
     asked for them."""
     calls = [c for turn in tool_turns for c in turn]
@@ -74,12 +76,12 @@ class Walked:
     """What one case's walk of every design gave beside its verdict: each design's entry value (absent where the
     entry call failed), which says whether its links found anything to follow, and the timings."""
 
-    entries: dict[str, Any] = field(default_factory=dict)
+    entries: dict[str, object] = field(default_factory=dict)
     timing: dict[str, float] = field(default_factory=dict)
     reads: dict[str, list[tuple[str, str, str, bool]]] = field(default_factory=dict)  # what patterns read
 
 
-async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Study) -> tuple[dict[str, Any], Walked]:
+async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Study) -> tuple[dict[str, object], Walked]:
     """Drive one case through every design; return its verdict against the reference design and, apart, what the
     walks gave (entry values, timings)."""
     sides, found, walked = {}, {}, Walked()
@@ -100,7 +102,7 @@ async def compare_case(conns: dict[str, Connection], case: StudyCase, study: Stu
             walked.entries[design] = how.value_of(tool_turns[0][0])
     reference, others = study.reference, [d for d in conns if d != study.reference]
     ref_value, ref_error = found[reference]
-    diffs: list[dict[str, Any]] = []
+    diffs: list[dict[str, object]] = []
     rejected = [found[d][1] is not None for d in conns]
     for design in others:
         value, error = found[design]
@@ -159,14 +161,14 @@ class Comparison(TypedDict):
     protocolRevision: str
     transport: str
     clock: str
-    tools: dict[str, list[dict[str, Any]]]
-    cases: list[dict[str, Any]]
-    summary: dict[str, Any]
-    study: dict[str, Any]
-    unfollowedLinks: list[dict[str, Any]]
-    unreadPatterns: list[dict[str, Any]]
-    timings: dict[str, Any]
-    transportParity: NotRequired[dict[str, Any]]  # added by report 01 (reports/equivalence.py)
+    tools: dict[str, list[dict[str, object]]]
+    cases: list[dict[str, object]]
+    summary: dict[str, object]
+    study: dict[str, object]
+    unfollowedLinks: list[dict[str, object]]
+    unreadPatterns: list[dict[str, object]]
+    timings: dict[str, object]
+    transportParity: NotRequired[dict[str, object]]  # added by report 01 (reports/equivalence.py)
 
 
 async def run(
@@ -227,7 +229,7 @@ async def run(
     return result
 
 
-def about(study: Study, transport: str) -> dict[str, Any]:
+def about(study: Study, transport: str) -> dict[str, object]:
     """What a result says about its study: title, file, question, match, key, and how each design was reached (the
     transport of this run, and whether wismo started the server or reached one someone else runs)."""
     return {
@@ -268,7 +270,7 @@ def check_equal(result: dict[str, Any]) -> str:
     )
 
 
-def write(result: Mapping[str, Any], path: str | Path = DEFAULT_OUT) -> Path:
+def write(result: Mapping[str, object], path: str | Path = DEFAULT_OUT) -> Path:
     """Write the comparison as stable JSON (sorted keys, timings under their own key)."""
     return write_stable(path, result)
 
@@ -292,7 +294,7 @@ def parity(results: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def check_parity(rows: list[dict[str, Any]], transports: list[str]) -> str:
+def check_parity(rows: list[dict[str, object]], transports: list[str]) -> str:
     """The parity claim checked over parity rows: "Checked: ..." when every case gives the same verdicts, bytes,
     calls and errors on every transport, else ClaimFailed naming every case that does not."""
     bad = [r for r in rows if not r["same"]]

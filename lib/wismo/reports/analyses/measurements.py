@@ -20,7 +20,6 @@ import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from wismo.core.paths import fixtures_dir
 from wismo.core.walk import Call
@@ -69,7 +68,7 @@ def effective_cap(cap: int | None) -> int:
     return DEFAULT_CAP if cap is None else int(cap)
 
 
-def facts(design: str, lines: int, cap: int | None, digest: str) -> dict[str, Any]:
+def facts(design: str, lines: int, cap: int | None, digest: str) -> dict[str, object]:
     """Everything one entry's turns depend on."""
     return {
         "format": FORMAT,
@@ -82,7 +81,7 @@ def facts(design: str, lines: int, cap: int | None, digest: str) -> dict[str, An
     }
 
 
-def key(entry_facts: dict[str, Any]) -> str:
+def key(entry_facts: dict[str, object]) -> str:
     """The entry's name: a hash of its facts."""
     return hashlib.sha256(json.dumps(entry_facts, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -91,7 +90,7 @@ def key(entry_facts: dict[str, Any]) -> str:
 class Measured:
     """One design's tools/list and the tool turns of its investigation of one generated order."""
 
-    tools: list[dict[str, Any]]
+    tools: list[dict[str, object]]
     turns: list[list[Call]]
 
 
@@ -109,7 +108,7 @@ def read(where: Path, name: str) -> Measured | None:
     return Measured(tools, turns)
 
 
-def write(where: Path, name: str, entry_facts: dict[str, Any], measured: Measured) -> Path:
+def write(where: Path, name: str, entry_facts: dict[str, object], measured: Measured) -> Path:
     """Store an entry: written aside, then renamed into place, so no reader ever sees half of it."""
     where.mkdir(parents=True, exist_ok=True)
     target = where / f"{name}.json"

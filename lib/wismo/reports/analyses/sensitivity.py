@@ -32,7 +32,7 @@ class Framing:
     """One way a client hands a CallToolResult to the model, and which source says a client does so."""
 
     name: str
-    output: Callable[[dict[str, Any]], str]
+    output: Callable[[dict[str, object]], str]
     source: str
     profile: str | None = None  # the client profile (tokens.framing) that frames results this way, where one does
 
@@ -128,7 +128,7 @@ def _percent(ours: int, theirs: int) -> float:
 
 def table(
     turns: list[list[Call]], requests: list[int], encoding: str, id_tokens: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Every framing crossed with every counting: the turn additions against those derived from published, and
     the rebuilt later requests (request 1 plus the turns, so their error is the turns' cumulative error)."""
     derived = [b - a for a, b in zip(requests, requests[1:])]
@@ -172,7 +172,7 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def default_escapes(recorded: Recorded) -> list[dict[str, Any]]:
+def default_escapes(recorded: Recorded) -> list[dict[str, object]]:
     """Every character of the study's recorded results (every design and case) that System.Text.Json's default
     encoder writes as an escape, as the default-escaping framings write them (stjson.escapes_found)."""
     texts = [c["output"] for by_case in recorded["turns"].values() for ts in by_case.values() for t in ts for c in t]
@@ -214,7 +214,7 @@ def calls_written(turns: list[list[Call]], encoding: str) -> int:
 
 
 def answer_sizes(
-    answer: str | None, fields: dict[str, Any] | None, entry_call: Call, encoding: str
+    answer: str | None, fields: dict[str, object] | None, entry_call: Call, encoding: str
 ) -> dict[str, int] | None:
     """Sizes of a plausible output of the second conversation, in tokens: its published answer alone, and the least
     the model must have written (its tool call, then the answer: in the answer contract's fields with that summary
@@ -238,7 +238,7 @@ def output_bounds(
     first_turns: list[list[Call]],
     second_turns: list[list[Call]],
     encoding: str,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The range the second conversation's outputs plausibly fall in, each bound with its derivation: at least its
     minimal outputs (answer_sizes); at most the first conversation's own output with its tool calls swapped for the
     second's (the same case answered once, with the second design's calls): first output - first calls written +
@@ -255,7 +255,7 @@ def output_bounds(
     }
 
 
-def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | None) -> dict[str, Any] | None:
+def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | None) -> dict[str, object] | None:
     """One framing's verdict from what each counting leaves for the outputs (remainder, tokens the rebuilt turns put
     into the inputs): the bound it fails, or that it fits both (or the one given), with its margin in tokens and as a
     share of the rebuilt turns' tokens, which is what a framing error moves (comparable to the fits' tolerance)."""

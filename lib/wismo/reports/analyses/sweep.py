@@ -208,7 +208,7 @@ async def generated_turns(
 
 def summarise(
     measured: Turns, sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """The accounting rows of measured turns, and per N whether merging the scoped pages gives back the focused
     answer (in the concise view the pages use)."""
     from wismo.domain.pages import concise_view, merge
@@ -242,8 +242,8 @@ def summarise(
 
 
 async def measure(
-    sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None, progress: Any = None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    sizes: list[int], encoding_name: str = tokens.DEFAULT_ENCODING, cap: int | None = None, progress: object = None
+) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """Drive every design over MCP for each generated order size; return the accounting rows, and per N
     whether merging the scoped pages gives back the focused answer (in the concise view the pages use).
     The servers that measured stay running on this event loop for budgeted_sessions() (see client/pool.py)."""
@@ -306,7 +306,7 @@ def check_cap(rows: list[dict[str, Any]], cap: int) -> int:
     return cast("int", largest)
 
 
-def check_reconstruction(checks: list[dict[str, Any]]) -> None:
+def check_reconstruction(checks: list[dict[str, object]]) -> None:
     """Raise ClaimFailed naming every size whose scoped pages did not merge back to the focused answer."""
     bad = [c["lines"] for c in checks if not c["pages merge to the focused answer"]]
     if bad:

@@ -64,7 +64,14 @@ class NotebookFailed(WismoError, PapermillExecutionError):  # type: ignore[misc]
     staged: Staged | None = None
 
     def __init__(
-        self, notebook: str, cell_index: Any, exec_count: Any, source: Any, ename: Any, evalue: Any, traceback: Any
+        self,
+        notebook: str,
+        cell_index: object,
+        exec_count: object,
+        source: object,
+        ename: object,
+        evalue: object,
+        traceback: object,
     ) -> None:
         super().__init__(cell_index, exec_count, source, ename, evalue, traceback)
         self.notebook = notebook
@@ -123,7 +130,7 @@ def _ipc_kernel_manager() -> type:
     # The asynchronous manager, as nbclient's own default: the synchronous one runs its coroutines on a thread of
     # its own, which a forked build worker inherits the record of but not the thread, and waits for forever.
     class IpcKernelManager(AsyncKernelManager):
-        def __init__(self, **kwargs: Any) -> None:
+        def __init__(self, **kwargs: object) -> None:
             super().__init__(**kwargs)
             self.transport = "ipc"
             # In the build's folder, if any, which the build removes even when it has to kill the kernel.
@@ -173,7 +180,7 @@ def ran(executed: Path) -> tuple[str, float]:
     return meta.get("end_time") or "", float(meta.get("duration") or 0.0)
 
 
-def render(path: Path, executed: Path, out: Path, study: Any = None) -> Rendered:
+def render(path: Path, executed: Path, out: Path, study: object = None) -> Rendered:
     """Both HTML versions of an executed notebook, with the key figures its study declares what they need for read
     from the JSON it wrote (default study: the article's)."""
     from wismo.studies.declaration import load

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
@@ -28,7 +26,9 @@ class Shown:
         self.finding = finding
         self.alt = f"{title_of(fig)}. {finding}"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, object], dict[str, object]]:
         return ({"image/png": self.png, "text/plain": self.alt}, {"image/png": {"alt": self.alt}})
 
 

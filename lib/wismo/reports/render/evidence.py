@@ -21,7 +21,7 @@ STYLE = """<style>
 </style>"""
 
 
-def json_lines(value: Any, path: str = "", indent: int = 0, lead: str = "") -> list[tuple[str, str]]:
+def json_lines(value: object, path: str = "", indent: int = 0, lead: str = "") -> list[tuple[str, str]]:
     """A JSON value pretty-printed, each line with the path of the value it starts (as jsondiff names paths):
     objects and lists over several lines, scalars on one.
 
@@ -54,7 +54,7 @@ def _comma(lines: list[tuple[str, str]], more: bool) -> list[tuple[str, str]]:
     return lines
 
 
-def _column(design: str, side: dict[str, Any], marked: str | None, reference: bool) -> str:
+def _column(design: str, side: dict[str, object], marked: str | None, reference: bool) -> str:
     """One design's evidence for a case as HTML: its name, then its lines with the difference marked."""
     color = DESIGN_COLORS.get(design, "#555555")
     role = " (reference)" if reference else ""

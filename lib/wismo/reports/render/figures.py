@@ -62,12 +62,12 @@ def _segments(path: str) -> list[str]:
     return parts
 
 
-def _matches(value: Any, wanted: str) -> bool:
+def _matches(value: object, wanted: str) -> bool:
     """A selector's value equals an item's value written as text or as JSON (true, null, 3)."""
     return str(value) == wanted or json.dumps(value) == wanted
 
 
-def _step(node: Any, segment: str) -> Any:
+def _step(node: object, segment: str) -> object:
     """Apply one path segment to one node."""
     if not segment.startswith("["):
         if not isinstance(node, dict) or segment not in node:
@@ -89,7 +89,7 @@ def _step(node: Any, segment: str) -> Any:
     raise KeyError(f"no item with {key} = {wanted}")
 
 
-def resolve(data: Any, path: str) -> Any:
+def resolve(data: object, path: str) -> object:
     """The value at `path` in `data` (see the module docstring for the syntax); KeyError says what is missing."""
     path = path.strip()
     call = _CALL.match(path)
@@ -112,7 +112,7 @@ def resolve(data: Any, path: str) -> Any:
     return nodes if spread else nodes[0]
 
 
-def format_value(value: Any, spec: str = "", order: list[str] | None = None) -> str:
+def format_value(value: object, spec: str = "", order: list[str] | None = None) -> str:
     """Text of one value: the spec if given, else integers with thousands separators and floats to 2 decimals; a
     table per design as "granular 30, focused 6" (its keys in `order` first, as the study lists its designs), a list
     as "280 / 753"."""
@@ -135,7 +135,7 @@ def format_value(value: Any, spec: str = "", order: list[str] | None = None) -> 
     return str(value)
 
 
-def design_order(data: Any) -> list[str] | None:
+def design_order(data: object) -> list[str] | None:
     """The designs of the study a result belongs to, in the study's order (its reference first): JSON written with
     sorted keys loses a table's order, so it is read from the lists that keep it."""
     if not isinstance(data, dict):
@@ -147,7 +147,7 @@ def design_order(data: Any) -> list[str] | None:
     return None
 
 
-def render(template: str, data: Any) -> str:
+def render(template: str, data: object) -> str:
     """Fill every {path:spec} field of `template` from `data`."""
     parts = []
     for literal, field, spec, conversion in string.Formatter().parse(template):

@@ -90,7 +90,7 @@ def _styled_lines(
     return fig, ax
 
 
-def prefix_by_size(rows: list[dict[str, Any]], threshold: int) -> Figure:
+def prefix_by_size(rows: list[dict[str, object]], threshold: int) -> Figure:
     """Log-log: the longest prefix a later call could read, against the order's lines, per design and call
     strategy, with the cache threshold: above the line, caching starts."""
     fig, ax = _styled_lines(
@@ -179,7 +179,7 @@ def price_by_size(rows: list[dict[str, Any]], model: str, conversations: int) ->
     return fig
 
 
-def strategy_by_size(rows: list[dict[str, Any]]) -> Figure:
+def strategy_by_size(rows: list[dict[str, object]]) -> Figure:
     """Log-log: input tokens of the whole session against the order's lines, per design, with every call of a turn
     in one request (solid) and one call per request (dashed)."""
     return _styled_lines(

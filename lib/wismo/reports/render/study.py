@@ -86,7 +86,7 @@ def differing_cases(out: Path) -> list[str]:
     return lines
 
 
-def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[Path], dict[str, Any], list[str]]:
+def plan(study: Study, parameters: dict[str, object] | None = None) -> tuple[list[Path], dict[str, object], list[str]]:
     """The study's notebooks, the parameters every one is given (the study's file first, which each kernel reads
     once) and, for each report left out, why: every study gets 01 and 02, 03 when it has recorded runs, 04 when
     wismo serves every design, 05 when it declares trace files."""
@@ -114,7 +114,7 @@ def plan(study: Study, parameters: dict[str, Any] | None = None) -> tuple[list[P
 def run(
     study: Study,
     out: str | Path | None = None,
-    parameters: dict[str, Any] | None = None,
+    parameters: dict[str, object] | None = None,
     jobs: int | None = None,
 ) -> StudyRun:
     """Execute the study's notebooks into its folder and render them; a differing case is reported, not raised (its

@@ -78,7 +78,7 @@ def header(key: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A numpy or pandas scalar as the Python value it holds; NaN (pandas' stand-in for nothing) as None."""
     if hasattr(value, "item") and not isinstance(value, (list, tuple, Mapping, str)):
         value = value.item()
@@ -93,7 +93,7 @@ def money(value: float) -> str:
     return f"USD {value:,.2f}" if abs(value) >= 0.1 or value == 0 else f"USD {value:.3g}"
 
 
-def cell(value: Any, decimals: int = 1, usd: bool = False) -> str:
+def cell(value: object, decimals: int = 1, usd: bool = False) -> str:
     """One value as a reader sees it, formatted here and nowhere else: counts (and whole floats) as integers with
     thousands separators, a fixed number of decimals for the rest, dollars with their sign when `usd`, lists of
     numbers joined by " · " (a comma would read as a thousands separator), objects as text, yes/no for booleans, a
@@ -123,7 +123,9 @@ def cell(value: Any, decimals: int = 1, usd: bool = False) -> str:
 _IDENTIFIER = re.compile(r"^[^\s]*[A-Za-z0-9]-[A-Za-z0-9][^\s]*$")
 
 
-def _columns(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None) -> dict[str, list[Any]]:
+def _columns(
+    rows: Iterable[Mapping[str, object]] | pd.DataFrame, columns: Iterable[str] | None
+) -> dict[str, list[object]]:
     """The chosen columns, each as its list of values exactly as given: never through a DataFrame's column types,
     which turn a column of counts holding one None into floats (3.0) and the None into NaN."""
     if isinstance(rows, pd.DataFrame):
@@ -134,8 +136,8 @@ def _columns(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable
 
 
 def show(
-    rows: Iterable[Mapping[str, Any]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1
-) -> Any:
+    rows: Iterable[Mapping[str, object]] | pd.DataFrame, columns: Iterable[str] | None = None, decimals: int = 1
+) -> object:
     """A table for the reader: the chosen columns, headers in words, every cell as text in full, no index; numbers
     right-aligned under right-aligned headers, words left under left, identifiers never broken at a hyphen."""
     data = _columns(rows, columns)

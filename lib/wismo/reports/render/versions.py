@@ -21,7 +21,7 @@ def _tagged(cell: Any) -> bool:
     return FULL_ONLY in cell.get("metadata", {}).get("tags", [])
 
 
-def _runs(cells: list[Any]) -> list[tuple[int, int]]:
+def _runs(cells: list[object]) -> list[tuple[int, int]]:
     """Each maximal run of consecutive full-only cells, as (first index, index after the last)."""
     runs, start = [], None
     for i, cell in enumerate([*cells, None]):

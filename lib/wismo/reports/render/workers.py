@@ -18,7 +18,7 @@ from wismo.reports.render.index_page import Rendered
 
 JOBS_ENV = "WISMO_REPORT_JOBS"
 Task = Callable[
-    [Path, Path, dict[str, Any] | None], Rendered
+    [Path, Path, dict[str, object] | None], Rendered
 ]  # build_one: a notebook, the output folder, the parameters
 
 
@@ -73,7 +73,7 @@ def report_done(progress: Any, rendered: Rendered, out: Path) -> None:
 
 
 def one_at_a_time(
-    task: Task, paths: list[Path], out: Path, parameters: dict[str, Any] | None, record: Progress
+    task: Task, paths: list[Path], out: Path, parameters: dict[str, object] | None, record: Progress
 ) -> None:
     """Every notebook in this process, in order (no pool to start, which keeps the one-notebook floor what it was);
     the first failure is recorded and raised."""
@@ -95,7 +95,7 @@ def in_parallel(
     order: list[Path],
     out: Path,
     jobs: int,
-    parameters: dict[str, Any] | None,
+    parameters: dict[str, object] | None,
     record: Progress,
 ) -> None:
     """Every notebook on a pool of `jobs` processes, started in `order`, each reported as it finishes; on the first

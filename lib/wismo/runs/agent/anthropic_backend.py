@@ -66,7 +66,9 @@ class AnthropicBackend:
             api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"), timeout=timeout_s, max_retries=2
         )
 
-    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+    async def respond(
+        self, instructions: str, functions: list[dict[str, object]], items: list[dict[str, object]]
+    ) -> Reply:
         """Send system, tools and the whole history; map content blocks back to our items."""
         from anthropic import AnthropicError
 

@@ -11,25 +11,25 @@ from typing import Any
 from wismo.runs.agent.evidence import Evidence
 
 
-def _delivered(evidence: Evidence) -> list[Any]:
+def _delivered(evidence: Evidence) -> list[object]:
     """SKUs with an available carrier observation of delivery (it outranks an older order status)."""
     return [
         t["sku"] for t in evidence.tracking if t.get("availability") == "available" and t.get("status") == "delivered"
     ]
 
 
-def _lookup(values: list[Any]) -> Callable[[Any], bool]:
+def _lookup(values: list[object]) -> Callable[[object], bool]:
     """Whether a value is among `values`, through a set (an order of 10,000 lines made list scans quadratic); a value
     a set cannot hold (a server's list or object where a string belongs) is looked for in the list, as before."""
     hashable = {v for v in values if isinstance(v, Hashable)}
 
-    def among(value: Any) -> bool:
+    def among(value: object) -> bool:
         return value in hashable if isinstance(value, Hashable) else value in values
 
     return among
 
 
-def assess(evidence: Evidence) -> dict[str, Any]:
+def assess(evidence: Evidence) -> dict[str, object]:
     """The five structured fields and a customer summary, derived from the evidence alone."""
     order = evidence.orders[0] if evidence.orders else None
     skus = [i["sku"] for i in order["items"]] if order else []
@@ -77,7 +77,7 @@ REASON_TEXT = {
 }
 
 
-def _listed(values: list[Any]) -> str:
+def _listed(values: list[object]) -> str:
     """Identifiers as a sentence lists them; one a server gave as a list or an object is written as Python shows it."""
     return ", ".join(v if isinstance(v, str) else str(v) for v in values)
 

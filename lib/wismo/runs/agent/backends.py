@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from wismo.runs.agent.base import Backend, BackendError
 
 
-def conversing(backend: Backend, how: Any, values: dict[str, Any], contract: bool) -> Backend:
+def conversing(backend: Backend, how: object, values: dict[str, object], contract: bool) -> Backend:
     """The backend for one conversation: a scripted one told the design's investigation and the case (what a model
     reads from the question), any live one as it is."""
     following = getattr(backend, "following", None)

@@ -41,7 +41,9 @@ class Backend(Protocol):
     model: str
     token_label: str
 
-    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+    async def respond(
+        self, instructions: str, functions: list[dict[str, object]], items: list[dict[str, object]]
+    ) -> Reply:
         """Send one request carrying everything so far and return the model's reply."""
         ...
 

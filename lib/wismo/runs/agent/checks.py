@@ -56,7 +56,7 @@ def refused_call(
     return None
 
 
-def parse_answer(text: str | None) -> dict[str, Any] | None:
+def parse_answer(text: str | None) -> dict[str, object] | None:
     """The answer's JSON object (prose or a code fence around it allowed), or None when the text holds none."""
     if not text:
         return None

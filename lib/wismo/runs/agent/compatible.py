@@ -19,7 +19,7 @@ KEY_VARIABLE = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "no-key-needed"
 
 
-def call_item(name: Any, arguments: Any, call_id: Any) -> dict[str, Any]:
+def call_item(name: object, arguments: object, call_id: object) -> dict[str, object]:
     """A function_call item from a server's tool call as sent: arguments as text (an object, which some servers send,
     becomes compact JSON), a missing id or name as "" (the loop then ends the conversation, naming it)."""
     if arguments is None or isinstance(arguments, str):
@@ -79,7 +79,7 @@ class Endpoint:
         """provider-reported for OpenAI's own API; server-reported for any other server."""
         return "provider-reported" if self.official else "server-reported"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The manifest's server block: host, port, the model ids the answers named, the timeout; never a key."""
         return {
             "host": self.host,
@@ -150,7 +150,7 @@ class Endpoint:
             self.reported_models.add(model)
         return response
 
-    def usage(self, response: Any, inputs: str, outputs: str, details: str) -> Usage:
+    def usage(self, response: object, inputs: str, outputs: str, details: str) -> Usage:
         """Tokens as the answer reports them (cached input from its details when given); ConversationEnded when it
         reports none, since a reply without its tokens cannot be recorded truthfully."""
         u = getattr(response, "usage", None)
@@ -182,6 +182,6 @@ class EndpointBackend:
         self.token_label = self.endpoint.token_label
 
     @property
-    def server(self) -> dict[str, Any]:
+    def server(self) -> dict[str, object]:
         """Where the requests went and which model ids answered (for the run's manifest)."""
         return self.endpoint.record()

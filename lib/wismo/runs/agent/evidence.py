@@ -16,7 +16,7 @@ class Evidence:
     identifiers whose lookup failed."""
 
     links: tuple[Link, ...] = LINKS
-    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by kind name, in the graph's order
+    records: dict[str, list[dict[str, object]]] = field(default_factory=dict)  # by kind name, in the graph's order
     unreadable: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -29,12 +29,12 @@ class Evidence:
         return self.records[ORDER.name]
 
     @property
-    def payments(self) -> list[dict[str, Any]]:
+    def payments(self) -> list[dict[str, object]]:
         """The payment records."""
         return self.records[PAYMENT.name]
 
     @property
-    def reservations(self) -> list[dict[str, Any]]:
+    def reservations(self) -> list[dict[str, object]]:
         """The warehouse reservation records."""
         return self.records[RESERVATION.name]
 
@@ -66,7 +66,7 @@ class Evidence:
         """Every string value in every record: what a claim in a summary may legitimately quote."""
         out: list[str] = []
 
-        def walk(value: Any) -> None:
+        def walk(value: object) -> None:
             if isinstance(value, str):
                 out.append(value)
             elif isinstance(value, dict):

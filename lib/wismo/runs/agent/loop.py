@@ -40,13 +40,13 @@ class Trace(TypedDict):
 
     orderId: str
     question: str
-    requests: list[dict[str, Any]]
-    toolCalls: list[dict[str, Any]]
+    requests: list[dict[str, object]]
+    toolCalls: list[dict[str, object]]
     outcome: str
     reason: str | None
     answerText: str | None
-    answer: dict[str, Any] | None
-    unsentItems: list[dict[str, Any]]
+    answer: dict[str, object] | None
+    unsentItems: list[dict[str, object]]
     totals: Totals
 
 
@@ -61,10 +61,10 @@ class Budgets:
     max_tools: int | None = None
 
 
-def budget_stop_note(reason: str, read_calls: list[dict[str, Any]], missing_calls: list[dict[str, Any]]) -> str:
+def budget_stop_note(reason: str, read_calls: list[dict[str, object]], missing_calls: list[dict[str, object]]) -> str:
     """What the user sees when a budget stops the session: why, what was read, and what is missing."""
 
-    def listed(calls: list[dict[str, Any]]) -> str:
+    def listed(calls: list[dict[str, object]]) -> str:
         shown = ", ".join(f"{c['name']}({c['arguments']})" for c in calls[:20])
         return shown + (f" and {len(calls) - 20:,} more" if len(calls) > 20 else "")
 

@@ -15,11 +15,11 @@ class Tool(Protocol):
     """A tool the loop can offer and call: its tools/list definition, and a call."""
 
     @property
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> dict[str, object]:
         """The server's tools/list entry, unchanged."""
         ...
 
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, arguments: dict[str, object]) -> ToolResult:
         """Run the tool on the server."""
         ...
 
@@ -36,7 +36,7 @@ class McpTool:
         """The server's own definition."""
         return self._definition
 
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, arguments: dict[str, object]) -> ToolResult:
         """A tools/call over the connection."""
         return await self.conn.call(self._definition["name"], arguments)
 
@@ -48,11 +48,11 @@ class DelegatingTool:
         self.inner = inner
 
     @property
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> dict[str, object]:
         """The inner tool's definition, the very same object (no copy that could drift)."""
         return self.inner.definition
 
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, arguments: dict[str, object]) -> ToolResult:
         """Call the inner tool."""
         return await self.inner.call(arguments)
 
@@ -64,7 +64,7 @@ class TimedTool(DelegatingTool):
         super().__init__(inner)
         self.last_ms = 0.0
 
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, arguments: dict[str, object]) -> ToolResult:
         """Call and time."""
         started = time.perf_counter()
         try:
@@ -82,7 +82,7 @@ class CachingTool(DelegatingTool):
         self.hits = 0
         self.last_was_hit = False
 
-    async def call(self, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, arguments: dict[str, object]) -> ToolResult:
         """The earlier result for these arguments, or a real call."""
         key = json.dumps(arguments, sort_keys=True, separators=(",", ":"))
         self.last_was_hit = key in self.results

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from wismo.runs.agent.base import Reply, assistant_message
 from wismo.runs.agent.compatible import DEFAULT_MODEL, EndpointBackend, call_item
 
@@ -15,7 +13,9 @@ class OpenAIBackend(EndpointBackend):
 
     name = "openai"
 
-    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+    async def respond(
+        self, instructions: str, functions: list[dict[str, object]], items: list[dict[str, object]]
+    ) -> Reply:
         """Send instructions, tools and the whole history; map the response back to our items."""
         response = await self.endpoint.send(
             self.endpoint.client.responses.create,

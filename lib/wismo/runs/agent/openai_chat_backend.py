@@ -33,7 +33,7 @@ def to_messages(instructions: str, items: list[dict[str, Any]]) -> list[dict[str
     return messages
 
 
-def to_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_tools(functions: list[dict[str, object]]) -> list[dict[str, object]]:
     """Responses-shaped function definitions as Chat Completions tools (same name, description and schema)."""
     return [
         {
@@ -62,7 +62,9 @@ class OpenAIChatBackend(EndpointBackend):
 
     name = "openai-chat"
 
-    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+    async def respond(
+        self, instructions: str, functions: list[dict[str, object]], items: list[dict[str, object]]
+    ) -> Reply:
         """Send the system message, tools and the whole history; map the first choice back to our items."""
         response = await self.endpoint.send(
             self.endpoint.client.chat.completions.create,

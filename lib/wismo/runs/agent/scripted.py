@@ -39,7 +39,7 @@ class ScriptedBackend:
         self.encoding_name = encoding_name
         self.profile = framing.profile(profile)
         self.investigation: Investigation | None = None
-        self.values: dict[str, Any] = {}
+        self.values: dict[str, object] = {}
         self.contract = True
         tokens.encoding(encoding_name)  # load before the first timed request, not during it
 
@@ -55,7 +55,7 @@ class ScriptedBackend:
         """How this backend's tokens are estimated: the client profile, the counting method and the encoding."""
         return {"profile": self.profile.name, "method": tokens.COOKBOOK_GPT4O.name, "encoding": self.encoding_name}
 
-    def _framed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _framed(self, items: list[dict[str, object]]) -> list[dict[str, object]]:
         """The history as the client profile would send it: each tool output framed (python: as it is)."""
         return framing.framed_items(items, self.profile)
 
@@ -105,7 +105,7 @@ def replayed(
             return turns, []
 
 
-def _as_read(how: Investigation, tool: str, arguments: dict[str, Any], text: str) -> Call:
+def _as_read(how: Investigation, tool: str, arguments: dict[str, object], text: str) -> Call:
     """A result as a model reads it, from its text alone: its structuredContent taken to be the text's JSON (what
     the protocol advises a server to send as text beside it); at a step that reads JSON, a text that is no JSON is
     taken for the tool's error sentence (the error flag does not reach a model)."""

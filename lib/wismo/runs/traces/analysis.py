@@ -25,7 +25,7 @@ def label(kinds: Iterable[str]) -> str:
     return f"{', '.join(sorted(set(kinds))) or PROVIDER} ({IMPORTED})"
 
 
-def unattached(read: dict[str, Any]) -> str:
+def unattached(read: dict[str, object]) -> str:
     """The tool calls no model call could be given, said with the fix, or nothing when every one was attached."""
     n = read.get("toolCallsWithoutModelCall", 0)
     if not n:
@@ -60,7 +60,7 @@ def spans(paths: Sequence[str | Path]) -> Iterator[otlp.Span]:
         yield from otlp.read(path)
 
 
-def _price(models: Iterable[str], price_model: str | None) -> dict[str, Any]:
+def _price(models: Iterable[str], price_model: str | None) -> dict[str, object]:
     """The input price the saving is charged at: the traced model's (the first the library prices), else the one
     asked for with --price-model, else none, saying why."""
     from wismo.accounting.cost import prices

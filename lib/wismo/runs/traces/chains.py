@@ -63,7 +63,7 @@ def _identifier(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else json.dumps(key)
 
 
-def _distinctive(value: Any) -> bool:
+def _distinctive(value: object) -> bool:
     """Whether a value is one an argument could only have taken from a result: not a flag, not a tiny number or a
     word of two letters (page 1 against count 1, "ok"), which would be linked by chance."""
     if isinstance(value, bool):
@@ -73,7 +73,7 @@ def _distinctive(value: Any) -> bool:
     return isinstance(value, str) and len(value) >= 3
 
 
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def _leaves(value: object, path: str = "") -> Iterator[tuple[str, object]]:
     """Every distinctive scalar in a JSON value with its JMESPath path (`a.b`, `a[]` for any element of a list)."""
     if isinstance(value, dict):
         for key, inner in value.items():
@@ -86,7 +86,7 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
-def _json(text: str | None) -> Any:
+def _json(text: str | None) -> object:
     if text is None:
         return None
     try:
@@ -108,7 +108,7 @@ class Link:
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    earlier: list[tuple[str, Any]] = []  # (tool, decoded result) in call order
+    earlier: list[tuple[str, object]] = []  # (tool, decoded result) in call order
     for call in conversation.tool_calls:
         arguments = _json(call.arguments)
         if isinstance(arguments, dict):
@@ -166,7 +166,7 @@ EXAMPLES = 3  # conversation keys kept per chain, to name where to look
 CASES = 12  # distinct first-call arguments kept per chain: the cases of the study that checks it
 
 
-def first_arguments(conversation: Conversation) -> dict[str, Any] | None:
+def first_arguments(conversation: Conversation) -> dict[str, object] | None:
     """The arguments of the conversation's first tool call, where captured as a JSON object."""
     if not conversation.tool_calls:
         return None
@@ -194,7 +194,7 @@ class Chain:
     links: Counter[Link] = field(default_factory=Counter)  # conversations showing each link
     captured: int = 0  # conversations whose arguments and results were all captured
     models: Counter[str] = field(default_factory=Counter)
-    cases: list[dict[str, Any]] = field(default_factory=list)  # the first CASES distinct first-call arguments
+    cases: list[dict[str, object]] = field(default_factory=list)  # the first CASES distinct first-call arguments
     by_case: list[Counter[int]] = field(default_factory=list)  # input per conversation, for each of `cases`
     # Per replacing tool, for each of `cases`: the input the conversation would take with the chain replaced.
     predicted: dict[str, list[Counter[int]]] = field(default_factory=dict)

@@ -27,7 +27,7 @@ USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER, SCRIPTED)
 STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
 
 
-def usage_kind(attributes: dict[str, Any]) -> str:
+def usage_kind(attributes: dict[str, object]) -> str:
     """What a model call's token counts are, from what its span says: the agent's own word where it gives one
     (wismo.usage.kind), a stand-in model's own count, a server's at a loopback or private address, else the
     provider's."""
@@ -94,7 +94,7 @@ def _first(attributes: dict[str, Any], names: tuple[str, ...]) -> Any:
     return next((attributes[n] for n in names if attributes.get(n) is not None), None)
 
 
-def _tokens(attributes: dict[str, Any], names: tuple[str, ...], required: bool) -> int:
+def _tokens(attributes: dict[str, object], names: tuple[str, ...], required: bool) -> int:
     value = _first(attributes, names)
     if value is None:
         if required:
@@ -110,7 +110,7 @@ def _tokens(attributes: dict[str, Any], names: tuple[str, ...], required: bool) 
     return number
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A captured value as the text the tool received or returned (JSON kept as written, structures re-encoded)."""
     if value is None:
         return None
@@ -127,7 +127,7 @@ def messages(attributes: dict[str, Any], attribute: str) -> list[dict[str, Any]]
     return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
 
 
-def _requested(attributes: dict[str, Any]) -> tuple[str, ...]:
+def _requested(attributes: dict[str, object]) -> tuple[str, ...]:
     """The tool call ids in a model call's captured output messages (gen_ai.output.messages), where present."""
     return tuple(
         part["id"]

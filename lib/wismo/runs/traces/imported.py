@@ -49,7 +49,7 @@ def _text(captured: list[dict[str, Any]], role: str) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _question(captured: list[dict[str, Any]]) -> str:
+def _question(captured: list[dict[str, object]]) -> str:
     """The question a conversation asks: the text of the last user message its first request carried (in a session
     of several questions, the earlier ones are history, not this conversation's question); "" when not captured."""
     users = [m for m in captured if m.get("role") == "user"]
@@ -249,7 +249,7 @@ class Importer:
             shutil.rmtree(run.staging, ignore_errors=True)
 
 
-def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[str, Any] | None = None) -> list[Path]:
+def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[str, object] | None = None) -> list[Path]:
     """One verified run per trace file the conversations came from (see Importer)."""
     importer = Importer(list(dict.fromkeys(c.sources[0] for c in conversations)), runs_dir, study)
     try:
@@ -260,7 +260,7 @@ def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[st
         importer.abort()
 
 
-def _manifest(run: _Run, run_id: str, stamp: datetime, study: dict[str, Any]) -> dict[str, Any]:
+def _manifest(run: _Run, run_id: str, stamp: datetime, study: dict[str, object]) -> dict[str, object]:
     return {
         "study": study,
         "schema": "wismo.run/1",

@@ -43,14 +43,14 @@ class Span:
     kind: int  # opentelemetry.proto.trace.v1.Span.SpanKind
     start_ns: int
     end_ns: int
-    attributes: dict[str, Any]
+    attributes: dict[str, object]
     failed: bool  # its status is an error
     service: str
     path: str
     line: int
 
 
-def _hex_to_base64(value: Any, size: int, field: str) -> Any:
+def _hex_to_base64(value: object, size: int, field: str) -> object:
     """An id as protobuf's JSON reader takes it (base64): hex of `size` bytes converted, base64 of `size` bytes
     kept; anything else is a problem named by `field`."""
     if not isinstance(value, str) or value == "":
@@ -98,7 +98,7 @@ def plain(value: Any) -> Any:
     return getattr(value, which)
 
 
-def _request(document: Any, path: Path, line: int) -> Any:
+def _request(document: object, path: Path, line: int) -> object:
     """The ExportTraceServiceRequest a decoded JSON document holds, or TraceUnreadable saying why it is none."""
     from google.protobuf import json_format
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

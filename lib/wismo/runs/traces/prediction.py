@@ -19,7 +19,7 @@ from wismo.core import walk
 from wismo.studies.declaration import Study
 
 
-def case_key(arguments: Mapping[str, Any]) -> str:
+def case_key(arguments: Mapping[str, object]) -> str:
     """A case as the traces name it: its first call's arguments, as canonical JSON."""
     return json.dumps(dict(arguments), sort_keys=True)
 
@@ -34,12 +34,12 @@ class Replacement:
     tool: str
     removed_definitions: int
     added_definitions: int
-    results: dict[str, tuple[dict[str, Any], str]]  # case_key -> (the focused call's arguments, its result text)
+    results: dict[str, tuple[dict[str, object], str]]  # case_key -> (the focused call's arguments, its result text)
     profile: str
     encoding: str
     source: str
 
-    def predict(self, first_request: int, first_arguments: Mapping[str, Any] | None) -> int | None:
+    def predict(self, first_request: int, first_arguments: Mapping[str, object] | None) -> int | None:
         """The input tokens of the conversation with the chain replaced: its first request with the definitions
         exchanged, then the answer request, which adds the focused call and its result; None for a case the
         replacement has no result for."""
@@ -136,7 +136,7 @@ ESTIMATED = (
 )
 
 
-def sent_definitions(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+def sent_definitions(attributes: Mapping[str, object]) -> list[dict[str, object]]:
     """The function definitions a model call's span says the agent sent (gen_ai.tool.definitions), as the Responses
     API's function tools: {"type": "function", "name", "description", "parameters"}; [] when not captured."""
     raw = attributes.get(DEFINITIONS)
@@ -168,7 +168,7 @@ def _definitions(sent: str, encoding: str) -> tuple[int, int]:
 
 def estimate(
     first_request: int,
-    attributes: Mapping[str, Any],
+    attributes: Mapping[str, object],
     calls: Sequence[tuple[str, str | None, str | None]],
     encoding: str = tokens.DEFAULT_ENCODING,
 ) -> tuple[int, int] | None:

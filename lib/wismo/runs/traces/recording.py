@@ -19,7 +19,7 @@ from wismo.runs.agent.base import Backend, Reply
 SCOPE = "wismo.agent"
 
 
-def _canonical(arguments: Any) -> str:
+def _canonical(arguments: object) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"))
 
 
@@ -35,7 +35,7 @@ class _Requested:
                 key = (item["name"], _canonical(json.loads(item["arguments"] or "{}")))
                 self.ids[key].append(item["call_id"])
 
-    def take(self, tool: str, arguments: dict[str, Any]) -> str:
+    def take(self, tool: str, arguments: dict[str, object]) -> str:
         waiting = self.ids.get((tool, _canonical(arguments)))
         return waiting.pop(0) if waiting else ""
 
@@ -62,7 +62,9 @@ class TracedBackend:
         self.inner, self.tracer, self.conversation, self.requested = inner, tracer, conversation, requested
         self.name, self.model, self.token_label = inner.name, inner.model, inner.token_label
 
-    async def respond(self, instructions: str, functions: list[dict[str, Any]], items: list[dict[str, Any]]) -> Reply:
+    async def respond(
+        self, instructions: str, functions: list[dict[str, object]], items: list[dict[str, object]]
+    ) -> Reply:
         """The inner backend's reply, inside a `chat {model}` span carrying its usage and requested tool calls."""
         from opentelemetry.trace import SpanKind
 
@@ -97,7 +99,7 @@ class TracedConnection:
     def __init__(self, inner: Any, tracer: Any, conversation: str, requested: _Requested) -> None:
         self.inner, self.tracer, self.conversation, self.requested = inner, tracer, conversation, requested
 
-    async def call(self, tool: str, arguments: dict[str, Any], follow_resources: bool = False) -> ToolResult:
+    async def call(self, tool: str, arguments: dict[str, object], follow_resources: bool = False) -> ToolResult:
         """The inner connection's call (the MCP SDK adds its client span inside this one)."""
         from opentelemetry.trace import SpanKind, Status, StatusCode
 

@@ -13,7 +13,7 @@ PLACEHOLDER_TOOL = "<your focused tool>"
 TRACED_COMMAND = "<the command that starts the traced server>"
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     """A TOML value (strings as basic strings, which JSON's escapes are; lists and tables inline)."""
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -102,12 +102,14 @@ async def _bounded(what: str, where: Address, timeout_s: float, request: Callabl
         raise TargetError(f"{named(where)} failed {what}: {type(exc).__name__}: {exc}") from None
 
 
-async def _listing(session: Any, method: str, field: str, where: Address, timeout_s: float) -> list[dict[str, Any]]:
+async def _listing(
+    session: object, method: str, field: str, where: Address, timeout_s: float
+) -> list[dict[str, object]]:
     """Every entry of a paginated list request (tools/list, prompts/list, resources/list), in wire form."""
     import mcp_types
 
     request = getattr(session, f"list_{field}")
-    entries: list[dict[str, Any]] = []
+    entries: list[dict[str, object]] = []
     cursor = None
     for _ in range(MAX_PAGES):
         params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
@@ -179,7 +181,7 @@ async def _gather(
     }
 
 
-def _keywords(schema: Any) -> set[str]:
+def _keywords(schema: object) -> set[str]:
     """Every JSON Schema keyword used anywhere in `schema` (property names are not keywords)."""
     if not isinstance(schema, dict):
         return set()
@@ -192,12 +194,14 @@ def _keywords(schema: Any) -> set[str]:
     return found.union(*(_keywords(c) for c in children)) if children else found
 
 
-def _labelled(method: str, encoding_name: str, **figures: Any) -> dict[str, Any]:
+def _labelled(method: str, encoding_name: str, **figures: object) -> dict[str, object]:
     """Figures with their method, encoding and kind."""
     return {"method": method, "encoding": encoding_name, "label": tokens.LABEL, **figures}
 
 
-def _definitions(tools: list[dict[str, Any]], encoding_name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _definitions(
+    tools: list[dict[str, object]], encoding_name: str
+) -> tuple[list[dict[str, object]], dict[str, object]]:
     """Per tool and whole: harmony by part, cookbook by part, compact JSON; each tool's share of the whole."""
     functions = [tokens.mcp_tool_to_function(t) for t in tools]
     counted = definitions.count_definitions(functions, encoding_name).as_dict()
@@ -224,15 +228,15 @@ def _definitions(tools: list[dict[str, Any]], encoding_name: str) -> tuple[list[
 
 
 def _counted(
-    tools: list[dict[str, Any]], encoding_name: str
-) -> tuple[tuple[list[dict[str, Any]], dict[str, Any]], float]:
+    tools: list[dict[str, object]], encoding_name: str
+) -> tuple[tuple[list[dict[str, object]], dict[str, object]], float]:
     """The definitions counted (see _definitions), and the ms it took."""
     started = time.perf_counter()
     counted = _definitions(tools, encoding_name)
     return counted, round((time.perf_counter() - started) * 1000, 1)
 
 
-def _entries(listed: list[dict[str, Any]] | None, encoding_name: str) -> dict[str, Any]:
+def _entries(listed: list[dict[str, object]] | None, encoding_name: str) -> dict[str, object]:
     """A prompts/list or resources/list counted entry by entry; only when the server declares the capability."""
     if listed is None:
         return {"declared": False}
@@ -272,7 +276,7 @@ async def measure(
     calls: Sequence[Call] = (),
     encoding_name: str = tokens.DEFAULT_ENCODING,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Everything `where` puts in a model's context, counted; a TargetError (one sentence) when it cannot be."""
     clock = [time.perf_counter()]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from wismo.core.errors import InputError
 from wismo.core.jsonfmt import write_stable
@@ -18,7 +17,7 @@ ABOUT = (
 )
 
 
-def gather(pairs: list[str]) -> dict[str, dict[str, Any]]:
+def gather(pairs: list[str]) -> dict[str, dict[str, object]]:
     """{label: measurement} from LABEL=FILE arguments, in the order given; a ValueError names a bad argument."""
     measured = {}
     for pair in pairs:
@@ -32,7 +31,7 @@ def gather(pairs: list[str]) -> dict[str, dict[str, Any]]:
     return measured
 
 
-def write(out: str | Path, measured: dict[str, dict[str, Any]]) -> tuple[Path, str]:
+def write(out: str | Path, measured: dict[str, dict[str, object]]) -> tuple[Path, str]:
     """Write OUT.json (sorted keys) and the table beside it as OUT.txt; the JSON's path and the table."""
     path = write_stable(out, {"about": ABOUT, "servers": measured})
     text = peers_table(measured)

@@ -158,7 +158,7 @@ def over_budget(m: dict[str, Any], max_tokens: int) -> str | None:
     )
 
 
-def load_baseline(path: str | Path) -> dict[str, Any]:
+def load_baseline(path: str | Path) -> dict[str, object]:
     """A saved `wismo tokens --json` output; a ValueError in one sentence when it is missing or not one."""
     try:
         saved = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -172,7 +172,7 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
         int(saved["definitions"][BUDGET_MEASURE]["total"])
     except (KeyError, TypeError, ValueError):
         raise InputError(f"the baseline {path} is not the output of `wismo tokens --json`") from None
-    return cast("dict[str, Any]", saved)
+    return cast("dict[str, object]", saved)
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from wismo.core.errors import InputError
 from wismo.mcp.client.address import Address
@@ -40,7 +39,7 @@ class Call:
     """One tools/call to sample: a tool and its arguments."""
 
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
 
 
 def parse_call(tool: str, arguments: str) -> Call:
