@@ -214,6 +214,46 @@ INVALID = {
         ['reference names "scoped"', "not a design", "granular, focused"],
     ),
     "duplicate labels": (dict(cases=CASES + CASES), "top level", ['label "escalated"', "two cases", "unique"]),
+    # Said by the schema (studies/schema.py), each in its key's own words, naming the key's whole value.
+    "env not strings": (
+        dict(focused=FOCUSED + "env = { DEBUG = 1 }\n"),
+        'design "focused"',
+        ["env must be a table of strings, not {'DEBUG': 1}"],
+    ),
+    "an empty command word": (
+        dict(focused=FOCUSED.replace('"{python}", ', '"", ')),
+        'design "focused"',
+        ["command must be a non-empty list of strings", "not ['', 'helpdesk.py', 'focused']"],
+    ),
+    "a negative block": (
+        dict(focused=FOCUSED.replace('"{ticketId}" } }', '"{ticketId}" }, block = -1 }')),
+        'design "focused"',
+        ["entry.block picks one of a result's blocks by its place, from 0: a whole number, not -1"],
+    ),
+    "a type that is none": (
+        dict(
+            focused=FOCUSED.replace(
+                '"{ticketId}" } }', '"{ticketId}" }, pattern = "(?P<n>.)", types = { n = "date" } }'
+            )
+        ),
+        'design "focused"',
+        ["entry.types must be a table of the pattern's named groups", "not {'n': 'date'}"],
+    ),
+    "a link's arguments empty": (
+        dict(granular=GRANULAR.replace('argument = "customerId"', "arguments = {}")),
+        'design "granular"',
+        ["links[1].arguments must be a table of argument names and templates, not {}"],
+    ),
+    "an unknown key in a link": (
+        dict(granular=GRANULAR.replace('into = "customer" }', 'into = "customer", timeout = 5 }')),
+        'design "granular" links[1]',
+        ['unknown key "timeout"', "from, tool, argument"],
+    ),
+    "a case label not a string": (
+        dict(cases=CASES.replace('"escalated"', "7")),
+        "cases[1]",
+        ["label must be a non-empty string, not 7"],
+    ),
     "label of a case and of an unfriendly input": (
         dict(cases=CASES + CASES.replace("[[cases]]", "[[unfriendly]]")),
         "top level",

@@ -20,12 +20,12 @@ EXAMPLE = "wismo study run data/studies/memory-graph.toml --out /tmp/memory-stud
 
 
 def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """Declare `wismo study check` and `wismo study run` and their options."""
+    """Declare `wismo study check`, `wismo study run` and `wismo study schema` and their options."""
     from wismo.accounting.tokens import framing
     from wismo.checks.hostile import STUDY_COUNT
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE)
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", help="check or run")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", help="check, run or schema")
     check = subparser(
         actions,
         "check",
@@ -38,6 +38,12 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "run",
         "run the equivalence and context-cost reports on the study into its own folder",
         EXAMPLE,
+    )
+    subparser(
+        actions,
+        "schema",
+        "print the study file's JSON Schema, for an editor that checks TOML against one",
+        "wismo study schema > study.schema.json",
     )
     run.add_argument("file", help="the study file (TOML)")
     run.add_argument(
@@ -103,6 +109,12 @@ def _options_problem(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Check or run the study; exit 2 when it is invalid or a server cannot be reached, 1 when evidence differs."""
+    if args.action == "schema":
+        from wismo.core.jsonfmt import stable
+        from wismo.studies import schema
+
+        print(stable(schema.document()), end="")
+        return 0
     problem = _options_problem(args) if args.action == "run" else None
     if problem:  # an option's, not the file's: one sentence, as every command says bad input
         raise InputError(problem)

@@ -8,7 +8,7 @@ from typing import Any
 
 from wismo.core.templates import ITEM
 from wismo.domain.answer import SCORED
-from wismo.studies.problems import Problems
+from wismo.studies.problems import Problems, text
 
 CASE_RESERVED = ("label", "expect")
 
@@ -63,13 +63,12 @@ def read_cases(r: Problems, raw: dict[str, object], key: str, required: bool) ->
         if required:
             r.say("top level", f"{key} is missing: declare at least one, as a [[{key}]] table")
         return []
-    if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows) or (required and not rows):
-        r.say("top level", f"{key} must be an array of tables, [[{key}]], with at least one")
-        return []
+    if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
+        return []  # the schema said
     out = []
     for i, row in enumerate(rows, start=1):
         where = f"{key}[{i}]"
-        label = r.text(where, row, "label")
+        label = text(row, "label")
         expect = row.get("expect")
         if expect is not None and (key == "unfriendly" or not isinstance(expect, dict)):
             r.say(

@@ -18,32 +18,11 @@ from typing import Any
 from wismo.core import reference as sources
 from wismo.core import templates
 from wismo.core.errors import InputError
-from wismo.core.textgrid import either
-from wismo.studies import matching
+from wismo.studies import matching, schema
 from wismo.studies.cases import StudyCase, check_unique, read_cases
 from wismo.studies.designs import StudyDesign, ignored, read_design
-from wismo.studies.problems import Problems
+from wismo.studies.problems import Problems, text
 from wismo.studies.published import Published, read_published
-
-TOP = {
-    "title": "a short name for the study",
-    "question": "the user message, with {field} from each case",
-    "description": "a paragraph on what the study compares",
-    "instructions": "the model's instructions (default: wismo's)",
-    "reference": "the design whose evidence the others must reproduce (default: the first)",
-    "match": '"equal" (default), "contains" or "text"',
-    "ignore": "object keys left out of matching and of the hostile pass's comparison, wherever they occur",
-    "key": "the case field that names each case in tables (default: the first case's first field)",
-    "setup": "how to install the servers, said when one cannot be started",
-    "runs": "where its recorded runs are kept, relative to the file (default: data/runs/studies/<file stem>/)",
-    "traces": "OpenTelemetry trace files of an agent using the designs, relative to the file (report 05 reads them)",
-    "focus": "the case drawn call by call and shown as transcripts, by its key (default: the first case)",
-    "reproduce": 'source documents whose worked numbers the reports reproduce, e.g. ["context-budget-case-study"]',
-    "published": "provider-reported usage of real conversations with the designs, [published]",
-    "designs": "one table per design",
-    "cases": "the cases, [[cases]]",
-    "unfriendly": "inputs every design must refuse alike, [[unfriendly]]",
-}
 
 
 class UnknownCase(InputError):
@@ -221,10 +200,8 @@ def _read(path: Path) -> Study:
     except tomllib.TOMLDecodeError as exc:
         raise StudyInvalid(path, [f"is not valid TOML: {exc}."]) from None
     r = Problems(path)
-    r.keys("top level", raw, TOP)
-    title = r.text("top level", raw, "title")
-    question = r.text("top level", raw, "question")
-    instructions = r.text("top level", raw, "instructions", required=False)
+    schema.check(r, raw)
+    title, question, instructions = text(raw, "title"), text(raw, "question"), text(raw, "instructions")
     cases = read_cases(r, raw, "cases", required=True)
     unfriendly = read_cases(r, raw, "unfriendly", required=False)
     declared = raw.get("designs")
@@ -244,12 +221,10 @@ def _read(path: Path) -> Study:
         r.say(
             "top level", f'reference names "{reference}", which is not a design; the designs are {", ".join(declared)}'
         )
-    ignore = ignored(r, "top level", raw.get("ignore"))
+    ignore = ignored(raw.get("ignore"))
     match = raw.get("match", matching.DEFAULT)
-    if match not in matching.MATCHES:
-        r.say("top level", f"match must be {either(list(matching.MATCHES))}, not {match!r}")
     key: Any = raw.get("key", next((k for k in cases[0].fields), None) if cases else None)
-    if not isinstance(key, str) or not key:
+    if (cases or "key" in raw) and (not isinstance(key, str) or not key):  # no case read: its problems said
         r.say("top level", "key must name a case field")
     elif cases and any(key not in c.fields for c in cases):
         lacking = next(c.label for c in cases if key not in c.fields)
@@ -263,14 +238,12 @@ def _read(path: Path) -> Study:
         _templates_filled(r, f'design "{name}"', "entry.arguments", how.arguments, cases + unfriendly)
         for i, link in enumerate(how.links, start=1):
             _templates_filled(r, f'design "{name}"', f"links[{i}].arguments", link.arguments, cases + unfriendly)
-    runs = raw.get("runs")
-    if runs is not None and not (isinstance(runs, str) and runs.strip()):
-        r.say("top level", f"runs must be a folder's path relative to the study file, not {runs!r}")
-        runs = None
-    traces = raw.get("traces", [])
-    if not isinstance(traces, list) or not all(isinstance(t, str) and t.strip() for t in traces):
-        r.say("top level", f"traces must list trace files' paths relative to the study file, not {traces!r}")
-        traces = []
+    runs = text(raw, "runs")
+    traces = (
+        [t for t in raw.get("traces", []) if isinstance(t, str) and t.strip()]
+        if isinstance(raw.get("traces"), list)
+        else []
+    )
     missing = [t for t in traces if not (path.parent / t).is_file()]
     if missing:
         r.say("top level", f"traces names {', '.join(missing)}, which is no file beside the study (paths are relative)")

@@ -11,17 +11,10 @@ from typing import Any
 from wismo.core import processes, reading, templates
 from wismo.core.investigation import Cursor, FollowUp, Investigation
 from wismo.core.reading import Reading
-from wismo.core.textgrid import either
 from wismo.mcp.client.address import Address
 from wismo.mcp.servers import designs as registry
-from wismo.studies.problems import Problems
+from wismo.studies.problems import Problems, text
 
-DESIGN_KEYS = ("serve", "command", "url", "env", "color", "entry", "links", "cursor", "ignore")
-READING_KEYS = ("read", "pattern", "types", "block", "follow_resources")
-ENTRY_KEYS = ("tool", "arguments", "into", *READING_KEYS)
-LINK_KEYS = ("from", "tool", "argument", "arguments", "into", "batch", *READING_KEYS)
-CURSOR_KEYS = ("next", "argument")
-COLOR = re.compile(r"#[0-9A-Fa-f]{6}")
 PLACEHOLDER = re.compile(r"<[^<>]+>")  # a value left for the team to fill in, such as "<your focused tool>"
 PYTHON = "{python}"  # in a command: the interpreter wismo runs on (its virtual environment's)
 FOLDER = "{folder}"  # in a command or an env value: the study file's folder, as an absolute path
@@ -45,10 +38,8 @@ def read_design(r: Problems, folder: Path, name: str, spec: object, index: int) 
     """One [designs.NAME] table as a StudyDesign, or None (the problems said)."""
     where = f'design "{name}"'
     if not isinstance(spec, dict):
-        r.say(where, "must be a table, [designs." + name + "]")
-        return None
+        return None  # the schema said
     before = len(r.problems)
-    r.keys(where, spec, DESIGN_KEYS)
     left = _placeholders(spec)
     if left:
         r.say(where, f"is a placeholder left to fill in: {'; '.join(left)}")
@@ -60,15 +51,11 @@ def read_design(r: Problems, folder: Path, name: str, spec: object, index: int) 
             "give exactly one of serve (a design wismo serves), command (a stdio server) or url (Streamable HTTP)"
             + (f"; it gives {' and '.join(ways)}" if ways else ""),
         )
+    # Values the schema found wrong are said already; here they are only left out.
     env = spec.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        r.say(where, "env must be a table of strings")
-        env = {}
-    ignore = ignored(r, where, spec.get("ignore"))
-    color = spec.get("color")
-    if color is not None and not (isinstance(color, str) and COLOR.fullmatch(color)):
-        r.say(where, f'color must be "#RRGGBB", not {color!r}')
-        color = None
+    env = env if isinstance(env, dict) and all(isinstance(v, str) for v in env.values()) else {}
+    ignore = ignored(spec.get("ignore"))
+    color = spec.get("color") if isinstance(spec.get("color"), str) else None
     serve, url, how = None, None, None
     command: tuple[str, ...] = ()
     if "serve" in spec:
@@ -84,14 +71,11 @@ def read_design(r: Problems, folder: Path, name: str, spec: object, index: int) 
     else:
         if "command" in spec:
             declared = spec["command"]
-            if not isinstance(declared, list) or not declared or not all(isinstance(x, str) and x for x in declared):
-                r.say(where, 'command must be a non-empty list of strings, such as ["{python}", "server.py"]')
+            if not isinstance(declared, list) or not all(isinstance(x, str) for x in declared):
                 declared = []
             command = tuple(processes.interpreter() if x == PYTHON else _placed(x, folder) for x in declared)
         if "url" in spec:
-            url = spec["url"]
-            if not isinstance(url, str) or not re.match(r"https?://[^\s/]+", url):
-                r.say(where, f"url must be an http:// or https:// address, not {url!r}")
+            url = spec["url"] if isinstance(spec["url"], str) else None
         how = _investigation(r, where, spec)
     if len(r.problems) > before or how is None:
         return None
@@ -104,13 +88,10 @@ def read_design(r: Problems, folder: Path, name: str, spec: object, index: int) 
     )
 
 
-def ignored(r: Problems, where: str, declared: object) -> tuple[str, ...]:
-    """An `ignore` list checked: the object keys (a clock's `checkedAt`, say) to leave out wherever they occur."""
-    if declared is None:
-        return ()
+def ignored(declared: object) -> tuple[str, ...]:
+    """An `ignore` list: the object keys (a clock's `checkedAt`, say) to leave out wherever they occur."""
     if not isinstance(declared, list) or not all(isinstance(k, str) and k for k in declared):
-        r.say(where, f'ignore must be a list of object keys, such as ["checkedAt"], not {declared!r}')
-        return ()
+        return ()  # none declared, or not a list of keys (the schema said)
     return tuple(dict.fromkeys(declared))
 
 
@@ -138,26 +119,21 @@ def _placed(value: str, folder: Path) -> str:
 def _investigation(r: Problems, where: str, spec: dict[str, object]) -> Investigation | None:
     """entry, links and cursor as an Investigation."""
     entry = spec.get("entry")
-    if not isinstance(entry, dict):
+    if entry is None:
         r.say(where, 'entry is missing: give the first call, entry = { tool = "...", arguments = { ... } }')
+    if not isinstance(entry, dict):
         return None
-    r.keys(f"{where} entry", entry, ENTRY_KEYS)
-    tool = r.text(where, entry, "tool")
+    tool = text(entry, "tool")
     arguments = entry.get("arguments", {})
     if not isinstance(arguments, dict):
-        r.say(where, "entry.arguments must be a table of argument names and templates")
         arguments = {}
     elif templates.ITEM in templates.fields_named(arguments):
         r.say(where, "entry.arguments names {item}, which only a link's arguments take (the value the link follows)")
-    into = entry.get("into", "")
-    if not isinstance(into, str):
-        r.say(where, "entry.into must be a string")
-        into = ""
+    into = entry.get("into", "") if isinstance(entry.get("into", ""), str) else ""
     how_read = _reading(r, where, "entry", entry)
     links = []
     raw_links = spec.get("links", [])
     if not isinstance(raw_links, list) or not all(isinstance(x, dict) for x in raw_links):
-        r.say(where, "links must be a list of tables, each { from, tool, arguments, into }")
         raw_links = []
     for i, raw in enumerate(raw_links, start=1):
         link = _link(r, where, f"links[{i}]", raw)
@@ -172,14 +148,8 @@ def _investigation(r: Problems, where: str, spec: dict[str, object]) -> Investig
     cursor = None
     if "cursor" in spec:
         raw = spec["cursor"]
-        if not isinstance(raw, dict):
-            r.say(where, 'cursor must be a table, { next = "page.next", argument = "cursor" }')
-        else:
-            r.keys(f"{where} cursor", raw, CURSOR_KEYS)
-            cursor = Cursor(
-                r.text(f"{where} cursor", raw, "next") or "page.next",
-                r.text(f"{where} cursor", raw, "argument") or "cursor",
-            )
+        if isinstance(raw, dict):
+            cursor = Cursor(text(raw, "next") or "page.next", text(raw, "argument") or "cursor")
             _expression(r, where, "cursor.next", cursor.next)
         if links:
             r.say(where, "give links or cursor, not both")
@@ -193,13 +163,12 @@ def _investigation(r: Problems, where: str, spec: dict[str, object]) -> Investig
 def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | None:
     """One table of `links` as a FollowUp, or None (the problems said)."""
     before = len(r.problems)
-    r.keys(f"{where} {at}", raw, LINK_KEYS)
-    key, tool = r.text(f"{where} {at}", raw, "from"), r.text(f"{where} {at}", raw, "tool")
+    key, tool = text(raw, "from"), text(raw, "tool")
     if key:
         _expression(r, where, f"{at}.from", key)
     into, batch = raw.get("into", ""), raw.get("batch", False)
     if not isinstance(into, str) or not isinstance(batch, bool):
-        r.say(where, f"{at}: into must be a string and batch true or false")
+        return None  # the schema said
     item = "{" + templates.ITEM + "}"
     if ("argument" in raw) == ("arguments" in raw):
         r.say(
@@ -209,13 +178,12 @@ def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | N
         )
         arguments = None
     elif "argument" in raw:
-        name = r.text(f"{where} {at}", raw, "argument")
+        name = text(raw, "argument")
         arguments = {name: item} if name else None
     else:
         arguments = raw["arguments"]
         if not isinstance(arguments, dict) or not arguments:
-            r.say(where, f"{at}.arguments must be a table of argument names and templates")
-            arguments = None
+            arguments = None  # the schema said
         elif templates.ITEM not in templates.fields_named(arguments):
             r.say(where, f"{at}.arguments never names {item}, the value the link follows: pass it as one argument")
     how_read = _reading(r, where, at, raw)
@@ -227,13 +195,11 @@ def _link(r: Problems, where: str, at: str, raw: dict[str, Any]) -> FollowUp | N
 def _reading(r: Problems, where: str, at: str, step: dict[str, object]) -> Reading:
     """How a step reads its result: `read` or `pattern` (not both), a pattern's `types`, checked."""
     read, pattern, types, block = step.get("read"), step.get("pattern"), step.get("types"), step.get("block")
+    # Wrong types here are the schema's to say; they are only left out.
     if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 0):
-        r.say(where, f"{at}.block picks one of a result's blocks by its place, from 0: a whole number, not {block!r}")
         block = None
     follow = step.get("follow_resources", False)
-    if not isinstance(follow, bool):
-        r.say(where, f"{at}.follow_resources is true or false, not {follow!r}")
-        follow = False
+    follow = follow if isinstance(follow, bool) else False
     if types is not None and pattern is None:
         r.say(where, f"{at}.types names the types of a pattern's named groups: give it with a pattern")
         return Reading()
@@ -242,7 +208,6 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, object]) -> Readi
         return Reading()
     if pattern is not None:
         if not isinstance(pattern, str) or not pattern:
-            r.say(where, f"{at}.pattern must be a non-empty string (a regular expression), not {pattern!r}")
             return Reading()
         try:
             reading.compiled(pattern)
@@ -252,27 +217,21 @@ def _reading(r: Problems, where: str, at: str, step: dict[str, object]) -> Readi
         declared = _types(r, where, at, pattern, types)
         return Reading(pattern=pattern, types=declared, block=block, follow_resources=follow)
     if read is not None and read not in reading.READS:
-        r.say(where, f"{at}.read must be {either(reading.READS)}, not {read!r}")
         return Reading()
     return Reading(read or "json", block=block, follow_resources=follow)
 
 
 def _types(r: Problems, where: str, at: str, pattern: str, types: object) -> tuple[tuple[str, str], ...]:
-    """A pattern's `types`, checked: a table of its named groups, each one of reading.TYPES."""
-    if types is None:
+    """A pattern's `types`: each a named group of the pattern (its kinds are the schema's to check)."""
+    if not isinstance(types, dict):
         return ()
     groups = reading.compiled(pattern).groupindex
-    if not isinstance(types, dict) or not types:
-        r.say(where, f"{at}.types must be a table of the pattern's named groups and their types")
-        return ()
     out = []
     for name, kind in types.items():
         if name not in groups:
             named = ", ".join(groups) or "none"
             r.say(where, f"{at}.types names {name!r}, which is no named group of the pattern (it names {named})")
-        elif kind not in reading.TYPES:
-            r.say(where, f"{at}.types.{name} must be {either(reading.TYPES)}, not {kind!r}")
-        else:
+        elif kind in reading.TYPES:
             out.append((name, kind))
     return tuple(out)
 

@@ -29,33 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from wismo.core.kinds import DERIVED, PROVIDER, PUBLISHED
+from wismo.studies import schema
 from wismo.studies.problems import Problems
 
 REPORTED = f"{PROVIDER} ({PUBLISHED})"  # a figure as the provider reported it and the source printed it
-KEYS = {
-    "source": "the run the figures come from, cited wherever they stand",
-    "model": "the model the conversations ran on",
-    "reference": "a JSON file the figures may be taken from with { ref = ... } (relative to the study file)",
-    "median_saving_percent": "the median token saving (every request's input and output) the provider's figures gave, "
-    "if published",
-    "median_elapsed_saving_percent": "the median saving in elapsed time the run measured, in %, if published",
-    "conversations": "the conversations, [[published.conversations]]",
-}
-CONVERSATION_KEYS = {
-    "design": "the study's design the conversation ran on",
-    "case": "the case's key value",
-    "requests": "input tokens of the model requests, in order (all, or the first ones)",
-    "calls": "how many model requests it made",
-    "input": "total input tokens",
-    "output": "total output tokens",
-    "total": "input plus output tokens",
-    "first_smaller_by": "how many tokens its first request was smaller than the first conversation's of the case",
-    "answer": "the model's answer as published (text)",
-    "cached_input": "cached input tokens the provider reported for it",
-    "tool_calls": "how many tool calls it made (measured by the run that published it)",
-    "elapsed_s": "its elapsed time in seconds (measured by the run that published it)",
-    "call_id": "one of the model's call ids as the provider returned it (counting call ids counts each at its size)",
-}
 # Both median savings set the conversations' second design against their first: they need exactly two designs.
 MEDIANS = ("median_saving_percent", "median_elapsed_saving_percent")
 
@@ -156,9 +133,7 @@ def read_published(r: Problems, raw: object, folder: Path, designs: list[str], k
         return None
     where = "published"
     if not isinstance(raw, dict):
-        r.say(where, "must be a table, [published]")
-        return None
-    r.keys(where, raw, KEYS)
+        return None  # the schema said
     reference: dict[str, object] = {}
     source_block: dict[str, object] = {}
     if "reference" in raw:
@@ -170,8 +145,9 @@ def read_published(r: Problems, raw: object, folder: Path, designs: list[str], k
     if not model:
         r.say(where, "model is missing: the model the conversations ran on")
     rows = raw.get("conversations")
-    if not isinstance(rows, list) or not rows or not all(isinstance(x, dict) for x in rows):
-        r.say(where, "conversations must be an array of tables, [[published.conversations]], with at least one")
+    if rows is None:
+        r.say(where, "conversations is missing: give them as [[published.conversations]] tables")
+    if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
         rows = []
     conversations = []
     for i, row in enumerate(rows, start=1):
@@ -210,7 +186,6 @@ def _conversation(
 ) -> Conversation | None:
     """One [[published.conversations]] table."""
     before = len(r.problems)
-    r.keys(where, row, CONVERSATION_KEYS)
     design: Any = row.get("design")  # as the TOML has it: checked below, a problem said unless a design's name
     case = _value(r, where, "case", row.get("case"), reference)
     if design not in designs:
@@ -256,7 +231,7 @@ def _conversation(
         tool_calls,
         elapsed,
         call_id,
-        _refs(row, tuple(CONVERSATION_KEYS)),
+        _refs(row, schema.keys(schema.CONVERSATION)),
     )
 
 
