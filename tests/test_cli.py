@@ -202,7 +202,7 @@ def _run_hostile_cells(output_dir: Path, study) -> dict:
     from wismo.reports import study_hostile
 
     names = {"output_dir": str(output_dir), "chosen_study": study, "study_hostile": study_hostile}
-    return run_cells("fuzzed = hostile.load(output_dir", "## The record of this run", names)
+    return run_cells("for shown in hostile.at_scale(", "## The record of this run", names)
 
 
 # --- Input errors, the registry, serve --http, evaluate's summary, verify, help, make lab (issue 23) ---------------

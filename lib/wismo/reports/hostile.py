@@ -93,3 +93,30 @@ def session_runs(fuzzed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     """The abandoned-sessions runs of a fuzz result: on wismo's limits, and on the SDK's defaults when measured."""
     sessions = fuzzed["sessions"]
     return sessions["wismo"], sessions.get("sdkDefaults")
+
+
+def at_scale(out: str | Path | None, study: object) -> list[object]:
+    """What notebook 01 shows of a `make fuzz` run on this study, in order: its heading and sentences, its tables, and
+    the abandoned sessions' memory chart; nothing when no fuzz.json for the study is in `out`."""
+    from IPython.display import Markdown
+
+    from wismo.reports import study_hostile
+    from wismo.reports.render import charts, tables
+    from wismo.reports.render.display import Shown
+
+    fuzzed = load(out, study)
+    if not fuzzed:
+        return []
+    shown: list[object] = [
+        Markdown("## Hostile input at scale (`make fuzz`)\n\n" + intro(fuzzed)),
+        Markdown(study_hostile.summary_sentence(fuzzed)),
+        Markdown(study_hostile.findings_sentence(fuzzed)),
+    ]
+    if fuzzed["findings"]:
+        shown.append(tables.show(study_hostile.finding_rows(fuzzed)))
+    shown.append(tables.show(study_hostile.argument_rows(fuzzed)))
+    for part, rows in study_hostile.parts(fuzzed):
+        shown += [Markdown(part), tables.show(rows)]
+    if said := sessions_sentence(fuzzed):
+        shown += [Markdown(SESSIONS), Markdown(said), Shown(charts.session_memory(*session_runs(fuzzed)), said)]
+    return shown
