@@ -48,7 +48,7 @@ def _wismo_tokens(command: list[str]) -> tuple[float, dict[str, object]]:
     return elapsed, json.loads(done.stdout)
 
 
-def bench_tokens(s: Settings) -> dict[str, Any]:
+def bench_tokens(s: Settings) -> dict[str, object]:
     """7. `wismo tokens` on 100 tools, as a ratio to that server's own start in the same run."""
     command = server_command()
     _server_start(command)  # unmeasured: bytecode written and file caches warm

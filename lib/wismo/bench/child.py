@@ -25,7 +25,7 @@ def probe(
     )
     if done.returncode != 0:
         raise RuntimeError(f"the probe wismo.bench.{module} {' '.join(args)} failed: {done.stderr[-1500:]}")
-    return cast("dict[str, Any]", json.loads(done.stdout.strip().splitlines()[-1]))
+    return cast("dict[str, object]", json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def timed(command: list[str], what: str, timeout_s: float = 1800) -> float:

@@ -263,7 +263,7 @@ def explain(alone: dict[str, Any], loaded: dict[str, Any], cpus: int | None) -> 
     return "; ".join(parts)
 
 
-def bench_parallel_load(s: Settings) -> dict[str, Any]:
+def bench_parallel_load(s: Settings) -> dict[str, object]:
     """8. N clients in parallel over HTTP (one server) and over stdio (N servers), every answer checked, each beside
     one client alone on the same transport in the same run."""
     if not any(design in s.parallel_designs for design, _ in PROBES):

@@ -78,7 +78,7 @@ def ratio(value: float, floor: float) -> float | None:
     return round(value / floor, 2) if floor else None
 
 
-def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detail: Any) -> dict[str, Any]:
+def figure(name: str, stats: dict[str, Any], floor_median: float | None, **detail: object) -> dict[str, Any]:
     """One row of a benchmark: its summary and how many times its floor it is (a floor itself without one)."""
     vs = 1.0 if floor_median is None else ratio(stats["median"], floor_median)
     return {"name": name, "floor": floor_median is None, "stats": stats, "vsFloor": vs, **detail}

@@ -21,7 +21,7 @@ def stock(design: str) -> Any:
     for spec in design_tools(design):
         names = list(spec.input_schema().get("properties", {}))
 
-        def answer(_spec: Any = spec, **arguments: Any) -> CallToolResult:
+        def answer(_spec: Any = spec, **arguments: object) -> CallToolResult:
             return call(_spec, dataset, arguments)
 
         answer.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

@@ -108,7 +108,7 @@ def properties(tool: dict[str, Any]) -> dict[str, Any]:
     return props if isinstance(props, dict) else {}
 
 
-def arguments(tool: dict[str, Any], base: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+def arguments(tool: dict[str, Any], base: dict[str, Any]) -> st.SearchStrategy[dict[str, object]]:
     """Hostile argument objects for a tool, starting from real arguments `base` (the normal call's, or the first
     linked call's) where there are any."""
     props = properties(tool)

@@ -153,7 +153,7 @@ def run(
         except PeerUnusable as exc:
             reports.append(study_args.unusable(target, exc))
     findings = [f for r in reports for f in r.pop("findings")]
-    timings: dict[str, Any] = {"designs": {r["design"]: r.pop("timings", {}) for r in reports}}
+    timings: dict[str, object] = {"designs": {r["design"]: r.pop("timings", {}) for r in reports}}
     timings["seconds"] = round(time.perf_counter() - started, 1)
     strict = any(t.strict for t in targets)
     return {
@@ -184,7 +184,7 @@ def cases(report: dict[str, Any]) -> int:
     return cast("int", arguments + frames_sent + http)
 
 
-def at_scale(study: Any, examples: int, sessions: int = SESSIONS) -> dict[str, Any]:
+def at_scale(study: object, examples: int, sessions: int = SESSIONS) -> dict[str, Any]:
     """`make fuzz`: the pass on every design of `study` (`examples` argument objects per tool, a tenth per kind of
     frame and HTTP request), the HTTP side of each design wismo serves, and `sessions` abandoned on the last of
     those: fuzz.json."""

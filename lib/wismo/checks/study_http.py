@@ -172,7 +172,7 @@ def http_case(p: Pass[Any], peer: HttpPeer, kind: str, data: bytes, out: dict[st
     p.record.judge(got, "http", kind, data, probe)
 
 
-def http_cases(p: Pass[Any], peer: HttpPeer, count: int, out: dict[str, Any]) -> None:
+def http_cases(p: Pass[Any], peer: HttpPeer, count: int, out: dict[str, object]) -> None:
     """Every kind of hostile request, `count` each, then one body over 4 MiB; the in-session cases in a session
     of their own."""
     cases_peer: list[HttpPeer] = []

@@ -39,7 +39,7 @@ class Target:
         """The normal call as a JSON-RPC request with id `ident`."""
         return tools_call(self.investigation.entry, self.normal_arguments(), ident)
 
-    def bases(self, entry_answer: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def bases(self, entry_answer: dict[str, Any]) -> dict[str, dict[str, object]]:
         """Real arguments for each tool the pass calls: the entry's, and for each linked tool its first call in the
         first case (read from the entry's answer), where the hostile arguments start from."""
         out = {self.investigation.entry: self.normal_arguments()}
@@ -75,7 +75,7 @@ class Normal:
         self.target = target
         self.first: str | None = None
 
-    def call(self, ident: str | int) -> dict[str, Any]:
+    def call(self, ident: str | int) -> dict[str, object]:
         """The normal call as a JSON-RPC request with id `ident`."""
         return tools_call(self.target.investigation.entry, self.target.normal_arguments(), ident)
 

@@ -67,7 +67,7 @@ class Investigation:
     cursor: Cursor | None = None
     arguments: dict[str, object] = field(default_factory=lambda: {"orderId": "{orderId}"})
     into: str = "order"  # where the entry result sits in the evidence; empty: the linked results merge into it
-    merge_pages: Callable[[list[Any]], Any] | None = None  # a paged design's own merge (else the generic one)
+    merge_pages: Callable[[list[Any]], object] | None = None  # a paged design's own merge (else the generic one)
     reading: Reading = JSON  # how the entry's result (every page of it) is read
 
     def following_resources(self) -> set[str]:
@@ -88,7 +88,7 @@ class Investigation:
             (f"links[{i}]", link.tool, link.reading) for i, link in enumerate(self.links, start=1)
         ]
 
-    def value_of(self, call: Mapping[str, Any], link: FollowUp | None = None) -> Any:
+    def value_of(self, call: Mapping[str, Any], link: FollowUp | None = None) -> object:
         """What one call established, read as its step says (the entry's reading, or the link's); None for an error.
         NoStructuredContent names the step and the tool when read = "structured" meets a result without one."""
         if call["isError"]:

@@ -35,7 +35,9 @@ class Call(TypedDict):
     reads: NotRequired[int]  # the resource links read in their places (resources/read, an interaction each)
 
 
-def result(name: str, arguments: dict[str, Any], output: str, is_error: bool = False, structured: Any = None) -> Call:
+def result(
+    name: str, arguments: dict[str, object], output: str, is_error: bool = False, structured: Any = None
+) -> Call:
     """A call as a turn records it."""
     return {"name": name, "arguments": arguments, "output": output, "isError": is_error, "structured": structured}
 

@@ -32,7 +32,7 @@ class Dataset:
 
     records: dict[Kind, dict[str, dict[str, object]]] = field(default_factory=dict)
 
-    def get(self, kind: Kind, value: Any) -> dict[str, Any]:
+    def get(self, kind: Kind, value: object) -> dict[str, Any]:
         """The record of `kind` with identifier `value`; raises a LookupFailure naming the problem."""
         ident = kind.check(value)
         try:

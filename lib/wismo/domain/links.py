@@ -28,7 +28,7 @@ class Link:
         value = order[self.key]
         return list(value) if self.many else [value]
 
-    def records(self, context: dict[str, Any]) -> list[Any]:
+    def records(self, context: dict[str, Any]) -> list[object]:
         """The records a context keeps for this link, as a list (of one for a single link)."""
         value = context[self.into]
         return list(value) if self.many else [value]

@@ -24,11 +24,11 @@ def concise(top: str, element: object) -> object:
     return element
 
 
-def merge(pages: list[dict[str, Any]], links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
+def merge(pages: list[dict[str, Any]], links: tuple[Link, ...] = LINKS) -> dict[str, object]:
     """The context the pages came from: the first page's order and single links, every list concatenated."""
     first = pages[0]
     order = dict(first[ORDER_KEY])
-    merged: dict[str, Any] = {ORDER_KEY: order}
+    merged: dict[str, object] = {ORDER_KEY: order}
     for link in links:
         merged[link.into] = [x for p in pages for x in p[link.into]] if link.many else first.get(link.into)
     for _, inner in paged_lists(links):
@@ -37,9 +37,9 @@ def merge(pages: list[dict[str, Any]], links: tuple[Link, ...] = LINKS) -> dict[
     return merged
 
 
-def concise_view(context: dict[str, Any], links: tuple[Link, ...] = LINKS) -> dict[str, Any]:
+def concise_view(context: dict[str, object], links: tuple[Link, ...] = LINKS) -> dict[str, object]:
     """The focused context as the concise format shows it (what merging concise pages must give)."""
-    view: dict[str, Any] = {ORDER_KEY: context[ORDER_KEY]}
+    view: dict[str, object] = {ORDER_KEY: context[ORDER_KEY]}
     for link in links:
         shown = [concise(link.into, r) for r in link.records(context)]
         view[link.into] = shown if link.many else shown[0]

@@ -111,7 +111,7 @@ def published_cache(study: Any, models: list[tuple[prices.Price, caching.Policy]
     }
 
 
-def scale_starts(rows: list[dict[str, Any]], policy: caching.Policy) -> list[dict[str, Any]]:
+def scale_starts(rows: list[dict[str, Any]], policy: caching.Policy) -> list[dict[str, object]]:
     """Per design and strategy, the smallest generated order whose conversation reads anything from the cache."""
     out = []
     for design in dict.fromkeys(r["design"] for r in rows):

@@ -37,7 +37,7 @@ SOURCES = (
 WITHOUT_RESPONSES = "indented, default escaping"
 
 
-def _cell(rows: list[dict[str, Any]], framing: str, counting: str = "name + arguments") -> dict[str, Any]:
+def _cell(rows: list[dict[str, object]], framing: str, counting: str = "name + arguments") -> dict[str, Any]:
     return next(r for r in rows if r["framing"] == framing and r["counting"] == counting)
 
 
@@ -229,7 +229,7 @@ def residual_statement(result: dict[str, Any]) -> str:
     )
 
 
-def sensitivity_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def sensitivity_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """The sensitivity grid (every framing crossed with every way of counting calls) as a reader's table."""
     derived = " / ".join(f"{d:,}" for d in result["sensitivity"]["rows"][0]["derived"])
     turns = " / ".join(f"turn {i}" for i in range(2, len(result["sensitivity"]["rows"][0]["derived"]) + 2))
@@ -245,7 +245,7 @@ def sensitivity_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def calibration_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def calibration_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """The calibration rows as a reader's table: per profile and definition method, turns and requests."""
     out = []
     for r in result["calibration"]["rows"]:
@@ -312,7 +312,7 @@ def definitions_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def savings_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def savings_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """The second design's saving, ours under each profile beside the study's own: on the published case, then as
     the median across the cases."""
     b = result["savingAgainstPublished"]

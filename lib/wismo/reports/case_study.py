@@ -46,7 +46,7 @@ def case_study(base: int, rs: Sequence[int], calls: int, window: int, target: in
 
 def check_case_study(
     computed: dict[str, Any], published: dict[str, Any], printed: list[str] | None = None
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Compare each computed figure with the published one (marking those the source printed, not only implied);
     raise ClaimFailed on any difference."""
     pairs = [
@@ -104,7 +104,7 @@ def parameters(
     }
 
 
-def reproduce(cs: dict[str, Any], ref: dict[str, Any]) -> list[dict[str, Any]] | None:
+def reproduce(cs: dict[str, object], ref: dict[str, Any]) -> list[dict[str, Any]] | None:
     """Check the computed case study against the published figures, when run on the published assumptions."""
     a = ref["assumptions"]
     same = (cs["base"], cs["rBroad"], cs["rScoped"], cs["calls"], cs["contextWindow"], cs["target"]) == (

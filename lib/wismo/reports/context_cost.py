@@ -76,7 +76,7 @@ def our_servers(
     return rows
 
 
-def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, object]]:
     """Our estimates of the published conversations beside the published figures, each published figure labelled
     provider-reported (as printed) or derived from published (a sum or difference of printed ones), with the
     difference."""
@@ -148,7 +148,7 @@ DEFAULTS = defaults(PARAMETERS)
 REPORT = "the context-cost report"
 
 
-def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     """The report's parameters checked before any server starts (ParameterError or StudyInvalid, one sentence):
     each against its declaration, the study read, the cases found in it and every model priced."""
     p = check_parameters(params, PARAMETERS, REPORT)
@@ -257,7 +257,7 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
     return out
 
 
-async def build(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+async def build(params: Mapping[str, Any] | None = None) -> dict[str, object]:
     """Every figure of the report: the case study and its checks where the study reproduces it, the study's servers
     over MCP, the client's framing, and what its published conversations add; then caching, prices and calls."""
     p = checked(params)

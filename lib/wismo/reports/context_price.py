@@ -143,10 +143,10 @@ def _saving(totals: Mapping[tuple[str, str], float], how: str, reference: str, d
     return None if not g or f is None else round((g - f) / g * 100, 1)
 
 
-def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[str] = ()) -> list[dict[str, Any]]:
+def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[str] = ()) -> list[dict[str, object]]:
     """Each design's saving against the reference under each strategy (per group of `by`), and how many points a
     model that calls tools one per request adds to it."""
-    groups: dict[tuple[Any, ...], dict[tuple[str, str], float]] = {}
+    groups: dict[tuple[object, ...], dict[tuple[str, str], float]] = {}
     for r in rows:
         groups.setdefault(tuple(r[b] for b in by), {})[(r["design"], r["strategy"])] = r[key]
     out = []
@@ -171,14 +171,14 @@ def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[s
 
 async def build(
     p: Mapping[str, Any],
-    cs: dict[str, Any] | None,
+    cs: dict[str, object] | None,
     recorded: Recorded,
     order: str,
     window: int,
     study: Any,
-    progress: Any = None,
+    progress: object = None,
     fitted: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Every figure of the caching, price and call-strategy sections (the keys context_cost.build adds), for the
     study's designs on its focus case; with the case study (`cs`) where the study reproduces it, and where wismo
     serves every design, the other designs it serves and notebook 04's generated orders too. `fitted`, the client
@@ -220,7 +220,7 @@ async def build(
     by = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in per}
     policy_of = {price.model: policy for price, policy in models}
     priced_designs = list(everything["turns"])
-    caching_block: dict[str, Any] = {
+    caching_block: dict[str, object] = {
         "calls": [
             {
                 "design": c["design"],
@@ -319,7 +319,7 @@ def fitted_prices(
     answers: Mapping[str, str],
     profile: str,
     model: tuple[prices.Price, caching.Policy],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The headline's price (the first model, chosen call strategy, no caching) with results framed by another client
     profile: per design, USD per the report's number of conversations."""
     convs = [
@@ -331,7 +331,7 @@ def fitted_prices(
     return {"profile": profile, **{r["design"]: r["dollars"] for r in rows}}
 
 
-def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: int) -> dict[str, Any] | None:
+def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: int) -> dict[str, object] | None:
     """The study's published conversation whose every request and total are published, priced at its
     provider-reported tokens on `price` (no caching; its output, total minus requests, as one call's): what the
     headline's price is at the study's own tokens."""

@@ -31,7 +31,7 @@ DEFAULTS = defaults(PARAMETERS)
 REPORT = "the equivalence report"
 
 
-def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     """The report's parameters checked before any server starts: each against its declaration, the study read and
     the cases asked for found in it (ParameterError or StudyInvalid, one sentence)."""
     p = check_parameters(params, PARAMETERS, REPORT)

@@ -11,7 +11,7 @@ from wismo.core.paths import OUTPUTS
 from wismo.mcp.servers.settings import SessionLimits
 
 
-def load(out: str | Path | None, study: Any = None) -> dict[str, Any] | None:
+def load(out: str | Path | None, study: Any = None) -> dict[str, object] | None:
     """The fuzz result in `out` (default outputs/), or None when `make fuzz` has not written one there, or wrote it
     for another study than `study` (by its file's name; any study when None)."""
     path = (Path(out) if out else OUTPUTS) / "fuzz.json"
@@ -20,7 +20,7 @@ def load(out: str | Path | None, study: Any = None) -> dict[str, Any] | None:
     fuzzed = json.loads(path.read_text(encoding="utf-8"))
     if study is not None and (fuzzed.get("study") or {}).get("file") != study.path.name:
         return None
-    return cast("dict[str, Any] | None", fuzzed)
+    return cast("dict[str, object] | None", fuzzed)
 
 
 def left_out(out: str | Path) -> str | None:
@@ -89,7 +89,7 @@ def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     )
 
 
-def session_runs(fuzzed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def session_runs(fuzzed: dict[str, Any]) -> tuple[dict[str, object], dict[str, object] | None]:
     """The abandoned-sessions runs of a fuzz result: on wismo's limits, and on the SDK's defaults when measured."""
     sessions = fuzzed["sessions"]
     return sessions["wismo"], sessions.get("sdkDefaults")

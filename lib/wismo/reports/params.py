@@ -124,7 +124,7 @@ def _coerced(value: object, p: Param) -> object:
     return value
 
 
-def checked(params: Mapping[str, Any] | None, spec: Mapping[str, Param], report: str) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None, spec: Mapping[str, Param], report: str) -> dict[str, Any]:
     """The report's parameters, the defaults laid under the given ones, each checked against its declaration;
     ParameterError names the first that does not fit (an unknown name too)."""
     given = dict(params or {})

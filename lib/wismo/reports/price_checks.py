@@ -27,7 +27,7 @@ TOLERANCE_USD = 1e-9  # two ways of pricing the same calls must agree to the nan
 
 def _first(result: dict[str, Any]) -> dict[str, Any]:
     """The first (charted) model's price row."""
-    return cast("dict[str, Any]", result["prices"][0])
+    return cast("dict[str, object]", result["prices"][0])
 
 
 def check_quadratic(result: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from wismo.reports import reference
 
 def _first(result: dict[str, Any]) -> dict[str, Any]:
     """The first (charted) model's price row."""
-    return cast("dict[str, Any]", result["prices"][0])
+    return cast("dict[str, object]", result["prices"][0])
 
 
 def tokens_priced(provider: str, encoding: str) -> str:
@@ -69,7 +69,7 @@ def caching_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def prefix_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """Our servers' focus case's conversations under the first model's rule: each call's input, the longest prefix a
     later call could read, and what is read."""
     model = _first(result)["model"]
@@ -87,7 +87,7 @@ def prefix_table(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def price_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def price_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """USD per n conversations of the focus case, per model and design, with and without caching."""
     n, how = result["pricing"]["conversations"], result["pricing"]["strategy"]
     cell = {(r["model"], r["design"], r["caching"]): r["dollars"] for r in result["pricePerConversations"]}

@@ -54,7 +54,7 @@ class NotTheStudysRun(InputError):
         return [f"{type(self).__name__}: {self}"]
 
 
-def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     """The report's parameters checked against their declarations before any run is read, the study read and the
     focus found among its cases (one sentence)."""
     p = check_parameters(params, PARAMETERS, REPORT)
@@ -131,7 +131,7 @@ def of_study(run: runs.Run, study: Study) -> runs.Run:
     return run
 
 
-def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str, object]:
     """A group's key figures per design (the index shows them): median turns, each other design's median change in
     tokens against the reference and, where every run has a latency model, in modelled elapsed time; the cases
     where every repetition passed, where any was scored; the price of 1,000 conversations; and the client profile
@@ -140,15 +140,15 @@ def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str
     med = {r["measure"]: r for r in group["medians"]}
     others = [d for d in group["designs"] if d != ref]
     per = f"usdPer{PER_CONVERSATIONS}"
-    priced: dict[str, Any] = {}
+    priced: dict[str, object] = {}
     for c in group["costs"]:
         priced.setdefault(c["design"], c.get(per))
     profiles = sorted({p for x in manifests if (p := summaries.token_counting(x))})
-    refitted: dict[str, Any] = {}
+    refitted: dict[str, object] = {}
     for c in group["costs"]:
         if "fitted" in c:
             refitted.setdefault(c["design"], c["fitted"][per])
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "turns": {d: med["turns"][d] for d in group["designs"]},
         "saving": {s["design"]: s["medianPercent"] for s in group["saving"]},
         per: {d: priced.get(d) for d in group["designs"]},
@@ -334,7 +334,7 @@ def same_requests(group: dict[str, Any], earlier: list[dict[str, Any]]) -> dict[
     return next((e for e in earlier if inputs and {g["design"]: g["inputs"] for g in e["growth"]} == inputs), None)
 
 
-def resent_history(result: dict[str, Any], group: dict[str, Any], earlier: list[dict[str, Any]]) -> str:
+def resent_history(result: dict[str, object], group: dict[str, Any], earlier: list[dict[str, object]]) -> str:
     """check_resent_history for one group; where an earlier group sent the same requests, said in one sentence
     naming both instead of again."""
     claim = check_resent_history(result, group)
@@ -374,7 +374,7 @@ def medians_table(group: dict[str, Any]) -> list[dict[str, Any]]:
         if "tokens" in m["measure"].lower():
             what += f" ({group['kinds']['tokens']})"
 
-        def whole(v: Any) -> Any:
+        def whole(v: Any) -> object:
             return int(v) if isinstance(v, float) and v.is_integer() else v
 
         row = {"median per conversation": what, **{d: whole(m[d]) for d in shown}}

@@ -253,7 +253,7 @@ def _shared(rows: list[dict[str, object]]) -> dict[str, object]:
     return {k: v for k, v in rows[0].items() if all(r.get(k) == v for r in rows)} if rows else {}
 
 
-def _cost_rows(group: dict[str, Any]) -> list[dict[str, Any]]:
+def _cost_rows(group: dict[str, Any]) -> list[dict[str, object]]:
     """Each run's price: what was priced, as which model, from which tokens."""
     per = f"usdPer{PER_CONVERSATIONS}"
     return [

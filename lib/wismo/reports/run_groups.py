@@ -23,7 +23,7 @@ def live_model(manifests: list[dict[str, Any]]) -> bool:
     return True
 
 
-def run_savings(rows: list[dict[str, Any]], study: Study, tokens_are: str) -> list[dict[str, Any]]:
+def run_savings(rows: list[dict[str, Any]], study: Study, tokens_are: str) -> list[dict[str, object]]:
     """Each design's input-token saving against the reference over these runs, by the one saving function
     (cost.saving): per case the median of its repetitions, then the median across the cases."""
     per: dict[tuple[str, str], list[int]] = {}
@@ -71,7 +71,7 @@ def repeated(group: dict[str, object], earlier: dict[str, object]) -> bool:
     return bool(mine) and all(theirs.get(k) == v for k, v in mine.items())
 
 
-def shown(result: dict[str, Any]) -> list[dict[str, Any]]:
+def shown(result: dict[str, Any]) -> list[dict[str, object]]:
     """The groups a reader is shown: every group but those that repeat an earlier one."""
     return [g for g in result["groups"] if not g.get("repeats")]
 

@@ -25,7 +25,7 @@ COUNTED = f"{MEASURED} ({PUBLISHED})"  # a count or a time the publishing run me
 PUBLISHED_VALUE = "published (provider-reported or measured)"
 
 
-def scores_by_case(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+def scores_by_case(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
     """One line per design (in `order`, a study's) and case: repetitions passed, how the conversations ended, and
     every failure spelled out (the fields that did not match, the summary claims flagged), instead of one row per
     repetition."""
@@ -55,7 +55,7 @@ def scores_by_case(rows: list[dict[str, Any]], order: list[str] | None = None) -
     return out
 
 
-def _elapsed_arithmetic(row: dict[str, Any], manifest: dict[str, Any]) -> str:
+def _elapsed_arithmetic(row: dict[str, object], manifest: dict[str, Any]) -> str:
     """How a modelled elapsed time was computed, in numbers: requests x overhead + tokens x rates."""
     m = manifest["latencyModel"]
     if not m or row["modelledElapsedMs"] is None:
@@ -82,7 +82,7 @@ def against_published(
     manifests: list[dict[str, Any]],
     medians: list[dict[str, Any]],
     comparable: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Each conversation the study publishes (design and case) beside the first repetition of the same design and
     case in these runs: model turns, tool calls, tokens and elapsed seconds, where published; then the published
     median savings beside ours (no change of ours when the runs are not comparable). Each side says what its figure
@@ -93,7 +93,7 @@ def against_published(
     by_design = {m["design"]: m for m in manifests}
     out = []
 
-    def add(figure: str, value: Any, value_is: str, path: str | None, ours: Any, ours_are: str) -> None:
+    def add(figure: str, value: object, value_is: str, path: str | None, ours: object, ours_are: str) -> None:
         out.append(
             {
                 "figure": figure,

@@ -8,7 +8,7 @@ from typing import Any
 from wismo.accounting.cost import saving_percent
 
 
-def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[str, Any]]:
+def ratios(rows: list[dict[str, Any]], key: str, reference: str) -> list[dict[str, object]]:
     """Per case and design other than the reference: the reference's total, the design's, their ratio and the
     design's saving in percent."""
     by = {(r["design"], r[key]): r for r in rows}

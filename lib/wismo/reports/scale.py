@@ -33,7 +33,7 @@ DEFAULTS = defaults(PARAMETERS)
 REPORT = "the scale report"
 
 
-def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     """The report's parameters checked against their declarations before any server starts (one sentence)."""
     return check_parameters(params, PARAMETERS, REPORT)
 
@@ -162,7 +162,7 @@ def breaking_sentence(result: dict[str, Any]) -> str:
     )
 
 
-def budgeted_table(result: dict[str, Any]) -> list[dict[str, Any]]:
+def budgeted_table(result: dict[str, Any]) -> list[dict[str, object]]:
     """The budgeted sessions (the scripted agent loop under the orchestrator's limits), headers with unit and kind."""
     return [
         {

@@ -11,7 +11,7 @@ from wismo.core import paths, processes
 from wismo.studies import matching
 
 
-def case_study_table(cs: dict[str, Any]) -> list[dict[str, Any]]:
+def case_study_table(cs: dict[str, Any]) -> list[dict[str, object]]:
     """The case study's sessions call by call: input and cumulative input of each design (modelled)."""
     return [
         {
@@ -48,7 +48,7 @@ def case_study_figure(key: str, cs: dict[str, Any]) -> str:
     return words.get(key, key)
 
 
-def case_study_checks_table(checks: list[dict[str, Any]], cs: dict[str, Any]) -> list[dict[str, Any]]:
+def case_study_checks_table(checks: list[dict[str, Any]], cs: dict[str, object]) -> list[dict[str, object]]:
     """Each figure the case study published beside the one computed here, in words: where the case study gives it
     (printed, or implied by what it prints) and whether the two agree."""
     return [

@@ -69,7 +69,7 @@ def summary_sentence(result: dict[str, Any]) -> str:
     )
 
 
-def design_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def design_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     """One row per design: how it was reached, its normal call, the cases of each part, restarts and findings."""
     from wismo.checks.study_hostile import cases
 
@@ -107,7 +107,7 @@ def findings_sentence(result: dict[str, Any]) -> str:
     return f"Cases that showed a finding, by category ({KIND}): {counts}. {result['notFindings']}"
 
 
-def finding_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def finding_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     """One row per finding: its category, design, part and place, the first input that showed it, what happened,
     and how many cases showed it."""
     return [
@@ -128,7 +128,7 @@ def _found_at(result: dict[str, Any], design: str, part: str, where: str) -> int
     return sum(f["cases"] for f in result["findings"] if (f["design"], f["part"], f["where"]) == (design, part, where))
 
 
-def argument_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def argument_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     """One row per design and tool: its read-only mark, the cases, how they were answered, and findings."""
     return [
         {
@@ -146,7 +146,7 @@ def argument_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def frame_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def frame_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     """One row per kind of frame: the frames each stdio design got, and the cases that showed a finding."""
     stdio = [d for d in result["designs"] if d.get("frames")]
     return (
@@ -163,7 +163,7 @@ def frame_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
-def _request_rows(result: dict[str, Any], key: str, part: str) -> list[dict[str, Any]]:
+def _request_rows(result: dict[str, Any], key: str, part: str) -> list[dict[str, object]]:
     """One row per kind of request in the designs' `key` part ("http" or "servedHttp"): the requests each design
     got, the statuses, and the findings of `part`."""
     reached = [d for d in result["designs"] if d.get(key)]

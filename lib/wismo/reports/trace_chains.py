@@ -40,7 +40,7 @@ def files(p: Mapping[str, Any]) -> list[str]:
     return [str(t) for t in study.traces]
 
 
-def checked(params: Mapping[str, Any] | None) -> dict[str, Any]:
+def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     """The report's parameters checked before any file is read (ParameterError, one sentence)."""
     return check_parameters(params, PARAMETERS, REPORT)
 
@@ -99,8 +99,8 @@ def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = []
     for chain in result["chains"]:
         saving, models = chain["saving"], chain.get("byModel", [])
-        saved: Any = saving["inputTokensSavedPerConversation"]
-        usd: Any = saving.get("usdSavedPer1000")
+        saved: object = saving["inputTokensSavedPerConversation"]
+        usd: object = saving.get("usdSavedPer1000")
         if len(models) > 1:
             saved = "; ".join(f"{m['model']} {m['savedInputPerConversation']:,.1f}" for m in models)
             usd = "; ".join(
@@ -126,7 +126,7 @@ def rows(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def link_rows(chain: Mapping[str, Any]) -> list[dict[str, Any]]:
+def link_rows(chain: Mapping[str, Any]) -> list[dict[str, object]]:
     """The links of one chain: which argument took a value an earlier result held, and where."""
     return [
         {

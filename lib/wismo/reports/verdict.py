@@ -61,7 +61,7 @@ def computed(
     }
 
 
-def beside_published(study: Study, recorded: Recorded, found: dict[str, Any], encoding: str) -> dict[str, Any]:
+def beside_published(study: Study, recorded: Recorded, found: dict[str, Any], encoding: str) -> dict[str, object]:
     """Ours like for like with the study's own saving: the verdict's medians under each of its profiles, and the
     published case's saving under each, beside the published conversations' own (empty without a second design's
     published conversation)."""
@@ -174,7 +174,7 @@ def answer(out: Path, study_file: str = "", default_study: bool = True) -> Answe
     )
 
 
-def case_rows(cost: dict[str, Any]) -> list[dict[str, Any]]:
+def case_rows(cost: dict[str, Any]) -> list[dict[str, object]]:
     """Per case: the reference's input tokens, each design's, and each design's saving in the verdict's words."""
     verdict, key = cost["verdict"], cost["study"]["key"]
     ref, profile = verdict["reference"], verdict["profile"]

@@ -20,7 +20,7 @@ def load_expectations() -> dict[str, dict[str, object]]:
     )
 
 
-def score(answer: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any]:
+def score(answer: dict[str, object] | None, expected: dict[str, Any]) -> dict[str, Any]:
     """Compare the five structured fields: arrays as sets (order ignored), duplicates rejected."""
     fields = {}
     for name in FIELDS:

@@ -53,7 +53,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sum_totals(traces: list[dict[str, Any]]) -> dict[str, Any]:
+def sum_totals(traces: list[dict[str, Any]]) -> dict[str, object]:
     """Run totals: the sum of every trace's counters."""
     keys = ("turns", "toolCalls", "inputTokens", "outputTokens", "cachedInputTokens")
     return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
@@ -83,7 +83,7 @@ def verify_trace(
     last = trace["requests"][-1]["index"] if trace["requests"] else 0
     # Results ready when the conversation ended count as sent with the request that never came.
     sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
-    calls: dict[str, tuple[int, dict[str, Any]]] = {}
+    calls: dict[str, tuple[int, dict[str, object]]] = {}
     outputs: dict[str, tuple[int, str]] = {}
     for index, items in sent:
         for item in items:

@@ -75,7 +75,7 @@ def case_rows(runs: list[Run]) -> list[dict[str, object]]:
     return rows
 
 
-def outcomes(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+def outcomes(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
     """How many conversations ended each way, per design: rows of design, outcome and count (designs in `order`,
     a study's, else as designs_in ranks them; then outcomes by count, most first)."""
     counts = Counter((r["design"], r["outcome"]) for r in rows)
@@ -177,7 +177,7 @@ def differences(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def pass_k(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, Any]]:
+def pass_k(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
     """Per design (in `order`, a study's) and case: how many repetitions passed, and pass^k (all of them)."""
     out = []
     for design in designs_in(rows, order):

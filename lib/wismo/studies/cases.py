@@ -44,7 +44,7 @@ class StudyCase:
         return ", ".join(f"{k}={one(v)}" for k, v in self.fields.items())
 
 
-def expanded(value: Any) -> Any:
+def expanded(value: Any) -> object:
     """A literal value, or {repeat, times, prefix} for an input too long to write out."""
     generated = (
         isinstance(value, dict)

@@ -28,7 +28,7 @@ from wismo.studies.published import Published, read_published
 class UnknownCase(InputError):
     """Cases asked for by key that the study does not have: `unknown`, and `known` (the keys it has)."""
 
-    def __init__(self, unknown: list[Any], known: list[Any]) -> None:
+    def __init__(self, unknown: list[Any], known: list[object]) -> None:
         super().__init__(
             f"not a case of the study: {', '.join(map(str, unknown))}; the cases are {', '.join(map(str, known))}"
         )

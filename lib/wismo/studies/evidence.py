@@ -60,7 +60,7 @@ def _concatenated(a: object, b: object) -> object:
     return a
 
 
-def evidence(how: Investigation, tool_turns: list[list[Call]]) -> tuple[Any, str | None]:
+def evidence(how: Investigation, tool_turns: list[list[Call]]) -> tuple[object, str | None]:
     """What an investigation established, or (None, the entry call's error text)."""
     entry = tool_turns[0][0]
     if entry["isError"]:

@@ -96,7 +96,7 @@ def pattern_reads(how: Investigation, tool_turns: list[list[Any]]) -> list[tuple
     return out
 
 
-def unread(design: str, reads: list[tuple[str, str, str, bool]]) -> list[dict[str, Any]]:
+def unread(design: str, reads: list[tuple[str, str, str, bool]]) -> list[dict[str, object]]:
     """Each step whose pattern read nothing from a result that had text, in one sentence naming the design, the step
     and the text's start; PatternReadsNothing where a step read nothing in every case that had text."""
     out = []

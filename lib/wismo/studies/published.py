@@ -182,7 +182,7 @@ def _refs(raw: dict[str, Any], keys: tuple[str, ...]) -> tuple[tuple[str, str], 
 
 
 def _conversation(
-    r: Problems, where: str, row: dict[str, Any], reference: dict[str, Any], designs: list[str], keys: list[str]
+    r: Problems, where: str, row: dict[str, object], reference: dict[str, object], designs: list[str], keys: list[str]
 ) -> Conversation | None:
     """One [[published.conversations]] table."""
     before = len(r.problems)
@@ -250,7 +250,7 @@ def _value(
     where: str,
     key: str,
     given: Any,
-    reference: dict[str, Any],
+    reference: dict[str, object],
     number: bool = False,
     unit: str = TOKENS,
 ) -> Any:
@@ -264,7 +264,7 @@ def _value(
         if not reference:
             r.say(where, f"{key} refers to {path!r}, but [published] names no reference file")
             return None
-        value: Any = reference
+        value: object = reference
         for step in path.split("."):
             if not isinstance(value, dict) or step not in value:
                 r.say(where, f"{key} refers to {path!r}, which the reference file does not hold")

@@ -30,7 +30,7 @@ def _properties(tool: dict[str, Any]) -> tuple[dict[str, Any], set[str]] | None:
     return props, set(schema.get("required") or [])
 
 
-def tool_problems(name: str, how: Any, tools: list[dict[str, Any]]) -> list[str]:
+def tool_problems(name: str, how: Any, tools: list[dict[str, object]]) -> list[str]:
     """What a design's tools/list lacks for its investigation, one sentence each."""
     by_name = {t.get("name"): t for t in tools}
     offered = ", ".join(sorted(str(n) for n in by_name)) or "none"

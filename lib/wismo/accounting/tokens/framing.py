@@ -29,7 +29,7 @@ def text_result(text: str, is_error: bool | None = None) -> dict[str, object]:
     return result
 
 
-def framed_items(items: list[dict[str, Any]], profile: Profile) -> list[dict[str, Any]]:
+def framed_items(items: list[dict[str, Any]], profile: Profile) -> list[dict[str, object]]:
     """A conversation's input items as a client profile sends them: each function_call_output's text (one text
     block, as wismo's loop records it) framed as the profile frames a result; every other item as it is."""
     if profile.output is _only_text:
@@ -74,12 +74,12 @@ def _csharp_block(block: dict[str, Any]) -> dict[str, Any]:
     return ordered
 
 
-def csharp_call_tool_result(result: dict[str, Any]) -> dict[str, Any]:
+def csharp_call_tool_result(result: dict[str, Any]) -> dict[str, object]:
     """A CallToolResult as the C# SDK serializes it: content, structuredContent, isError, then the base class's
     _meta and resultType (System.Text.Json writes a base class's properties last); nulls left out."""
     if not isinstance(result.get("content"), list):
         raise FramingError(f"a CallToolResult needs a 'content' list, got {type(result.get('content')).__name__}")
-    ordered: dict[str, Any] = {"content": [_csharp_block(b) for b in result["content"]]}
+    ordered: dict[str, object] = {"content": [_csharp_block(b) for b in result["content"]]}
     for key in ("structuredContent", "isError", "_meta", "resultType"):
         if result.get(key) is not None:
             ordered[key] = result[key]

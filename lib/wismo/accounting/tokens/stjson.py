@@ -79,7 +79,7 @@ def escape(text: str, encoder: str = DEFAULT) -> str:
     return "".join(out)
 
 
-def escapes_found(texts: list[str], encoder: str = DEFAULT) -> list[dict[str, Any]]:
+def escapes_found(texts: list[str], encoder: str = DEFAULT) -> list[dict[str, object]]:
     """Every character of `texts` the encoder writes as an escape: the character, its escape, how often it occurs
     and where it first does (a few characters either side), in order of first occurrence."""
     found: dict[str, dict[str, Any]] = {}

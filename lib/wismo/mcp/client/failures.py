@@ -106,7 +106,7 @@ def as_failure(
     transport: str,
     target: str,
     process: subprocess.Popen[bytes] | None,
-    errlog: Any,
+    errlog: object,
 ) -> BaseException:
     """The error to raise for `exc`: our own HarnessError as is, the caller's own error untouched, else a
     HarnessError saying whether the server could not be reached or the connection broke mid-session."""

@@ -42,7 +42,7 @@ def initialize(revision: str = PINNED_REVISION, request_id: int | str = 1) -> di
     }
 
 
-def tools_call(tool: str, arguments: dict[str, Any], request_id: int | str = 7) -> dict[str, Any]:
+def tools_call(tool: str, arguments: dict[str, Any], request_id: int | str = 7) -> dict[str, object]:
     """The tools/call request an SDK client sends."""
     return {
         "jsonrpc": "2.0",
@@ -104,7 +104,7 @@ def _succeeded(tool: str, answer: bytes) -> None:
         raise RuntimeError(f"{tool} failed: {answer[:300]!r}")
 
 
-def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, Any]:
+def _handshake_check(who: str, answer: dict[str, Any]) -> dict[str, object]:
     """The initialize answer, or an error if the server did not answer it with the pinned revision."""
     if answer.get("result", {}).get("protocolVersion") != PINNED_REVISION:
         raise RuntimeError(f"{who} did not complete the handshake at {PINNED_REVISION}: {json.dumps(answer)[:300]}")

@@ -118,7 +118,7 @@ def _reply_to_unreadable(write_stream: Any) -> Callable[[Exception], Awaitable[N
     return reply
 
 
-async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: Any, state: Any) -> None:
+async def serve_handshake_loop(server: Server, read_stream: Any, write_stream: Any, state: object) -> None:
     """The SDK's handshake-only serve loop (as mcp.server.runner.serve_loop builds it), with one addition: a
     line that is not a JSON-RPC message gets a JSON-RPC error instead of silence, so no client waits forever."""
     from mcp.server.connection import Connection

@@ -45,18 +45,18 @@ def _cursor(offsets: list[int]) -> str:
     return "p1." + ".".join(str(o) for o in offsets)
 
 
-def _list(context: dict[str, Any], index: int) -> list[Any]:
+def _list(context: dict[str, Any], index: int) -> list[object]:
     top, inner = LISTS[index]
-    return cast("list[Any]", context[top][inner] if inner else context[top])
+    return cast("list[object]", context[top][inner] if inner else context[top])
 
 
 def page(
     context: dict[str, Any],
-    cursor: Any = None,
+    cursor: object = None,
     fmt: str = "concise",
     cap: int = DEFAULT_CAP,
     count: Callable[[str], int] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One page of `context` starting at `cursor`, whose compact JSON text is at most `cap` tokens."""
     if fmt not in FORMATS:
         # Quoted short: a client's string can be a megabyte long, the error stays one readable sentence.
@@ -83,7 +83,7 @@ def page(
         body["payment"] = context["payment"] if fmt == "detailed" else concise("payment", context["payment"])
     body["reservations"], body["tracking"] = [], []
 
-    def render(offsets: list[int]) -> dict[str, Any]:
+    def render(offsets: list[int]) -> dict[str, object]:
         done = all(o == n for o, n in zip(offsets, lengths))
         left = [f"{n - o:,} {name}" for o, n, name in zip(offsets, lengths, LIST_NAMES) if n > o]
         shown = {name: [s, o] for s, o, name in zip(start, offsets, LIST_NAMES)}

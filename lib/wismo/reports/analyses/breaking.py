@@ -71,7 +71,7 @@ class Criterion:
     limit: int
     figure: Callable[[dict[str, Any]], int]
 
-    def broken(self, row: dict[str, Any]) -> bool:
+    def broken(self, row: dict[str, object]) -> bool:
         """Whether the row breaks this criterion."""
         return self.figure(row) > self.limit
 
@@ -198,7 +198,7 @@ async def breaking_points(
     it); raises ClaimFailed naming a boundary that MCP does not confirm."""
     out, found = [], {}
     for design in dict.fromkeys(r["design"] for r in rows):
-        row: dict[str, Any] = {"design": design, "how": HOW}
+        row: dict[str, object] = {"design": design, "how": HOW}
         for criterion in criteria(window, budget):
             around = bracket(rows, design, criterion)
             n: int | None = None

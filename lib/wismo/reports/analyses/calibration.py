@@ -137,7 +137,7 @@ def first_request_known(
     return without_instructions - request.tools + definition_tokens(tools, profile, method, encoding)
 
 
-def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, Any]:
+def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, object]:
     """The published conversations rebuilt under every client profile and definition method: per-turn additions
     against the derived ones, the instructions' size solved from request 1 and checked on the later requests, and
     the second conversation's second request and output implied."""
@@ -285,14 +285,14 @@ def savings_against_published(
     medians: dict[str, float],
     published_median: float | None,
     encoding: str = tokens.DEFAULT_ENCODING,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The second design's saving set beside the study's own, like for like: on the published case, ours under each
     profile in `medians` (case_inputs) beside the published conversations' (derived from published, where both
     totals are); and the median across the cases, ours under each profile (`medians`, as the report computes its
     headline) beside the published median."""
     first, second = pub["designs"]["first"], pub["designs"]["second"]
     inputs = {name: case_inputs(recorded, pub, name, encoding) for name in medians}
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "case": pub["case"],
         "first": first,
         "second": second,

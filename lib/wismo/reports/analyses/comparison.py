@@ -196,7 +196,7 @@ async def run(
         }
         tools = {d: await conn.list_tools() for d, conn in conns.items()}
         rows, timings = [], {}
-        entries: dict[str, list[Any]] = {d: [] for d in conns}
+        entries: dict[str, list[object]] = {d: [] for d in conns}
         reads: dict[str, list[tuple[str, str, str, bool]]] = {d: [] for d in conns}
         for case in cases:
             row, walked = await compare_case(conns, case, study)

@@ -105,7 +105,7 @@ def _profile(how: Framing, keep_is_error: bool) -> framing.Profile:
     output = how.output
     if keep_is_error:
 
-        def output(result: dict[str, Any]) -> str:
+        def output(result: dict[str, object]) -> str:
             return how.output({**result, "isError": result.get("isError", False)})
 
     return framing.Profile(how.name, how.source, how.source, framing.PYTHON.function, output)
@@ -156,7 +156,7 @@ def table(
     return rows
 
 
-def best_fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def best_fit(rows: list[dict[str, object]]) -> dict[str, Any]:
     """The cell whose larger turn error is smallest (the first such in table order)."""
     return min(rows, key=lambda r: r["maxAbsErrorPercent"])
 
@@ -303,7 +303,7 @@ def second_test(
                 request += turn_addition(t, i, how, counting, encoding, id_tokens)
                 inputs += request
             remainders.append((conversation_total - inputs, inputs - first_request * (len(turns) + 1)))
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "framing": how.name,
             "outputRemainder": [min(r[0] for r in remainders), max(r[0] for r in remainders)],
         }
@@ -315,7 +315,7 @@ def second_test(
 
 
 def build(
-    recorded: Recorded, pub: dict[str, Any], answer_fields: dict[str, Any] | None, encoding: str
+    recorded: Recorded, pub: dict[str, Any], answer_fields: dict[str, object] | None, encoding: str
 ) -> dict[str, Any]:
     """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
     case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]

@@ -42,7 +42,7 @@ def scale_designs() -> tuple[str, ...]:
 
 
 def account(
-    design: str, n: int, tools: list[dict[str, Any]], turns: list[list[Call]], encoding_name: str
+    design: str, n: int, tools: list[dict[str, object]], turns: list[list[Call]], encoding_name: str
 ) -> dict[str, Any]:
     """Bytes and tokens of the results, and the session the cost model predicts for these turns."""
     base = conversation.first_request(served_prompt(n), tools, encoding_name).total
@@ -76,7 +76,7 @@ def server_env(sizes: list[int], cap: int | None = None) -> dict[str, str]:
     return env
 
 
-async def each_design(work: Callable[[str], Awaitable[Any]], chosen: Iterable[str] | None = None) -> dict[str, Any]:
+async def each_design(work: Callable[[str], Awaitable[object]], chosen: Iterable[str] | None = None) -> dict[str, Any]:
     """work(design) for every chosen design (default: every scale design) at once, each driving its own server; the
     results by design. A failure is raised as itself, not wrapped in a group, and stops the others."""
     results: dict[str, Any] = {}

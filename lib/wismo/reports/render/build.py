@@ -97,7 +97,7 @@ def notebook_info(path: Path) -> tuple[str, str]:
     return path.stem, summary
 
 
-def for_study(path: Path, study: Any) -> Any:
+def for_study(path: Path, study: Any) -> object:
     """The notebook to execute for a study: without the cells whose need (metadata wismo.needs, one of the study's
     NEEDS) the study does not declare, each left-out run of them replaced by the sentence its first cell gives
     (wismo.leftOut) and why it is left out, so the reader is told what is not there and what would bring it."""

@@ -88,16 +88,16 @@ def _case(row: dict[str, Any], names: list[str], reference: str, shared: bool) -
     return f"<details><summary>{html.escape(summary)}</summary>{grid}{columns}</div></details>"
 
 
-def lead(result: dict[str, Any], focus: str | None = None) -> dict[str, Any] | None:
+def lead(result: dict[str, Any], focus: str | None = None) -> dict[str, object] | None:
     """The case a reader sees first: the first whose designs disagree, else the study's focus case (by its input
     or label), else the first."""
     cases = [r for r in result["cases"] if not r["unfriendly"]]
     differing = [r for r in cases if not r["equal"]]
     if differing:
-        return cast("dict[str, Any] | None", differing[0])
+        return cast("dict[str, object] | None", differing[0])
     named = (focus, f'"{focus}"')  # a case's input shows its key's value as JSON
     focused = [r for r in cases if focus is not None and (r["label"] in named or r["input"] in named)]
-    return cast("dict[str, Any] | None", (focused or cases or [None])[0])
+    return cast("dict[str, object] | None", (focused or cases or [None])[0])
 
 
 class EvidenceView:

@@ -23,7 +23,7 @@ from typing import Any
 
 from wismo.core.errors import InputError
 
-_FUNCTIONS: dict[str, Callable[[list[Any]], Any]] = {
+_FUNCTIONS: dict[str, Callable[[list[object]], Any]] = {
     "len": len,
     "count": lambda xs: sum(bool(x) for x in xs),
     "sum": sum,
@@ -165,7 +165,7 @@ def declared(notebook: dict[str, Any]) -> list[dict[str, str]]:
     return list(notebook.get("metadata", {}).get("wismo", {}).get("figures", []))
 
 
-def key_figures(notebook: dict[str, Any], out: Path, name: str, study: Any) -> list[Figure]:
+def key_figures(notebook: dict[str, object], out: Path, name: str, study: Any) -> list[Figure]:
     """Read each declared figure from the JSON the notebook wrote into `out` (a figure declared with "needs" is read
     only where the study meets that need, as the notebook's cells are; one declared "optional" is left out where its
     JSON lacks a path it names); FigureError names what failed."""

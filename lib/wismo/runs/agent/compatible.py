@@ -97,7 +97,7 @@ class Endpoint:
         """A server's message with the key taken out, should a server echo it."""
         return text.replace(self._key, "<key>") if self.key_sent else text
 
-    async def send(self, create: Callable[..., Awaitable[Any]], **request: Any) -> Any:
+    async def send(self, create: Callable[..., Awaitable[object]], **request: object) -> Any:
         """One request: the response, a BackendError that stops the run, or ConversationEnded with a named outcome."""
         from openai import APIConnectionError, APIStatusError, APITimeoutError, OpenAIError
 

@@ -43,7 +43,7 @@ class Evidence:
         """The carrier tracking records."""
         return self.records[TRACKING.name]
 
-    def add(self, record: Any) -> None:
+    def add(self, record: object) -> None:
         """File one decoded record (or a support context, or a missing-record stand-in) under its kind."""
         if not isinstance(record, dict):
             return

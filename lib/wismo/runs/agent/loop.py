@@ -117,7 +117,7 @@ def client_tools(
 async def run_case(
     backend: Backend,
     conn: Connection,
-    tools: list[dict[str, Any]],
+    tools: list[dict[str, object]],
     order_id: str,
     prompt: Prompt,
     budgets: Budgets = Budgets(),
@@ -194,7 +194,7 @@ async def run_case(
         results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
         # The task group below ends within this turn, so each task writes into this turn's list (bound, not late).
-        async def run(i: int, call: dict[str, Any], out: list[Any] = results) -> None:
+        async def run(i: int, call: dict[str, object], out: list[Any] = results) -> None:
             out[i] = await _run_tool(wrapped, call)
 
         # Every call the model asked for in this turn runs concurrently, as in the article's runner.
@@ -242,8 +242,8 @@ def _budget_stop(
     budgets: Budgets,
     requests: list[dict[str, Any]],
     tool_calls: list[dict[str, Any]],
-    functions: list[dict[str, Any]],
-    items: list[dict[str, Any]],
+    functions: list[dict[str, object]],
+    items: list[dict[str, object]],
     sent: int,
     spent: int,
     instructions: str,

@@ -9,7 +9,7 @@ from wismo.runs.agent.base import Reply, assistant_message
 from wismo.runs.agent.compatible import EndpointBackend, call_item
 
 
-def to_messages(instructions: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def to_messages(instructions: str, items: list[dict[str, object]]) -> list[dict[str, object]]:
     """Our history as chat messages: a reply's text and calls become one assistant message with tool_calls, and
     each function_call_output a tool message with its tool_call_id."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}]

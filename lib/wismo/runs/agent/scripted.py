@@ -83,7 +83,7 @@ class ScriptedBackend:
 
 
 def replayed(
-    how: Investigation, values: dict[str, Any], items: list[dict[str, Any]], offered: set[str] | None = None
+    how: Investigation, values: dict[str, object], items: list[dict[str, Any]], offered: set[str] | None = None
 ) -> tuple[list[list[Call]], Wanted]:
     """The walk replayed over a conversation's items: the tool turns already made (their results as the model read
     them), and the next turn's calls (empty when the walk is over, or asks only for tools not offered)."""

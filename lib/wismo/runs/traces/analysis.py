@@ -76,7 +76,7 @@ def _price(models: Iterable[str], price_model: str | None) -> dict[str, object]:
     return {"priced": False, "why": f"{prices.LIBRARY} {prices.version()} has no price for {', '.join(tried)}"}
 
 
-def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict[str, Any]:
+def _saving(summary: dict[str, Any], price: dict[str, object], tokens: str) -> dict[str, object]:
     """A chain's saving per conversation and per 1,000 conversations, in tokens and, when priced, in USD: by the one
     accounting where a replacement was predicted (over the cases it was predicted for), else by the history resends
     alone (said so: it leaves the definitions and the result's envelope out)."""
@@ -97,7 +97,7 @@ def _saving(summary: dict[str, Any], price: dict[str, Any], tokens: str) -> dict
         today, how = e["inputToday"], prediction.ESTIMATED
         bounds = [round(today - e["mostInput"], 2), round(today - e["leastInput"], 2)]
         mean = bounds[0]
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "inputTokensPerConversationToday": today,
         "inputTokensPerConversationReplaced": round(today - mean, 2),
         "inputTokensSavedPerConversation": mean,

@@ -90,7 +90,7 @@ class ToolCall:
     conversation: str
 
 
-def _first(attributes: dict[str, Any], names: tuple[str, ...]) -> Any:
+def _first(attributes: dict[str, object], names: tuple[str, ...]) -> Any:
     return next((attributes[n] for n in names if attributes.get(n) is not None), None)
 
 
@@ -117,7 +117,7 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def messages(attributes: dict[str, Any], attribute: str) -> list[dict[str, Any]]:
+def messages(attributes: dict[str, object], attribute: str) -> list[dict[str, Any]]:
     """A captured message list (gen_ai.input.messages or gen_ai.output.messages) as dicts; [] when not captured."""
     raw = attributes.get(attribute)
     try:

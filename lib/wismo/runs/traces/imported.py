@@ -60,7 +60,7 @@ def _elapsed_ms(span: Any) -> float:
     return cast("float", round(max(0, span.end_ns - span.start_ns) / 1e6, 3))
 
 
-def trace(conversation: Conversation, design: str, case: str, repetition: int) -> dict[str, Any]:
+def trace(conversation: Conversation, design: str, case: str, repetition: int) -> dict[str, object]:
     """One conversation as a trace of the run format (wismo.trace/1)."""
     models = conversation.model_calls
     asked: list[list[int]] = [[] for _ in models]
@@ -72,7 +72,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
         ids.append(call_id if call_id not in ids else f"{call_id}_{i + 1}")
     question = _question(messages(models[0].span.attributes, "gen_ai.input.messages"))
     requests: list[dict[str, Any]] = []
-    tool_calls: list[dict[str, Any]] = []
+    tool_calls: list[dict[str, object]] = []
     pending: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}] if question else []
     answer: str | None = None
     for k, model in enumerate(models):
@@ -117,7 +117,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
             break  # an answer ends the conversation; later model calls would be another question's
     ended = not requests[-1]["output"] or requests[-1]["output"][0]["type"] == "message"
     first, last = models[0].span, models[len(requests) - 1].span
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "schema": "wismo.trace/1",
         "design": design,
         "orderId": case,
@@ -159,7 +159,7 @@ class _Run:
     def __init__(self, source: str, design: str, staging: Path) -> None:
         self.source, self.design, self.staging = source, design, staging
         self.files: list[dict[str, Any]] = []
-        self.counters: list[dict[str, Any]] = []  # each trace's totals only, for the run's (sum_totals)
+        self.counters: list[dict[str, object]] = []  # each trace's totals only, for the run's (sum_totals)
         self.seen: Counter[str] = Counter()
         self.models: Counter[str] = Counter()
         self.providers: set[str] = set()

@@ -84,7 +84,7 @@ def _ids_as_base64(document: dict[str, Any]) -> None:
                             link[field] = _hex_to_base64(link[field], ID_BYTES[field], f"a link's {field}")
 
 
-def plain(value: Any) -> Any:
+def plain(value: Any) -> object:
     """An OTLP AnyValue as a Python value (str, int, float, bool, bytes as hex, list, dict; None when unset)."""
     which = value.WhichOneof("value")
     if which is None:

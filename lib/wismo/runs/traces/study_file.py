@@ -40,7 +40,7 @@ def records(tool: str, many: bool) -> str:
 
 
 def text(
-    chain: dict[str, Any], command: list[str] | None, files: list[str], cases: list[dict[str, Any]] | None = None
+    chain: dict[str, Any], command: list[str] | None, files: list[str], cases: list[dict[str, object]] | None = None
 ) -> str:
     """The study file (TOML) for a chain summary with links; `command` starts the traced server when it is known
     (a design wismo serves), else the traced design's command is a placeholder too; `cases` are every traced case

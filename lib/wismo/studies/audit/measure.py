@@ -89,7 +89,7 @@ def _problem(failure: HarnessError, where: Address, timeout_s: float, unreadable
     return f"{name} could not be measured: {error}{said}"
 
 
-async def _bounded(what: str, where: Address, timeout_s: float, request: Callable[[], Awaitable[Any]]) -> Any:
+async def _bounded(what: str, where: Address, timeout_s: float, request: Callable[[], Awaitable[object]]) -> Any:
     """One request with a deadline; a failure becomes a TargetError naming the request."""
     import anyio
 
@@ -138,7 +138,7 @@ async def _gather(
     where: Address,
     calls: Sequence[Call],
     timeout_s: float,
-    on_tools: Callable[[list[dict[str, Any]]], Any],
+    on_tools: Callable[[list[dict[str, object]]], object],
 ) -> dict[str, Any]:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""

@@ -175,7 +175,7 @@ def load_baseline(path: str | Path) -> dict[str, object]:
     return cast("dict[str, object]", saved)
 
 
-def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, object]:
     """Each tool added, removed, grown or shrunk since `before` (harmony totals), and the whole's change."""
     old = {t["name"]: t[BUDGET_MEASURE]["total"] for t in before["tools"]}
     new = {t["name"]: t[BUDGET_MEASURE]["total"] for t in after["tools"]}
