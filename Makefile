@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.wismo-installed
 # processes, sockets and timeouts
 WORKERS := 3
 
-.PHONY: setup notebook-filter report test quick lint browser lab runs traces fuzz bench peers clean
+.PHONY: setup notebook-filter report picture test quick lint browser lab runs traces fuzz bench peers clean
 
 ## setup: create .venv if missing and install the pinned dependencies and wismo itself; set up the notebook filter
 setup: $(STAMP) notebook-filter
@@ -35,6 +35,10 @@ $(STAMP): pyproject.toml requirements.lock
 ## in parallel, one per core (WISMO_REPORT_JOBS=N to choose), the index is written once all have succeeded
 report: $(STAMP) notebook-filter
 	$(BIN)/wismo report
+
+## picture: the README's picture of the answer (docs/answer.svg), redrawn from the build's results in outputs/
+picture: report
+	$(BIN)/python -m wismo.reports.render.answer_chart outputs docs/answer.svg
 
 ## test: lint, then the whole test suite, notebooks and the headless-browser check of the reports included, on
 ## WORKERS pytest workers (a test file's tests stay together on one worker; the notebooks are built once; see

@@ -333,3 +333,15 @@ def test_a_normal_run_writes_nothing_on_stderr(built_reports):
             "".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []) if o.get("name") == "stderr"
         ]
         assert not said, f"{r.name}: {said[0][:200]!r}"
+
+
+def test_the_readme_picture_is_this_builds_answer(built_reports, tmp_path):
+    # The README shows the answer in one picture, docs/answer.svg (`make picture`): it is this build's, byte for byte.
+    from wismo.core.paths import REPO_ROOT
+    from wismo.reports.render.answer_chart import write_picture
+
+    drawn = write_picture(built_reports.out, tmp_path / "answer.svg").read_bytes()
+    assert drawn == write_picture(built_reports.out, tmp_path / "again.svg").read_bytes()  # its bytes are its data's
+    committed = REPO_ROOT / "docs" / "answer.svg"
+    assert drawn == committed.read_bytes(), "docs/answer.svg is not this build's answer: run `make picture`"
+    assert "](docs/answer.svg)" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")

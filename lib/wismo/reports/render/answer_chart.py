@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import matplotlib.artist
@@ -82,3 +83,25 @@ def answer_requests(
     ax.margins(y=0.12)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
+
+
+def write_picture(out: Path, path: Path) -> Path:
+    """The answer's picture from the results a build wrote into `out`, as an SVG at `path` whose bytes depend only on
+    those results (no date, fixed element ids): the picture the README shows, redrawn by `make picture`."""
+    from wismo.core.errors import InputError
+    from wismo.reports.verdict import answer
+
+    found = answer(out)
+    if found is None:
+        raise InputError(f"{out} holds no context-cost.json with a verdict: run `make report` first")
+    with plt.rc_context({"svg.hashsalt": "wismo", "svg.fonttype": "path"}):
+        fig = answer_requests(found.rows, found.case, found.key, found.profile, found.published)
+        fig.savefig(path, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(write_picture(Path(sys.argv[1]), Path(sys.argv[2])))
