@@ -4,11 +4,16 @@ number in them read from the result, none typed, so a notebook cell only display
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.accounting.cost.saving import change
 from wismo.core import paths, processes
 from wismo.studies import matching
+
+if TYPE_CHECKING:
+    from wismo.core.investigation import FollowUp
+    from wismo.studies.declaration import Study
+    from wismo.studies.designs import StudyDesign
 
 
 def case_study_table(cs: dict[str, Any]) -> list[dict[str, object]]:
@@ -102,10 +107,10 @@ def case_study_sentence(cs: dict[str, Any]) -> str:
     )
 
 
-def study_intro(study: Any) -> str:
+def study_intro(study: Study) -> str:
     """What a study compares, in one Markdown paragraph: its file, question, designs, cases and match."""
 
-    def server(d: Any) -> str:
+    def server(d: StudyDesign) -> str:
         if d.address.serve or d.address.url:
             return f"`{d.address.describe()}`"
         # The interpreter and the study's folder as the file names them, not as this machine resolved them.
@@ -113,11 +118,11 @@ def study_intro(study: Any) -> str:
         words = ["python" if w == python else w.replace(folder, ".") for w in d.address.command]
         return f"`{' '.join(words)}` over stdio"
 
-    def link(x: Any) -> str:
+    def link(x: FollowUp) -> str:
         found = "value of the entry's" if x.key == "@" else f"`{x.key}`"
         return f"one {x.tool} call with every {found}" if x.batch else f"{x.tool} for each {found}"
 
-    def path(d: Any) -> str:
+    def path(d: StudyDesign) -> str:
         how = d.investigation
         if how.links:
             return ", then " + ", ".join(link(x) for x in how.links)
@@ -136,7 +141,7 @@ def study_intro(study: Any) -> str:
     )
 
 
-def ignored_clause(study: Any) -> str:
+def ignored_clause(study: Study) -> str:
     """The keys a study leaves out of matching and of the hostile pass's comparison, said where they apply."""
     said = [f"`{k}` (every design)" for k in study.ignore]
     for name, design in study.designs.items():

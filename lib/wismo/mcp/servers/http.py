@@ -8,7 +8,8 @@ import math
 import signal
 import socket
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -16,10 +17,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wismo.core.errors import InputError
 from wismo.mcp.servers.protocol import RequestIdInvalid, dropped_id, invalid_request
 from wismo.mcp.servers.settings import SessionLimits
+
+if TYPE_CHECKING:
+    from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 
 log = logging.getLogger("wismo.servers")
 
@@ -61,7 +66,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             if t.idle_scope is None or not t.idle_scope.cancel_called
         }
 
-    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         # Called by the SDK under its session-creation lock, with no await in between: the counts cannot change.
         # At the cap a newcomer is admitted past it when an idle session could make room once it is established;
         # the SDK's own limit is lifted for that one admission.
@@ -74,7 +79,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             self.max_sessions = self.cap
 
     async def _serve_opening_request(
-        self, http_transport: StreamableHTTPServerTransport, scope: Any, receive: Any, send: Any
+        self, http_transport: StreamableHTTPServerTransport, scope: Scope, receive: Receive, send: Send
     ) -> None:
         await super()._serve_opening_request(http_transport, scope, receive, send)
         # The SDK has kept the session only if its opening request succeeded: only then does it take a place.
@@ -115,23 +120,23 @@ class RefuseDroppedIds:
     with an id it dropped (neither a string nor an integer), the client gets 400 and a JSON-RPC error with id null
     instead, as over stdio, rather than an answer that never comes. Every other answer passes unchanged."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
         body: list[bytes] = []
         refused = False
 
-        async def recorded() -> Any:
+        async def recorded() -> Message:
             message = await receive()
             if message["type"] == "http.request":
                 body.append(message.get("body", b""))
             return message
 
-        async def checked(message: Any) -> None:
+        async def checked(message: Message) -> None:
             nonlocal refused
             if message["type"] == "http.response.start" and message["status"] == 202:
                 invalid = _dropped_id_in(b"".join(body))
@@ -244,7 +249,7 @@ async def serve_http(
             if self.started and on_listening is not None:
                 on_listening(url_of(sock))
 
-        def handle_exit(self, sig: int, frame: Any) -> None:
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             super().handle_exit(sig, frame)
             # SIGTERM asks the server to stop, and it stops gracefully: exit 0 then, not by the signal that uvicorn
             # would raise again once it is done. Ctrl-C still ends as KeyboardInterrupt.
