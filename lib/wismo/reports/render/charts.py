@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import matplotlib.colors
 import matplotlib.patches
 import matplotlib.pyplot as plt
 import matplotlib.ticker
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from wismo.mcp.servers import designs
+
+if TYPE_CHECKING:
+    from wismo.studies.declaration import Study
 
 
 class _DesignColors(Mapping[str, str]):
@@ -43,7 +47,7 @@ class _DesignColors(Mapping[str, str]):
 DESIGN_COLORS = _DesignColors()
 
 
-def use_study(study: Any) -> None:
+def use_study(study: Study) -> None:
     """Draw the study's designs in the colours its file declares (the registry's for the designs wismo serves)."""
     DESIGN_COLORS.study = dict(study.colors())
 
@@ -139,7 +143,7 @@ def calls_per_case(result: dict[str, Any]) -> Figure:
 CASE_STUDY_COLORS = {"broad": "#CC79A7", "scoped": "#009E73"}
 
 
-def thousands(ax: Any, axis: str = "y") -> None:
+def thousands(ax: Axes, axis: str = "y") -> None:
     """Format an axis with thousands separators."""
     fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.0f}")
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(fmt)
