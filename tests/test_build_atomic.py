@@ -19,7 +19,7 @@ from wismo.core import atomic, processes
 from wismo.core.paths import REPO_ROOT
 from wismo.reports.render import build as report
 from wismo.reports.render import staging
-from wismo.reports.render import study as study_plan
+from wismo.reports import study_run as study_plan
 from wismo.reports.render.build import NotebookFailed
 
 STOP_WITHIN_S = 5  # the issue's bound for Ctrl-C
@@ -276,7 +276,7 @@ def test_a_build_keeps_what_it_does_not_write_and_its_notebooks_read_it(tmp_path
 def _started(tmp_path, out, notebooks, *args):
     """`python -m wismo report --out OUT ARGS` on these notebooks, in a session of its own, as a terminal starts it."""
     script = (
-        "import sys\nfrom pathlib import Path\nimport wismo.reports.render.study as s\n"
+        "import sys\nfrom pathlib import Path\nimport wismo.reports.study_run as s\n"
         f"s.plan = lambda study, parameters=None: (sorted(Path({str(notebooks)!r}).glob('*.ipynb')), {{}}, [])\n"
         "from wismo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     )

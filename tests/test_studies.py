@@ -328,7 +328,7 @@ def test_a_missing_file_is_one_problem(tmp_path):
 
 
 def test_a_study_never_writes_into_the_built_in_outputs():
-    from wismo.reports.render.study import StudyRefused, out_folder
+    from wismo.reports.study_run import StudyRefused, out_folder
 
     before = listing(OUTPUTS)
     for given in (OUTPUTS, OUTPUTS / "studies" / ".."):
@@ -952,7 +952,7 @@ def test_the_readme_shows_the_helpdesk_study_exactly_as_tested():
 
 
 def test_a_study_run_refuses_the_repository_as_its_folder():
-    from wismo.reports.render.study import StudyRefused, out_folder
+    from wismo.reports.study_run import StudyRefused, out_folder
 
     study = declaration.load(HELPDESK_TOML)
     for folder in (REPO_ROOT, OUTPUTS):
@@ -1018,7 +1018,7 @@ def test_evaluate_records_a_studys_runs_scored_only_where_a_case_expects(tmp_pat
 
 def test_a_studys_reports_go_beside_its_file_unless_it_is_in_this_checkout(tmp_path):
     from wismo.core.paths import STUDY_OUTPUTS
-    from wismo.reports.render.study import out_folder
+    from wismo.reports.study_run import out_folder
 
     inside = declaration.load(HELPDESK_TOML)
     assert out_folder(inside, None) == STUDY_OUTPUTS / "helpdesk"

@@ -256,7 +256,7 @@ def test_a_bad_hostile_count_is_one_sentence_and_exit_2(given, said, tmp_path, c
 
 
 def test_study_run_passes_the_hostile_count_to_the_notebooks(tmp_path, monkeypatch):
-    from wismo.reports.render import study as study_run
+    from wismo.reports import study_run as study_run
 
     passed = {}
     monkeypatch.setattr(study_run, "run", lambda study, out, params, jobs: passed.update(params) or _Done(tmp_path))

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = report.jobs_wanted(args.jobs)
     if args.out is not None:  # as the build resolves it: a relative folder is under the checkout
         writable_folder("--out", args.out if Path(args.out).is_absolute() else REPO_ROOT / args.out)
-    from wismo.reports.render.study import plan
+    from wismo.reports.study_run import plan
     from wismo.studies.declaration import article
 
     study = article()  # the built-in reports are the article's study, through the path every study takes

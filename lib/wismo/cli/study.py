@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             f"{plural(len(study.unfriendly), 'unfriendly input')}."
         )
         return 0
-    from wismo.reports.render import study as study_run
+    from wismo.reports import study_run as study_run
 
     params = {"profile": args.profile, **({"models": args.models} if args.models else {})}
     if args.hostile is not None:
