@@ -31,7 +31,7 @@ from wismo.studies.declaration import load
 
 HELPDESK = REPO_ROOT / "tests" / "studies" / "helpdesk"
 FILESYSTEM = REPO_ROOT / "data" / "studies" / "filesystem.toml"
-SECTION = ("## Hostile input on this study's servers", "fuzzed = hostile.load(output_dir")
+SECTION = ("## Hostile input on this study's servers", "for shown in hostile.at_scale(")
 # Planted in a copy of helpdesk.py, each behind a word of HELPDESK_HOSTILE: get_ticket exits on an ID of 5,000
 # characters (the fixed "long" case), get_comment sleeps for ever on an empty ID (the fixed "empty" case).
 CRASH = """        if "crash" in os.environ.get("HELPDESK_HOSTILE", "") and len(ticketId) >= 5000:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from wismo.core.jsonfmt import canonical
 from wismo.core.reading import Reading
@@ -88,7 +88,20 @@ def tail(text: str) -> str:
     return " ".join(text.split())[-TAIL_CHARS:]
 
 
-def finding(category: str, design: str, part: str, where: str, value: object, what: str) -> dict[str, object]:
+class Finding(TypedDict):
+    """One finding of a hostile pass: its category, design, part and place, the first input that showed it
+    (shortened), what happened then, and how many cases showed it."""
+
+    category: str
+    design: str
+    part: str
+    where: str
+    input: str
+    what: str
+    cases: int
+
+
+def finding(category: str, design: str, part: str, where: str, value: object, what: str) -> Finding:
     """One finding: its category (CATEGORIES), the design, the part of the pass (arguments, frames, http), where
     (a tool, a kind of frame or of request), the first input that showed it (shortened) and what happened then in
     one sentence, and how many cases showed it."""
@@ -105,7 +118,7 @@ def finding(category: str, design: str, part: str, where: str, value: object, wh
     }
 
 
-def by_category(findings: list[dict[str, Any]], strict: bool = True) -> dict[str, int]:
+def by_category(findings: list[Finding], strict: bool = True) -> dict[str, int]:
     """How many cases showed each category of finding (every category named, zero included; wismo's own servers'
     only when `strict`, some design being judged by them)."""
     return {c: sum(f["cases"] for f in findings if f["category"] == c) for c in categories(strict)}
@@ -145,12 +158,12 @@ class Record:
         self, design: str, baseline: str = "", ignore: tuple[str, ...] = (), reading: Reading | None = None
     ) -> None:
         self.design, self.baseline, self.ignore, self.reading = design, baseline, ignore, reading
-        self.kept: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.kept: dict[tuple[str, str, str], Finding] = {}
         self.faults: dict[tuple[str, str], int] = {}
         self.skipped = 0
 
     @property
-    def findings(self) -> list[dict[str, object]]:
+    def findings(self) -> list[Finding]:
         """The findings in the order first made: one per category, part and place, with the cases that showed it."""
         return list(self.kept.values())
 

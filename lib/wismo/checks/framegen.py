@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TypedDict, cast
 
 from hypothesis import strategies as st
 
@@ -65,7 +65,7 @@ def _put(data: bytes, at: int, insert: bytes) -> bytes:
     return data[:at] + insert + data[at:]
 
 
-def _set(message: dict[str, object], path: tuple[str, ...], value: object) -> dict[str, object]:
+def _set(message: Mapping[str, object], path: tuple[str, ...], value: object) -> dict[str, object]:
     """A deep copy of `message` with the field at `path` given `value` (or left out: MISSING)."""
     out = json.loads(json.dumps(message))
     holder = out
@@ -103,7 +103,23 @@ def _deep(shape: str, n: int) -> bytes:
     return b"[" * n  # never closed
 
 
-def _long(base: dict[str, Any], shape: str, n: int) -> bytes:
+class CallParams(TypedDict):
+    """The params of a tools/call request: the tool's name and its arguments."""
+
+    name: str
+    arguments: dict[str, object]
+
+
+class ToolsCall(TypedDict):
+    """The normal call as the frames are built from it: a tools/call request (its JSON read back, its id 1)."""
+
+    jsonrpc: str
+    id: int
+    method: str
+    params: CallParams
+
+
+def _long(base: ToolsCall, shape: str, n: int) -> bytes:
     if shape == "argument":
         name = next(iter(base["params"]["arguments"]), "argument")
         return dumps(_set(base, ("params", "arguments"), {name: "A" * n}))
@@ -128,7 +144,7 @@ NOTIFICATIONS = ("initialized", "cancelled", "progress", "roots/list_changed", "
 ODD_METHODS = ("foo/bar", "tools/cal", "", "rpc.discover", "resources/list", "prompts/list", "completion/complete")
 REVISIONS = ("2025-11-25", "2025-06-18", "2024-11-05", "1999-01-01", "")
 NOT_JSON = (b"", b" ", b"\t", b"\r", b"\x00", b"\xef\xbb\xbf{}", b"{'jsonrpc': '2.0'}", b"undefined", b"{", b"]")
-NOT_RPC: tuple[dict[str, Any], ...] = (
+NOT_RPC: tuple[dict[str, object], ...] = (
     {},
     {"jsonrpc": "2.0"},
     {"jsonrpc": "2.0", "id": 1},

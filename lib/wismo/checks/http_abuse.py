@@ -11,7 +11,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import psutil
 from hypothesis import strategies as st
@@ -21,6 +20,7 @@ from wismo.checks.findings import Record
 from wismo.checks.framegen import PROBE
 from wismo.checks.frames import RSS_EVERY
 from wismo.checks.fuzz import MEMORY_LIMIT_MB, rss_mb, run_examples
+from wismo.checks.records import JudgedBound, ParallelClients, ServedHttp, SessionBound, SessionsResult, SlowClients
 from wismo.checks.sessions import HEADERS, ask, new_client_problem, open_session
 from wismo.checks.sessions import abandon as abandon_sessions
 from wismo.checks.target import Normal, Target
@@ -219,11 +219,12 @@ def case_problems(
     return problems
 
 
-def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any]:
+def abuse_design(target: Target, examples: int, record: Record) -> ServedHttp:
     """Every generated kind of case, `examples` each, then the fixed ones, on one HTTP server of the design wismo
     serves for `target`; its faults go to `record` (part "served http"), the counts into the report returned."""
     design = target.address.serve or target.design
-    report: dict[str, Any] = {"cases": {}, "statuses": {}}
+    cases: dict[str, int] = {}
+    statuses: dict[str, dict[str, int]] = {}
     normal = Normal(target)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         with RawHttp(design, stdout=out, stderr=err) as server:
@@ -232,7 +233,6 @@ def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any
             if (wrong := canary()) is not None:
                 raise RuntimeError(f"the {design} server over HTTP did not serve a normal client: {wrong}")
             started = rss_mb(process)  # once it serves: before, the process may still be importing
-            report["startServerRssMb"] = round(started, 1)
             peak = [started]
 
             opened: list[str] = []
@@ -244,11 +244,11 @@ def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any
                 return opened[0]
 
             def case(kind: str, status: int, what: bytes) -> None:
-                report["cases"][kind] = report["cases"].get(kind, 0) + 1
-                counts = report["statuses"].setdefault(kind, {})
+                cases[kind] = cases.get(kind, 0) + 1
+                counts = statuses.setdefault(kind, {})
                 counts[str(status)] = counts.get(str(status), 0) + 1
                 rss = None
-                if report["cases"][kind] % RSS_EVERY == 0 and server.proc.poll() is None:
+                if cases[kind] % RSS_EVERY == 0 and server.proc.poll() is None:
                     rss = rss_mb(process)
                     peak.append(rss)
                 owed = frames.expect(what.partition(b"\r\n\r\n")[2])[0] == "request"
@@ -262,19 +262,28 @@ def abuse_design(target: Target, examples: int, record: Record) -> dict[str, Any
                 run_examples(examples, strategy, sender(kind), generate_only=True)
             oversized = request(server.port, body=b"[" * OVERSIZED_BODY)
             case("oversized body", exchange(server.port, oversized), oversized[:200])
-            report["slowClients"] = hold_slow_clients(server.port, normal, SLOW_CLIENTS)
-            report["parallelClients"] = parallel_clients(server.port, normal, PARALLEL_CLIENTS, PARALLEL_CALLS)
-            for part in ("slowClients", "parallelClients"):
-                if report[part]["problem"] is not None:
-                    record.add("changed answer", SERVED, part, "", report[part]["problem"])
+            slow = hold_slow_clients(server.port, normal, SLOW_CLIENTS)
+            parallel = parallel_clients(server.port, normal, PARALLEL_CLIENTS, PARALLEL_CALLS)
+            for part, clients in (("slowClients", slow), ("parallelClients", parallel)):
+                if clients["problem"] is not None:
+                    record.add("changed answer", SERVED, part, "", clients["problem"])
             peak.append(rss_mb(process))
-        report["peakServerRssMb"] = round(max(peak), 1)
-        report["exitCode"] = server.proc.returncode
+        code = server.proc.returncode
         out.seek(0)
         err.seek(0)
-        report["stdoutBytes"] = len(out.read())
-        problems = exit_problems(report["exitCode"], report["stdoutBytes"], err.read().decode(errors="replace"))
-    report["cleanExit"] = not problems
+        stdout_bytes = len(out.read())
+        problems = exit_problems(code, stdout_bytes, err.read().decode(errors="replace"))
+    report: ServedHttp = {
+        "cases": cases,
+        "statuses": statuses,
+        "startServerRssMb": round(started, 1),
+        "slowClients": slow,
+        "parallelClients": parallel,
+        "peakServerRssMb": round(max(peak), 1),
+        "exitCode": code,
+        "stdoutBytes": stdout_bytes,
+        "cleanExit": not problems,
+    }
     for problem in problems:
         record.add("unclean exit", SERVED, "SIGTERM", "", problem)
     return report
@@ -291,7 +300,7 @@ def exit_problems(code: int, stdout_bytes: int, stderr: str) -> list[str]:
     return problems
 
 
-def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, object]:
+def hold_slow_clients(port: int, normal: Normal, count: int) -> SlowClients:
     """Open `count` connections that each send half a request and wait; a normal client must be served meanwhile."""
     held = []
     whole = request(port, body=line(initialize()).strip())
@@ -309,7 +318,7 @@ def hold_slow_clients(port: int, normal: Normal, count: int) -> dict[str, object
     return {"held": count, "problem": problem}
 
 
-def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dict[str, object]:
+def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> ParallelClients:
     """`clients` clients at once, each with its own connection and session, asking `calls` times; every answer
     checked."""
 
@@ -326,17 +335,22 @@ def parallel_clients(port: int, normal: Normal, clients: int, calls: int) -> dic
     return {"clients": clients, "callsEach": calls, "wrongAnswers": len(wrong), "problem": wrong[0] if wrong else None}
 
 
-def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits | None = None) -> dict[str, object]:
+def abandoned(target: Target, sessions: int, every: int, limits: SessionLimits | None = None) -> SessionBound:
     """The session bound on a fresh server of the design wismo serves for `target` (wismo's default limits unless
     others are given): the memory curve, the first session, a new client."""
     limits = limits or SessionLimits()
     options = ("--max-sessions", str(limits.max_sessions), "--session-idle-timeout", f"{limits.idle_timeout_s:g}")
     with RawHttp(target.address.serve or target.design, options=options) as server:
         result = abandon_sessions(server, Normal(target), sessions, every)
-    return result | {"design": target.design, "maxSessions": limits.max_sessions, "idleTimeoutS": limits.idle_timeout_s}
+    return {
+        **result,
+        "design": target.design,
+        "maxSessions": limits.max_sessions,
+        "idleTimeoutS": limits.idle_timeout_s,
+    }
 
 
-def bound_problems(bound: dict[str, Any]) -> list[tuple[str, str]]:
+def bound_problems(bound: SessionBound) -> list[tuple[str, str]]:
     """What breaks the session bound in an abandoned-sessions result, each as (its category of finding, a
     sentence)."""
     problems = []
@@ -352,12 +366,12 @@ def bound_problems(bound: dict[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
-def sessions_bound(target: Target, sessions: int, every: int = 250) -> dict[str, Any]:
+def sessions_bound(target: Target, sessions: int, every: int = 250) -> SessionsResult:
     """The abandoned-sessions test on wismo's limits and, for comparison, on the SDK's defaults, on one design wismo
     serves; what the bound breaks, said."""
     from mcp.server.streamable_http_manager import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT
 
-    bound = abandoned(target, sessions, every)
-    bound["failures"] = bound_problems(bound)
+    measured = abandoned(target, sessions, every)
+    bound: JudgedBound = {**measured, "failures": bound_problems(measured)}
     sdk = SessionLimits(DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT)
     return {"wismo": bound, "sdkDefaults": abandoned(target, sessions, every, sdk)}

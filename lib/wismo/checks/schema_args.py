@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import string
-from typing import Any
 
 from hypothesis import strategies as st
 
 from wismo.checks.framegen import SMALL_JSON
+from wismo.checks.records import ListedTool
 
 LONG = "9" * 5000  # as long as the article's "very long" unfriendly input
 ODD_NUMBERS = (0, -1, 2**31, 2**53 + 1, 2**64, -(2**63) - 1, 0.5, 1e308, -0.0)
@@ -102,13 +102,13 @@ def values(schema: object, real: object) -> st.SearchStrategy[object]:
     return st.one_of(typed(schema, real), typed(schema, real), wrong)
 
 
-def properties(tool: dict[str, Any]) -> dict[str, Any]:
+def properties(tool: ListedTool) -> dict[str, object]:
     """A tool's declared arguments (none when its input schema declares no properties)."""
     props = (tool.get("inputSchema") or {}).get("properties")
     return props if isinstance(props, dict) else {}
 
 
-def arguments(tool: dict[str, Any], base: dict[str, Any]) -> st.SearchStrategy[dict[str, object]]:
+def arguments(tool: ListedTool, base: dict[str, object]) -> st.SearchStrategy[dict[str, object]]:
     """Hostile argument objects for a tool, starting from real arguments `base` (the normal call's, or the first
     linked call's) where there are any."""
     props = properties(tool)
@@ -126,7 +126,7 @@ def _wrong(schema: object) -> object:
     return 12345678901234567890 if "string" in (_types(schema) or ["string"]) else "not a number, nor a list"
 
 
-def fixed(tool: dict[str, object], base: dict[str, object]) -> list[dict[str, object]]:
+def fixed(tool: ListedTool, base: dict[str, object]) -> list[dict[str, object]]:
     """The cases sent every time, whatever hypothesis draws: every argument left out, an unknown one besides the
     real ones, and for each argument (in name order) empty, 5,000 characters long, null and of the wrong type."""
     cases: list[dict[str, object]] = [{}, {**base, UNKNOWN: "x"}]

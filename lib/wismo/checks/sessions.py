@@ -8,6 +8,7 @@ import json
 import psutil
 
 from wismo.checks.fuzz import rss_mb
+from wismo.checks.records import AbandonedSessions, CurvePoint
 from wismo.checks.target import Normal
 from wismo.core.revision import PINNED_REVISION
 from wismo.mcp.client.raw import HttpConnection, RawHttp, initialize, line, status_of
@@ -56,14 +57,14 @@ def new_client_problem(port: int, normal: Normal) -> str | None:
         conn.close()
 
 
-def abandon(server: RawHttp, normal: Normal, sessions: int, every: int = 250) -> dict[str, object]:
+def abandon(server: RawHttp, normal: Normal, sessions: int, every: int = 250) -> AbandonedSessions:
     """Open one session and use it, then open `sessions` more that are never used again, sampling the server's
     memory every `every`; then ask in the first session again and serve a new client. The figures of the bound."""
     first = open_session(server.conn)
     used = ask(server.conn, normal, first)[1]
     process = psutil.Process(server.proc.pid)
     started = rss_mb(process)
-    curve = [{"sessions": 0, "rssAboveStartMb": 0.0}]
+    curve: list[CurvePoint] = [{"sessions": 0, "rssAboveStartMb": 0.0}]
     refused = 0
     opening = line(initialize()).strip()
     for n in range(1, sessions + 1):

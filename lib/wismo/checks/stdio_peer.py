@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from typing import Any
+from collections.abc import Mapping
 
 import psutil
 
@@ -130,10 +130,10 @@ class StdioPeer:
             return
         self.peak_rss_mb = max(self.peak_rss_mb, round(rss / 2**20, 1))
 
-    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange:
+    def calls(self, messages: list[dict[str, object]], starting: bool = False) -> Exchange:
         """Requests sent together, each awaited by its id (`starting`: before the first case, on the start's
         deadline)."""
-        return self.exchange(b"".join(line(m) for m in messages), [m["id"] for m in messages], starting=starting)
+        return self.exchange(b"".join(line(m) for m in messages), [request_id(m) for m in messages], starting=starting)
 
     def replace(self) -> None:
         """Stop this server and start a fresh one (PeerUnusable when it cannot be used)."""
@@ -171,6 +171,14 @@ class StdioPeer:
         got.traceback = self._stderr_traceback()
         self._end()
         return code, got
+
+
+def request_id(message: Mapping[str, object]) -> str:
+    """The id of a request the pass sends: always a string (framegen.PROBE's or a case's, and a number)."""
+    ident = message["id"]
+    if not isinstance(ident, str):
+        raise TypeError(f"not an id the pass gives its requests: {ident!r}")
+    return ident
 
 
 class PeerUnusable(WismoError, RuntimeError):

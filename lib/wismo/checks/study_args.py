@@ -5,12 +5,14 @@ normal call; what the design's report says of its tools."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar, cast
 
 from wismo.checks import schema_args
 from wismo.checks.findings import Exchange, Record, answer_text, one_sentence, shortened, texts
 from wismo.checks.framegen import PROBE
 from wismo.checks.fuzz import run_examples
+from wismo.checks.records import DesignReport, ListedTool
 from wismo.checks.stdio_peer import PeerUnusable
 from wismo.checks.target import Target
 from wismo.mcp.client.raw import tools_call
@@ -51,14 +53,15 @@ class Pass(Generic[P]):
         self.record = Record(target.design, answer_text(first, target.ignore, reading), target.ignore, reading)
         self.bases = target.bases(first)
 
-    def _listing(self) -> list[dict[str, Any]]:
+    def _listing(self) -> list[ListedTool]:
         ident = PROBE + "tools"
         got = self.peer.calls([{"jsonrpc": "2.0", "id": ident, "method": "tools/list"}], starting=True)
         result = got.answers.get(ident, {}).get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list):
             raise PeerUnusable(self.target.design, f"tools/list was not answered with tools ({got.what or 'none'})")
-        return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        # The server's JSON as parsed: tools with a string name are kept, the rest of each read as MCP declares it.
+        return cast("list[ListedTool]", [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)])
 
     def probe(self) -> tuple[str, dict[str, object]]:
         """The next normal call: its id and its message."""
@@ -83,13 +86,13 @@ class Pass(Generic[P]):
             self.record.add("unclear error", "arguments", tool, arguments, f"the tool error was {shortened(said)}")
 
 
-def each(case: Any) -> Any:
+def each(case: Callable[..., None]) -> Callable[[object], None]:
     """`case` as hypothesis takes it: a function of the drawn value alone (it refuses one with defaults, which bind
     the loop's current tool or kind)."""
     return lambda value: case(value)
 
 
-def arguments(p: Pass[Any], count: int, out: dict[str, Any]) -> None:
+def arguments(p: Pass[P], count: int, out: dict[str, dict[str, int]]) -> None:
     """Every tool the investigation calls: its fixed cases, then `count` generated argument objects (counted into
     `out` by tool as they go)."""
     offered = {t["name"]: t for t in p.tools}
@@ -104,7 +107,7 @@ def arguments(p: Pass[Any], count: int, out: dict[str, Any]) -> None:
         run_examples(count, hostile, each(lambda a, n=name, s=stats: p.argument_case(n, a, s)), generate_only=True)
 
 
-def design_report(target: Target, tools: list[dict[str, Any]]) -> dict[str, Any]:
+def design_report(target: Target, tools: list[ListedTool]) -> DesignReport:
     """What a design's report says before its cases: how it was reached, its normal call, the tools called (each
     with its listing's read-only mark, None when it gives none) and the tools offered but never called."""
     marks = {t["name"]: (t.get("annotations") or {}).get("readOnlyHint") for t in tools}
@@ -123,12 +126,12 @@ def design_report(target: Target, tools: list[dict[str, Any]]) -> dict[str, Any]
     }
 
 
-def finished(report: dict[str, Any], p: Pass[Any]) -> dict[str, Any]:
+def finished(report: DesignReport, p: Pass[P]) -> DesignReport:
     """A design's report once its pass has ended: its findings, restarts and skipped cases."""
     return report | {"findings": p.record.findings, "restarts": p.peer.restarts, "skippedCases": p.record.skipped}
 
 
-def unusable(target: Target, exc: PeerUnusable) -> dict[str, object]:
+def unusable(target: Target, exc: PeerUnusable) -> DesignReport:
     """The report of a design whose server could not be used at all (no handshake, no tools, no normal answer)."""
     record = Record(target.design)
     record.add(exc.category, "start", "the handshake, tools/list and the normal call", "", exc.what)

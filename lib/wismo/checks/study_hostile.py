@@ -18,7 +18,7 @@ and the partial frames at fresh servers only from BIG_FROM on.
 from __future__ import annotations
 
 import time
-from typing import Any, cast
+from typing import TYPE_CHECKING
 
 from wismo.checks import study_args
 from wismo.checks.findings import NOT_FINDINGS, Exchange, by_category, categories, finding
@@ -26,10 +26,14 @@ from wismo.checks.framegen import KINDS, PROBE, Frames, frames_for
 from wismo.checks.frames import Owed
 from wismo.checks.fuzz import MEMORY_LIMIT_MB, run_examples
 from wismo.checks.hostile import SESSIONS, STUDY_COUNT, per_kind
+from wismo.checks.records import DesignReport, DesignTimings, FramesReport, HostileResult, PassTimings
 from wismo.checks.stdio_peer import DEADLINE_S, PeerUnusable, StdioPeer
 from wismo.checks.study_args import Pass, each
 from wismo.checks.target import Target, of_study, withheld
 from wismo.mcp.client.raw import line
+
+if TYPE_CHECKING:
+    from wismo.studies.declaration import Study
 
 BIG_FRAME = 2**20  # fixed frames longer than this (the lines of 16 and 40 MB) run from BIG_FROM on
 BIG_FROM = 100  # a count this large is a long run, which can afford them
@@ -59,7 +63,7 @@ def fixed_frames(made_by: Frames, kind: str, big: bool) -> list[bytes]:
     return [f for f in made if big or len(f) <= BIG_FRAME]
 
 
-def frames(p: Pass[StdioPeer], count: int, big: bool, out: dict[str, object]) -> None:
+def frames(p: Pass[StdioPeer], count: int, big: bool, out: FramesReport) -> None:
     """Every kind of frame (framegen.KINDS), made from the design's own normal call: its fixed frames, then `count`
     generated ones (counted into `out` as they go); then half a frame and the end of input, after which the server
     should exit."""
@@ -103,7 +107,7 @@ def partial_frames(p: Pass[StdioPeer], made_by: Frames) -> int:
     return len(made_by.eof)
 
 
-def stdio_design(target: Target, count: int, deadline_s: float, served_http: bool = False) -> dict[str, object]:
+def stdio_design(target: Target, count: int, deadline_s: float, served_http: bool = False) -> DesignReport:
     """The whole pass on one stdio design: its report, with its memory and time under `timings` (and, with
     `served_http`, hostile requests to the HTTP side of a design wismo serves)."""
     from wismo.checks import http_abuse
@@ -112,10 +116,11 @@ def stdio_design(target: Target, count: int, deadline_s: float, served_http: boo
     peer = StdioPeer(target, deadline_s)
     p = Pass(target, peer)
     report = study_args.design_report(target, p.tools)
-    report["frames"] = {"bigLines": count >= BIG_FROM}
+    sent: FramesReport = {"bigLines": count >= BIG_FROM}
+    report["frames"] = sent
     try:
         study_args.arguments(p, count, report["arguments"])
-        frames(p, per_kind(count), count >= BIG_FROM, report["frames"])
+        frames(p, per_kind(count), count >= BIG_FROM, sent)
     except PeerUnusable as exc:  # a fresh server after a crash or hang that cannot be used: the pass ends there
         p.record.add(exc.category, "restart", "a fresh server", "", exc.what)
         report["stoppedEarly"] = f"{exc}; the pass stopped there"
@@ -123,7 +128,7 @@ def stdio_design(target: Target, count: int, deadline_s: float, served_http: boo
     if target.strict and peer.peak_rss_mb > MEMORY_LIMIT_MB:
         said = f"the server used {peer.peak_rss_mb:.0f} MB, over its {MEMORY_LIMIT_MB} MB limit"
         p.record.add("over memory", "arguments", "the whole pass", "", said)
-    timings = {"seconds": 0.0, "peakServerRssMb": peer.peak_rss_mb}
+    timings: DesignTimings = {"seconds": 0.0, "peakServerRssMb": peer.peak_rss_mb}
     if served_http and target.address.serve:
         served = http_abuse.abuse_design(target, per_kind(count), p.record)
         timings["peakServedHttpRssMb"] = served.pop("peakServerRssMb")
@@ -134,8 +139,8 @@ def stdio_design(target: Target, count: int, deadline_s: float, served_http: boo
 
 
 def run(
-    study: Any, count: int = STUDY_COUNT, deadline_s: float = DEADLINE_S, served_http: bool = False
-) -> dict[str, Any]:
+    study: Study, count: int = STUDY_COUNT, deadline_s: float = DEADLINE_S, served_http: bool = False
+) -> HostileResult:
     """Hostile input on every design of a study (`count` argument objects per tool; 0 skips the pass): the content
     of hostile.json, every finding listed once with its design. With `served_http` (make fuzz), the designs wismo
     serves get hostile requests to their HTTP side too."""
@@ -143,7 +148,7 @@ def run(
 
     started = time.perf_counter()
     targets = of_study(study) if count else []
-    reports = []
+    reports: list[DesignReport] = []
     for target in targets:
         try:
             if target.address.transport == "http":
@@ -153,8 +158,8 @@ def run(
         except PeerUnusable as exc:
             reports.append(study_args.unusable(target, exc))
     findings = [f for r in reports for f in r.pop("findings")]
-    timings: dict[str, object] = {"designs": {r["design"]: r.pop("timings", {}) for r in reports}}
-    timings["seconds"] = round(time.perf_counter() - started, 1)
+    designs: dict[str, DesignTimings] = {r["design"]: r.pop("timings", {}) for r in reports}
+    timings: PassTimings = {"designs": designs, "seconds": round(time.perf_counter() - started, 1)}
     strict = any(t.strict for t in targets)
     return {
         "study": {"title": study.title, "file": study.path.name},
@@ -174,17 +179,17 @@ def run(
     }
 
 
-def cases(report: dict[str, Any]) -> int:
+def cases(report: DesignReport) -> int:
     """Every case sent to one design: argument objects, frames and HTTP requests (withheld frames not counted)."""
     arguments = sum(t["cases"] for t in report["arguments"].values())
-    frames_sent = sum(((report.get("frames") or {}).get("cases") or {}).values())
-    frames_sent += (report.get("frames") or {}).get("partialFrames", 0)
-    http = sum(((report.get("http") or {}).get("cases") or {}).values())
-    http += sum(((report.get("servedHttp") or {}).get("cases") or {}).values())
-    return cast("int", arguments + frames_sent + http)
+    sent = report.get("frames")
+    frames_sent = sum((sent.get("cases") or {}).values()) + sent.get("partialFrames", 0) if sent else 0
+    http = sum((h.get("cases") or {}).values()) if (h := report.get("http")) else 0
+    http += sum((s.get("cases") or {}).values()) if (s := report.get("servedHttp")) else 0
+    return arguments + frames_sent + http
 
 
-def at_scale(study: object, examples: int, sessions: int = SESSIONS) -> dict[str, Any]:
+def at_scale(study: Study, examples: int, sessions: int = SESSIONS) -> HostileResult:
     """`make fuzz`: the pass on every design of `study` (`examples` argument objects per tool, a tenth per kind of
     frame and HTTP request), the HTTP side of each design wismo serves, and `sessions` abandoned on the last of
     those: fuzz.json."""
@@ -206,6 +211,6 @@ def at_scale(study: object, examples: int, sessions: int = SESSIONS) -> dict[str
     return result
 
 
-def failures(result: dict[str, Any]) -> int:
+def failures(result: HostileResult) -> int:
     """Every finding of a pass, counted by the cases that showed it."""
     return sum(result["totals"]["byCategory"].values())

@@ -15,7 +15,6 @@ from __future__ import annotations
 import http.client
 import json
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from wismo.checks.findings import Exchange, has_traceback, tail, texts
@@ -23,7 +22,8 @@ from wismo.checks.framegen import PROBE
 from wismo.checks.fuzz import run_examples
 from wismo.checks.hostile import per_kind
 from wismo.checks.http_abuse import OVERSIZED_BODY, case_strategies, exchange, request
-from wismo.checks.stdio_peer import PeerUnusable
+from wismo.checks.records import DesignReport, HttpReport
+from wismo.checks.stdio_peer import PeerUnusable, request_id
 from wismo.checks.study_args import Pass, arguments, design_report, each, finished
 from wismo.checks.target import Target, withheld
 from wismo.core.revision import PINNED_REVISION
@@ -37,7 +37,7 @@ BROKEN = "broken framing"
 BROKEN_WAIT_S = 2.0
 
 
-def messages_in(content_type: str, body: bytes) -> list[dict[str, Any]]:
+def messages_in(content_type: str, body: bytes) -> list[dict[str, object]]:
     """The JSON-RPC messages of an answer: its JSON body, or the data of each event of an event stream."""
     if "text/event-stream" in content_type:
         events = body.decode("utf-8", "replace").replace("\r\n", "\n").split("\n\n")
@@ -92,16 +92,17 @@ class HttpPeer:
         try:
             status, headers, body = self._post(line(initialize(request_id=INIT_ID)).strip())
             answer = next((m for m in messages_in(headers.get("content-type", ""), body) if m.get("id") == INIT_ID), {})
-            if status != 200 or not isinstance(answer.get("result"), dict):
+            result = answer.get("result")
+            if status != 200 or not isinstance(result, dict):
                 raise PeerUnusable(self.design, f"initialize was answered with HTTP {status}: {body[:200]!r}")
-            self.version = answer["result"].get("protocolVersion") or self.version
+            self.version = result.get("protocolVersion") or self.version
             self.opened += 1
             self.session = headers.get("mcp-session-id")  # none: a stateless server
             self._post(line(INITIALIZED).strip())
         except (OSError, http.client.HTTPException) as exc:
             raise PeerUnusable(self.design, f"the server could not be reached ({type(exc).__name__}: {exc})") from None
 
-    def calls(self, messages: list[dict[str, Any]], starting: bool = False) -> Exchange:
+    def calls(self, messages: list[dict[str, object]], starting: bool = False) -> Exchange:
         """Requests in this session one by one, each awaited by its id; the session opened anew if the server ended
         it (404); a hang or a crash (no more connections taken) said. (`starting` changes nothing here: a server at
         a URL is already running.)"""
@@ -130,7 +131,7 @@ class HttpPeer:
             found = messages_in(headers.get("content-type", ""), body)
             for m in found:
                 if m.get("id") == message["id"] and "method" not in m:
-                    got.answers[message["id"]] = m
+                    got.answers[request_id(message)] = m
             # A page that is not JSON-RPC (a 500's HTML) is read as it is; an answer, by the texts it carries.
             text = "\n".join(texts(m) for m in found) if found else body.decode("utf-8", "replace")
             if has_traceback(text) and got.traceback is None:
@@ -149,7 +150,7 @@ class HttpPeer:
                 pass  # the server is going or gone: nothing left to end
 
 
-def http_case(p: Pass[Any], peer: HttpPeer, kind: str, data: bytes, out: dict[str, Any]) -> None:
+def http_case(p: Pass[HttpPeer], peer: HttpPeer, kind: str, data: bytes, out: HttpReport) -> None:
     """One hostile request on a connection of its own, then the normal call; its status counted, findings recorded."""
     if withheld(data.partition(b"\r\n\r\n")[2], p.forbidden):
         out["withheld"] += 1
@@ -172,7 +173,7 @@ def http_case(p: Pass[Any], peer: HttpPeer, kind: str, data: bytes, out: dict[st
     p.record.judge(got, "http", kind, data, probe)
 
 
-def http_cases(p: Pass[Any], peer: HttpPeer, count: int, out: dict[str, object]) -> None:
+def http_cases(p: Pass[HttpPeer], peer: HttpPeer, count: int, out: HttpReport) -> None:
     """Every kind of hostile request, `count` each, then one body over 4 MiB; the in-session cases in a session
     of their own."""
     cases_peer: list[HttpPeer] = []
@@ -195,20 +196,21 @@ def http_cases(p: Pass[Any], peer: HttpPeer, count: int, out: dict[str, object])
             c.close()
 
 
-def http_design(target: Target, count: int, deadline_s: float) -> dict[str, Any]:
+def http_design(target: Target, count: int, deadline_s: float) -> DesignReport:
     """The whole pass on one design at a URL: its report, with its time under `timings`."""
     started = time.perf_counter()
     peer = HttpPeer(target, deadline_s)
     try:
         p = Pass(target, peer)
         report = design_report(target, p.tools)
-        report["http"] = {"cases": {}, "statuses": {}, "withheld": 0, "sessionsOpened": 0, "leftOut": None}
+        sent: HttpReport = {"cases": {}, "statuses": {}, "withheld": 0, "sessionsOpened": 0, "leftOut": None}
+        report["http"] = sent
         try:
             arguments(p, count, report["arguments"])
             if peer.tls:
-                report["http"]["leftOut"] = "raw hostile requests are plain HTTP/1.1; this server is reached over TLS"
+                sent["leftOut"] = "raw hostile requests are plain HTTP/1.1; this server is reached over TLS"
             else:
-                http_cases(p, peer, per_kind(count), report["http"])
+                http_cases(p, peer, per_kind(count), sent)
         except PeerUnusable as exc:  # the server went away: not restarted from here, so the pass ends
             report["stoppedEarly"] = f"{exc}; the pass stopped there"
     finally:

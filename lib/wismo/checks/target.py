@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.checks.findings import answer_text, shortened
 from wismo.core.investigation import Investigation
 from wismo.mcp.client.address import Address
 from wismo.mcp.client.raw import tools_call
+
+if TYPE_CHECKING:
+    from wismo.studies.declaration import Study
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class Target:
         return out
 
 
-def of_study(study: Any) -> list[Target]:
+def of_study(study: Study) -> list[Target]:
     """Every design of a study as a target, the reference first."""
     first = study.cases[0].fields
     out = []

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from wismo.core.paths import OUTPUTS
 from wismo.mcp.servers.settings import SessionLimits
 
+if TYPE_CHECKING:
+    from wismo.checks.records import HostileResult, JudgedBound, SessionBound
+    from wismo.studies.declaration import Study
 
-def load(out: str | Path | None, study: Any = None) -> dict[str, object] | None:
+
+def load(out: str | Path | None, study: Study | None = None) -> HostileResult | None:
     """The fuzz result in `out` (default outputs/), or None when `make fuzz` has not written one there, or wrote it
     for another study than `study` (by its file's name; any study when None)."""
     path = (Path(out) if out else OUTPUTS) / "fuzz.json"
@@ -20,7 +24,7 @@ def load(out: str | Path | None, study: Any = None) -> dict[str, object] | None:
     fuzzed = json.loads(path.read_text(encoding="utf-8"))
     if study is not None and (fuzzed.get("study") or {}).get("file") != study.path.name:
         return None
-    return cast("dict[str, object] | None", fuzzed)
+    return cast("HostileResult | None", fuzzed)  # fuzz.json as written (study_hostile.at_scale), just parsed
 
 
 def left_out(out: str | Path) -> str | None:
@@ -30,7 +34,7 @@ def left_out(out: str | Path) -> str | None:
     return "hostile input at scale on the study's servers (report 01): `make fuzz`, then `make report`"
 
 
-def intro(fuzzed: dict[str, Any]) -> str:
+def intro(fuzzed: HostileResult) -> str:
     """What `make fuzz` sent, in words, every count from its result."""
     served = [d["design"] for d in fuzzed["designs"] if d.get("servedHttp")]
     http = (
@@ -39,7 +43,7 @@ def intro(fuzzed: dict[str, Any]) -> str:
         if served
         else ""
     )
-    big = any((d.get("frames") or {}).get("bigLines") for d in fuzzed["designs"])
+    big = any(frames.get("bigLines") for d in fuzzed["designs"] if (frames := d.get("frames")))
     lines = ", lines of 16 and 40 MB and partial frames at fresh servers" if big else ""
     return (
         f"`make fuzz` runs the pass of the section above at scale on this study's servers, each a real process: "
@@ -57,9 +61,9 @@ idle longest is closed, so that a new client is still served. Here thousands of 
 come back, while the server's memory is sampled. The same is measured on the SDK's own defaults, for comparison."""
 
 
-def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
+def sessions_sentence(fuzzed: HostileResult | None) -> str | None:
     """One sentence on the abandoned sessions: how many, the growth against the bound, the oldest, a new client."""
-    bound = ((fuzzed or {}).get("sessions") or {}).get("wismo")
+    bound = sessions.get("wismo") if fuzzed is not None and (sessions := fuzzed.get("sessions")) else None
     if fuzzed is None or bound is None:
         return None
     verdict = "within" if bound["growthMb"] <= bound["boundMb"] else "over"
@@ -89,13 +93,13 @@ def sessions_sentence(fuzzed: dict[str, Any] | None) -> str | None:
     )
 
 
-def session_runs(fuzzed: dict[str, Any]) -> tuple[dict[str, object], dict[str, object] | None]:
+def session_runs(fuzzed: HostileResult) -> tuple[JudgedBound, SessionBound | None]:
     """The abandoned-sessions runs of a fuzz result: on wismo's limits, and on the SDK's defaults when measured."""
     sessions = fuzzed["sessions"]
     return sessions["wismo"], sessions.get("sdkDefaults")
 
 
-def at_scale(out: str | Path | None, study: object) -> list[object]:
+def at_scale(out: str | Path | None, study: Study) -> list[object]:
     """What notebook 01 shows of a `make fuzz` run on this study, in order: its heading and sentences, its tables, and
     the abandoned sessions' memory chart; nothing when no fuzz.json for the study is in `out`."""
     from IPython.display import Markdown
@@ -118,5 +122,8 @@ def at_scale(out: str | Path | None, study: object) -> list[object]:
     for part, rows in study_hostile.parts(fuzzed):
         shown += [Markdown(part), tables.show(rows)]
     if said := sessions_sentence(fuzzed):
-        shown += [Markdown(SESSIONS), Markdown(said), Shown(charts.session_memory(*session_runs(fuzzed)), said)]
+        bound, before = session_runs(fuzzed)
+        # The chart takes the runs as plain dicts: copies of the records, which it only reads.
+        chart = charts.session_memory(dict(bound), None if before is None else dict(before))
+        shown += [Markdown(SESSIONS), Markdown(said), Shown(chart, said)]
     return shown

@@ -5,7 +5,7 @@ name the study's designs, the tools each was sent hostile arguments at, the tool
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from wismo.checks.findings import MAX_FAULTS
 from wismo.checks.framegen import KINDS
@@ -14,11 +14,14 @@ from wismo.core.jsonfmt import write_stable
 from wismo.core.paths import report_dir
 from wismo.core.textgrid import LIST_SEPARATOR, plural
 
+if TYPE_CHECKING:
+    from wismo.checks.records import DesignReport, HostileResult
+
 OUTPUT = "hostile.json"
 KIND = "measured"  # every count and figure here is what this run sent and saw
 
 
-def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
+def build(params: Mapping[str, object] | None = None) -> HostileResult:
     """Run the hostile-input pass on the study's designs (`hostile_count` argument objects per tool; 0 skips it), write
     hostile.json into the output folder, and return its content."""
     from wismo.checks import study_hostile
@@ -31,13 +34,13 @@ def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
     return result
 
 
-def _tools(report: dict[str, Any]) -> str:
+def _tools(report: DesignReport) -> str:
     """A design's tools that got hostile arguments, in words: each with its listing's read-only mark."""
-    marks = {True: "read-only", False: "not marked read-only", None: "no read-only mark"}
+    marks: dict[bool | None, str] = {True: "read-only", False: "not marked read-only", None: "no read-only mark"}
     return ", ".join(f"`{t}` ({marks[c['readOnly']]})" for t, c in report["toolsCalled"].items())
 
 
-def summary_sentence(result: dict[str, Any]) -> str:
+def summary_sentence(result: HostileResult) -> str:
     """What was sent to which design and what was found, in sentences (or the one sentence of a skipped pass)."""
     if not result["count"]:
         return "No hostile input was sent in this run: it was asked for with a count of 0 (`--hostile 0`)."
@@ -69,14 +72,14 @@ def summary_sentence(result: dict[str, Any]) -> str:
     )
 
 
-def design_rows(result: dict[str, Any]) -> list[dict[str, object]]:
+def design_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per design: how it was reached, its normal call, the cases of each part, restarts and findings."""
     from wismo.checks.study_hostile import cases
 
     findings = result["findings"]
     rows = []
     for d in result["designs"]:
-        frames, http = d.get("frames") or {}, d.get("http") or {}
+        frames, http = d.get("frames"), d.get("http")
         end = frames.get("exitCodeAtEndOfInput", "-") if frames else "-"
         rows.append(
             {
@@ -84,8 +87,8 @@ def design_rows(result: dict[str, Any]) -> list[dict[str, object]]:
                 "reached over": d["transport"],
                 "normal call": f"{d['normalCall']['tool']} {d['normalCall']['arguments']}",
                 "argument cases": sum(t["cases"] for t in d["arguments"].values()),
-                "frames": sum((frames.get("cases") or {}).values()),
-                "HTTP requests": sum((http.get("cases") or {}).values()),
+                "frames": sum((frames.get("cases") or {}).values()) if frames else 0,
+                "HTTP requests": sum((http.get("cases") or {}).values()) if http else 0,
                 "all cases": cases(d),
                 "restarts": d["restarts"],
                 "exit code at end of input": "did not exit" if end is None else end,
@@ -95,19 +98,19 @@ def design_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     return rows
 
 
-def category_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+def category_rows(result: HostileResult) -> list[dict[str, object]]:
     """What each category of finding the pass judged by means, as qa/findings.py declares it."""
     return [{"finding": name, "what it means": meaning} for name, meaning in result["categories"].items()]
 
 
-def findings_sentence(result: dict[str, Any]) -> str:
+def findings_sentence(result: HostileResult) -> str:
     """The findings by category in one sentence (every category said, zero included), with what is not a finding."""
     by = result["totals"]["byCategory"]
     counts = ", ".join(f"{name} {by[name]:,}" for name in result["categories"])
     return f"Cases that showed a finding, by category ({KIND}): {counts}. {result['notFindings']}"
 
 
-def finding_rows(result: dict[str, Any]) -> list[dict[str, object]]:
+def finding_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per finding: its category, design, part and place, the first input that showed it, what happened,
     and how many cases showed it."""
     return [
@@ -124,11 +127,11 @@ def finding_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     ]
 
 
-def _found_at(result: dict[str, Any], design: str, part: str, where: str) -> int:
+def _found_at(result: HostileResult, design: str, part: str, where: str) -> int:
     return sum(f["cases"] for f in result["findings"] if (f["design"], f["part"], f["where"]) == (design, part, where))
 
 
-def argument_rows(result: dict[str, Any]) -> list[dict[str, object]]:
+def argument_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per design and tool: its read-only mark, the cases, how they were answered, and findings."""
     return [
         {
@@ -146,15 +149,15 @@ def argument_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     ]
 
 
-def frame_rows(result: dict[str, Any]) -> list[dict[str, object]]:
+def frame_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per kind of frame: the frames each stdio design got, and the cases that showed a finding."""
-    stdio = [d for d in result["designs"] if d.get("frames")]
+    stdio = [(d["design"], frames) for d in result["designs"] if (frames := d.get("frames"))]
     return (
         [
             {
                 "kind of frame": kind,
-                **{f"frames, {d['design']}": d["frames"]["cases"].get(kind, 0) for d in stdio},
-                "findings": sum(_found_at(result, d["design"], "frames", kind) for d in stdio),
+                **{f"frames, {design}": sent["cases"].get(kind, 0) for design, sent in stdio},
+                "findings": sum(_found_at(result, design, "frames", kind) for design, _ in stdio),
             }
             for kind in KINDS
         ]
@@ -163,36 +166,36 @@ def frame_rows(result: dict[str, Any]) -> list[dict[str, object]]:
     )
 
 
-def _request_rows(result: dict[str, Any], key: str, part: str) -> list[dict[str, object]]:
+def _request_rows(result: HostileResult, key: Literal["http", "servedHttp"], part: str) -> list[dict[str, object]]:
     """One row per kind of request in the designs' `key` part ("http" or "servedHttp"): the requests each design
     got, the statuses, and the findings of `part`."""
-    reached = [d for d in result["designs"] if d.get(key)]
-    kinds = list(dict.fromkeys(k for d in reached for k in d[key]["cases"]))
+    reached = [(d["design"], requests) for d in result["designs"] if (requests := d.get(key))]
+    kinds = list(dict.fromkeys(k for _, got in reached for k in got["cases"]))
     rows = []
     for kind in kinds:
         statuses: dict[str, int] = {}
-        for d in reached:
-            for status, n in d[key]["statuses"].get(kind, {}).items():
+        for _, got in reached:
+            for status, n in got["statuses"].get(kind, {}).items():
                 statuses[status] = statuses.get(status, 0) + n
         rows.append(
             {
                 "kind of request": kind,
-                **{f"requests, {d['design']}": d[key]["cases"].get(kind, 0) for d in reached},
+                **{f"requests, {design}": got["cases"].get(kind, 0) for design, got in reached},
                 "answered with (HTTP status × cases; -1 none in time, 0 closed)": LIST_SEPARATOR.join(
                     f"{s} × {n:,}" for s, n in sorted(statuses.items(), key=lambda item: int(item[0]))
                 ),
-                "findings": sum(_found_at(result, d["design"], part, kind) for d in reached),
+                "findings": sum(_found_at(result, design, part, kind) for design, _ in reached),
             }
         )
     return rows
 
 
-def http_rows(result: dict[str, object]) -> list[dict[str, object]]:
+def http_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per kind of request: the requests each design at a URL got, the statuses, and findings."""
     return _request_rows(result, "http", "http")
 
 
-def served_rows(result: dict[str, object]) -> list[dict[str, object]]:
+def served_rows(result: HostileResult) -> list[dict[str, object]]:
     """One row per kind of request to the HTTP side of the designs wismo serves (make fuzz): the requests each got,
     the statuses, and findings."""
     return _request_rows(result, "servedHttp", "served http")
@@ -219,7 +222,7 @@ PARTS = (
 )
 
 
-def parts(result: dict[str, object]) -> list[tuple[str, list[dict[str, object]]]]:
+def parts(result: HostileResult) -> list[tuple[str, list[dict[str, object]]]]:
     """Each part of the pass that has data, as (its heading and sentence in Markdown, its rows); a part no design
     was reached by is left out."""
     if not result["count"]:
@@ -227,7 +230,7 @@ def parts(result: dict[str, object]) -> list[tuple[str, list[dict[str, object]]]
     return [(said, rows) for said, rows_of in PARTS if (rows := rows_of(result))]
 
 
-def timings_sentence(result: dict[str, Any]) -> str | None:
+def timings_sentence(result: HostileResult) -> str | None:
     """How long the pass took on each design and the peak memory of each server wismo started (measured)."""
     if not result["count"]:
         return None
