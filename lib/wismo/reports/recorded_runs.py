@@ -24,6 +24,7 @@ from wismo.reports.params import checked as check_parameters
 from wismo.reports.run_costs import PER_CONVERSATIONS, Fitted, run_costs
 from wismo.reports.run_tables import MEASURES, against_published, scores_by_case
 from wismo.runs import summaries
+from wismo.runs.records import Manifest
 from wismo.studies.declaration import Study, chosen
 from wismo.studies.published import REPORTED
 
@@ -67,7 +68,7 @@ def checked(params: Mapping[str, object] | None) -> dict[str, Any]:
     return p
 
 
-def kinds(manifests: list[dict[str, Any]]) -> dict[str, str]:
+def kinds(manifests: list[Manifest]) -> dict[str, str]:
     """What the runs' figures are, for every place they are shown: scripted runs are named as such at the number;
     each kind is said once (the client profile once, after the kind it qualifies)."""
     backends = sorted({m["backend"] for m in manifests})
@@ -120,7 +121,8 @@ def of_study(run: runs.Run, study: Study) -> runs.Run:
     shipped runs were recorded before manifests carried one, and are never edited) is taken as the study's whose
     runs folder holds it, provided its instructions are the study's."""
     m = run.manifest
-    named = (m.get("study") or {}).get("file")
+    about = m.get("study")
+    named = about.get("file") if about else None
     if named is not None and named != study.path.name:
         raise NotTheStudysRun(m["runId"], study, f"it was recorded for {named}", named=named)
     if named is None and m["instructionsSha256"] != runs.sha256(study.instructions.encode("utf-8")):
@@ -131,7 +133,7 @@ def of_study(run: runs.Run, study: Study) -> runs.Run:
     return run
 
 
-def headline(group: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str, object]:
+def headline(group: dict[str, Any], manifests: list[Manifest]) -> dict[str, object]:
     """A group's key figures per design (the index shows them): median turns, each other design's median change in
     tokens against the reference and, where every run has a latency model, in modelled elapsed time; the cases
     where every repetition passed, where any was scored; the price of 1,000 conversations; and the client profile

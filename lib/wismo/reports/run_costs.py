@@ -11,13 +11,14 @@ from wismo import runs
 from wismo.accounting.cost import prices, saving
 from wismo.core.kinds import SCRIPTED, TIKTOKEN
 from wismo.reports import check
+from wismo.runs.records import RequestRecord
 from wismo.runs.recount import recount
 
 PER_CONVERSATIONS = 1000
 CACHE_WRITES = "cache writes are not recorded apart: priced as ordinary input"
 
 
-def _usage(request: dict[str, Any]) -> prices.CallUsage:
+def _usage(request: RequestRecord) -> prices.CallUsage:
     """One recorded request's tokens as a provider bills them (cached reads apart; writes not recorded)."""
     u = request["usage"]
     return prices.CallUsage(u["inputTokens"], u["cachedInputTokens"], 0, u["outputTokens"])
@@ -111,10 +112,11 @@ def _refitted(
 ) -> dict[str, object]:
     """The run recounted under the fitted profile and priced as before (outputs as recorded), where its tokens are
     estimates counted under another profile; its recount under its own profile must give its recorded inputs."""
-    own = (run.manifest["figures"].get("tokenCounting") or {}).get("profile")
-    if run.manifest["figures"]["tokens"] != TIKTOKEN or own is None or own == fitted.profile:
+    counting = run.manifest["figures"].get("tokenCounting")
+    own = counting.get("profile") if counting else None
+    if run.manifest["figures"]["tokens"] != TIKTOKEN or counting is None or own is None or own == fitted.profile:
         return {}
-    encoding = run.manifest["figures"]["tokenCounting"]["encoding"]
+    encoding = counting["encoding"]
     recorded = [[u.input for u in c] for c in usages]
     if recount(run, fitted.instructions, own, encoding) != recorded:
         check(False, "a run recounted under its own profile gives its recorded input tokens", run.manifest["runId"])

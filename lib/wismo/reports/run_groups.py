@@ -4,16 +4,19 @@ repeats an earlier one said once, and the report's title and banner that follow 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import median
 from typing import Any
 
 from wismo import runs
 from wismo.accounting.cost import saving
+from wismo.runs.records import Manifest
+from wismo.runs.summaries import CaseRow
 from wismo.runs.traces.conventions import STAND_IN_PROVIDERS
 from wismo.studies.declaration import Study
 
 
-def live_model(manifests: list[dict[str, Any]]) -> bool:
+def live_model(manifests: Sequence[Manifest]) -> bool:
     """Whether a model answered these runs: not wismo's scripted stand-in, nor imported traces of a stand-in."""
     if all(m["backend"] == "scripted" for m in manifests):
         return False
@@ -23,7 +26,7 @@ def live_model(manifests: list[dict[str, Any]]) -> bool:
     return True
 
 
-def run_savings(rows: list[dict[str, Any]], study: Study, tokens_are: str) -> list[dict[str, object]]:
+def run_savings(rows: Sequence[CaseRow], study: Study, tokens_are: str) -> list[dict[str, object]]:
     """Each design's input-token saving against the reference over these runs, by the one saving function
     (cost.saving): per case the median of its repetitions, then the median across the cases."""
     per: dict[tuple[str, str], list[int]] = {}

@@ -3,11 +3,14 @@ beside its recorded runs, every figure with its kind and the published ones with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from wismo.accounting.cost import saving
 from wismo.core.kinds import MEASURED, PUBLISHED
 from wismo.runs import summaries
+from wismo.runs.records import Manifest
+from wismo.runs.summaries import CaseRow
 from wismo.studies.declaration import Study
 from wismo.studies.published import REPORTED
 
@@ -25,11 +28,11 @@ COUNTED = f"{MEASURED} ({PUBLISHED})"  # a count or a time the publishing run me
 PUBLISHED_VALUE = "published (provider-reported or measured)"
 
 
-def scores_by_case(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
+def scores_by_case(rows: Sequence[CaseRow], order: list[str] | None = None) -> list[dict[str, object]]:
     """One line per design (in `order`, a study's) and case: repetitions passed, how the conversations ended, and
     every failure spelled out (the fields that did not match, the summary claims flagged), instead of one row per
     repetition."""
-    out = []
+    out: list[dict[str, object]] = []
     for design in summaries.designs_in(rows, order):
         for case in dict.fromkeys(r["case"] for r in rows):
             mine = [r for r in rows if r["design"] == design and r["case"] == case]
@@ -55,7 +58,7 @@ def scores_by_case(rows: list[dict[str, Any]], order: list[str] | None = None) -
     return out
 
 
-def _elapsed_arithmetic(row: dict[str, object], manifest: dict[str, Any]) -> str:
+def _elapsed_arithmetic(row: CaseRow, manifest: Manifest) -> str:
     """How a modelled elapsed time was computed, in numbers: requests x overhead + tokens x rates."""
     m = manifest["latencyModel"]
     if not m or row["modelledElapsedMs"] is None:
@@ -77,9 +80,9 @@ def _change(median: dict[str, Any], design: str, base: str, comparable: bool) ->
 
 def against_published(
     study: Study,
-    rows: list[dict[str, Any]],
+    rows: Sequence[CaseRow],
     kind: dict[str, str],
-    manifests: list[dict[str, Any]],
+    manifests: list[Manifest],
     medians: list[dict[str, Any]],
     comparable: bool = True,
 ) -> list[dict[str, object]]:
@@ -111,7 +114,7 @@ def against_published(
         if c.calls is not None:
             add(f"{name} model turns", c.calls, COUNTED, c.ref("calls"), mine and mine["turns"], kind["turns"])
         if c.tool_calls is not None:
-            ours = mine and mine["toolCalls"]
+            ours: object = mine and mine["toolCalls"]
             add(f"{name} tool calls", c.tool_calls, COUNTED, c.ref("tool_calls"), ours, kind["turns"])
         if c.total is not None:
             ours = mine and mine["totalTokens"]

@@ -5,10 +5,10 @@ The run format's names (runs.store) are the package's API; recording, scoring an
 
 from wismo.core.paths import RUNS
 from wismo.runs.agent.counters import totals
+from wismo.runs.records import RecordedTrace
 from wismo.runs.store import (
     IMPORTED,
     SCHEMAS,
-    RecordedTrace,
     Run,
     RunInvalid,
     find,

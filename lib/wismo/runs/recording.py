@@ -9,17 +9,18 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from wismo.core import atomic
 from wismo.core.errors import InputError
 from wismo.core.jsonfmt import stable
 from wismo.core.revision import PINNED_REVISION
 from wismo.domain import prompts
-from wismo.runs import RUNS, RunInvalid, sha256, sum_totals, verify
+from wismo.runs import RUNS, RecordedTrace, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.backends import conversing
 from wismo.runs.agent.base import Backend
 from wismo.runs.agent.loop import Budgets, LatencyModel, run_case
+from wismo.runs.records import Figures, Manifest, RunFile, StudyAbout
 from wismo.studies.declaration import Study
 from wismo.studies.recording import prompt as prompt_for
 from wismo.studies.servers import reach
@@ -32,8 +33,16 @@ class _Recording:
     design: str
     folder: Path
     tools: list[dict[str, object]]
-    traces: list[dict[str, object]]
-    files: list[dict[str, object]]
+    traces: list[RecordedTrace]
+    files: list[RunFile]
+
+
+class Progress(Protocol):
+    """What recording tells of its progress (a tqdm bar): one more conversation done."""
+
+    def update(self, n: float = 1) -> object:
+        """Advance by `n` steps."""
+        ...
 
 
 def file_name(key: str) -> str:
@@ -41,7 +50,7 @@ def file_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:60] or "case"
 
 
-def _write_trace(rec: _Recording, trace: dict[str, Any]) -> None:
+def _write_trace(rec: _Recording, trace: RecordedTrace) -> None:
     """Write one trace file and note its checksum for the manifest."""
     stem = f"traces/{file_name(trace['orderId'])}-r{trace['repetition']}"
     taken = {f["path"] for f in rec.files}
@@ -86,8 +95,15 @@ def _manifest(
     design_order: list[dict[str, object]],
     created: datetime,
     study: Study,
-) -> dict[str, object]:
+) -> Manifest:
     """What was run, how, what its figures are, and a checksum of every trace; never a key."""
+    figures: Figures = {
+        "tokens": backend.token_label,
+        "elapsedMs": "measured",
+        "modelledElapsedMs": "modelled" if latency else None,
+    }
+    if counting := getattr(backend, "token_counting", None):
+        figures["tokenCounting"] = counting
     return {
         "study": about(study),
         "schema": "wismo.run/1",
@@ -106,19 +122,14 @@ def _manifest(
         "tools": rec.tools,
         "budgets": {"maxTurns": budgets.max_turns, "maxToolCalls": budgets.max_tool_calls},
         "latencyModel": latency.as_dict() if latency else None,
-        "figures": {
-            "tokens": backend.token_label,
-            "elapsedMs": "measured",
-            "modelledElapsedMs": "modelled" if latency else None,
-            **({"tokenCounting": counting} if (counting := getattr(backend, "token_counting", None)) else {}),
-        },
+        "figures": figures,
         "designOrder": design_order,
         "files": rec.files,
         "totals": sum_totals(rec.traces),
     }
 
 
-def about(study: Study) -> dict[str, object]:
+def about(study: Study) -> StudyAbout:
     """What a study run's manifest says of the study: title, file, case key, question, designs, and the answers its
     cases expect (the five-field scorer applies to those cases only)."""
     return {
@@ -140,7 +151,7 @@ async def evaluate(
     runs_dir: str | Path = RUNS,
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
-    progress: Any = None,
+    progress: Progress | None = None,
     now: datetime | None = None,
 ) -> list[Path]:
     """Record `repetitions` fresh conversations per case (`orders`: the study's case keys) for each design of the
@@ -161,7 +172,7 @@ async def evaluate(
         if folder.exists():
             raise FileExistsError(f"{folder} exists; recorded runs are never overwritten")
     recordings: dict[str, _Recording] = {}
-    design_order = []
+    design_order: list[dict[str, object]] = []
     try:
         async with AsyncExitStack() as stack:
             conns = {d: await stack.enter_async_context(reach(study.designs[d])) for d in design_names}
@@ -190,7 +201,12 @@ async def evaluate(
                             False,
                             contract,
                         )
-                        recorded = {"schema": "wismo.trace/1", "design": design, "repetition": rep, **trace}
+                        recorded: RecordedTrace = {
+                            "schema": "wismo.trace/1",
+                            "design": design,
+                            "repetition": rep,
+                            **trace,
+                        }
                         _write_trace(rec, recorded)
                         if progress is not None:
                             progress.update(1)

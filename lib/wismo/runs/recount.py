@@ -7,6 +7,7 @@ from __future__ import annotations
 from wismo.accounting import tokens
 from wismo.accounting.tokens import framing
 from wismo.core.errors import InputError
+from wismo.runs.records import Item
 from wismo.runs.store import Run, sha256
 
 
@@ -31,7 +32,7 @@ def recount(run: Run, instructions: str, profile: str, encoding: str = tokens.DE
     functions = [client.function(t) for t in m["tools"]]
     out = []
     for trace in run.traces:
-        items: list[dict[str, object]] = []
+        items: list[Item] = []
         inputs = []
         for request in trace["requests"]:
             items += request["newItems"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from wismo.core.paths import fixtures_dir
 from wismo.domain.answer import LISTS as LIST_FIELDS
@@ -20,25 +20,43 @@ def load_expectations() -> dict[str, dict[str, object]]:
     )
 
 
-def score(answer: dict[str, object] | None, expected: dict[str, Any]) -> dict[str, Any]:
+class FieldScore(TypedDict):
+    """One scored field: whether it matched, why not (missing, not a list of strings, duplicates, different), and
+    the answer's and the expected value."""
+
+    match: bool
+    reason: str | None
+    actual: object
+    expected: object
+
+
+class Score(TypedDict):
+    """An answer scored against its case's expectation: passed when every field matched, and each field's score."""
+
+    passed: bool
+    fields: dict[str, FieldScore]
+
+
+def score(answer: dict[str, object] | None, expected: dict[str, Any]) -> Score:
     """Compare the five structured fields: arrays as sets (order ignored), duplicates rejected."""
-    fields = {}
+    fields: dict[str, FieldScore] = {}
     for name in FIELDS:
         want = expected[name]
         if answer is None or name not in answer:
             fields[name] = {"match": False, "reason": "missing", "actual": None, "expected": want}
             continue
         got = answer[name]
+        reason: str | None
         if name in LIST_FIELDS:
             if not isinstance(got, list) or not all(isinstance(v, str) for v in got):
-                result = {"match": False, "reason": "not a list of strings"}
+                match, reason = False, "not a list of strings"
             elif len(set(got)) != len(got):
-                result = {"match": False, "reason": "duplicates"}
+                match, reason = False, "duplicates"
             else:
-                result = {"match": set(got) == set(want), "reason": None if set(got) == set(want) else "different"}
+                match, reason = set(got) == set(want), None if set(got) == set(want) else "different"
         else:
-            result = {"match": got == want, "reason": None if got == want else "different"}
-        fields[name] = {**result, "actual": got, "expected": want}
+            match, reason = got == want, None if got == want else "different"
+        fields[name] = {"match": match, "reason": reason, "actual": got, "expected": want}
     return {"passed": all(f["match"] for f in fields.values()), "fields": fields}
 
 

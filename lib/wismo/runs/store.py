@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import TypedDict, cast
 
 import jsonschema
 
@@ -22,8 +23,9 @@ from wismo.core.paths import RUNS
 from wismo.domain.prompts import instructions_sha256
 from wismo.mcp.servers import designs
 from wismo.runs.agent.checks import outcome_problems
-from wismo.runs.agent.counters import Totals, totals
+from wismo.runs.agent.counters import totals
 from wismo.runs.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
+from wismo.runs.records import Item, Manifest, RecordedTrace, RunTotals, Totals
 
 SCHEMAS = Path(__file__).parent / "schemas"
 
@@ -53,10 +55,22 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sum_totals(traces: list[dict[str, Any]]) -> dict[str, object]:
+class Counted(TypedDict):
+    """A trace's counters alone (`totals`), as a run's totals are summed from them; a whole trace is one too."""
+
+    totals: Totals
+
+
+def sum_totals(traces: Sequence[Counted]) -> RunTotals:
     """Run totals: the sum of every trace's counters."""
-    keys = ("turns", "toolCalls", "inputTokens", "outputTokens", "cachedInputTokens")
-    return {"cases": len(traces), **{k: sum(t["totals"][k] for t in traces) for k in keys}}
+    return {
+        "cases": len(traces),
+        "turns": sum(t["totals"]["turns"] for t in traces),
+        "toolCalls": sum(t["totals"]["toolCalls"] for t in traces),
+        "inputTokens": sum(t["totals"]["inputTokens"] for t in traces),
+        "outputTokens": sum(t["totals"]["outputTokens"] for t in traces),
+        "cachedInputTokens": sum(t["totals"]["cachedInputTokens"] for t in traces),
+    }
 
 
 def _schema_errors(kind: str, value: object, where: str, study_designs: list[str] | None = None) -> list[str]:
@@ -68,7 +82,7 @@ def _schema_errors(kind: str, value: object, where: str, study_designs: list[str
 
 
 def verify_trace(
-    trace: dict[str, Any], where: str, tool_names: list[str] | None = None, contract: bool = True
+    trace: RecordedTrace, where: str, tool_names: list[str] | None = None, contract: bool = True
 ) -> list[str]:
     """Recompute a trace's counters from its transcript, check call ids pair up exactly once, and check its outcome
     against the transcript (`tool_names`: the tools offered, when known; `contract`: whether the answer had to be
@@ -83,7 +97,7 @@ def verify_trace(
     last = trace["requests"][-1]["index"] if trace["requests"] else 0
     # Results ready when the conversation ended count as sent with the request that never came.
     sent = [(r["index"], r["newItems"]) for r in trace["requests"]] + [(last + 1, trace.get("unsentItems", []))]
-    calls: dict[str, tuple[int, dict[str, object]]] = {}
+    calls: dict[str, tuple[int, Item]] = {}
     outputs: dict[str, tuple[int, str]] = {}
     for index, items in sent:
         for item in items:
@@ -145,7 +159,9 @@ def verify(folder: str | Path) -> list[str]:
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != "manifest.json"}
     for path in sorted(present - listed.keys()):
         problems.append(f"{path}: in the folder but not covered by the manifest")
-    counters = []  # each trace's totals only: a run of many conversations is verified without holding them all
+    counters: list[
+        Counted
+    ] = []  # each trace's totals only: a run of many conversations is verified without holding them all
     for path, entry in listed.items():
         file = folder / path
         if not file.exists():
@@ -186,32 +202,12 @@ def verify(folder: str | Path) -> list[str]:
     return problems
 
 
-class RecordedTrace(TypedDict):
-    """One conversation as a run folder holds it (schemas/trace.schema.json): the agent loop's trace
-    (agent.loop.Trace) with its schema, design and repetition; traces recorded before the loop wrote `reason` and
-    `unsentItems` lack them."""
-
-    schema: str
-    design: str
-    orderId: str
-    repetition: int
-    question: str
-    requests: list[dict[str, Any]]
-    toolCalls: list[dict[str, object]]
-    outcome: str
-    reason: NotRequired[str | None]
-    unsentItems: NotRequired[list[dict[str, object]]]
-    answerText: str | None
-    answer: dict[str, Any] | None
-    totals: Totals
-
-
 @dataclass(frozen=True)
 class Run:
     """A verified run: its manifest and traces."""
 
     folder: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     traces: list[RecordedTrace]
 
 

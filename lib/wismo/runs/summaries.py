@@ -4,35 +4,75 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from statistics import median
-from typing import Any, cast
+from typing import Literal, TypedDict, cast
 
 from wismo.domain.prompts import instructions_sha256
 from wismo.mcp.servers import designs
 from wismo.runs import RecordedTrace, Run, scoring
 from wismo.runs.agent.evidence import from_items
+from wismo.runs.records import Item, Manifest
 
 
-def designs_in(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[str]:
+class CaseRow(TypedDict):
+    """One conversation of a run as the summaries count it (case_rows): its run, design, case and repetition, how it
+    ended, its counters, and its score and summary check."""
+
+    run: str
+    backend: str
+    model: str
+    design: str
+    case: str
+    repetition: int
+    outcome: str
+    reason: str | None
+    turns: int
+    toolCalls: int
+    resultBytes: int
+    inputTokens: int
+    outputTokens: int
+    totalTokens: int
+    cachedInputTokens: int
+    wallMs: float
+    modelledElapsedMs: float | None
+    tokensAre: str
+    passed: bool | None
+    failedFields: list[str]
+    summaryFlags: list[str]
+
+
+class Growth(TypedDict):
+    """One design's conversation of one case (growth): the input tokens of each model request, the first request's,
+    and what each later request added."""
+
+    design: str
+    case: str
+    inputs: list[int]
+    base: int
+    additions: list[int]
+
+
+def designs_in(rows: Sequence[CaseRow], order: list[str] | None = None) -> list[str]:
     """The designs the rows hold: in `order` (a study's designs) first, then in registry order, then as they come."""
     present = list(dict.fromkeys(r["design"] for r in rows))
     ranked = [*(order or []), *(d for d in designs.registered() if d not in (order or []))]
     return [d for d in ranked if d in present] + [d for d in present if d not in ranked]
 
 
-def transcript_items(trace: RecordedTrace) -> list[dict[str, object]]:
+def transcript_items(trace: RecordedTrace) -> list[Item]:
     """Every item of a conversation in order: what was sent, then what came back, request by request."""
-    items: list[dict[str, object]] = []
+    items: list[Item] = []
     for request in trace["requests"]:
         items += request["newItems"] + request["output"]
     return items
 
 
-def case_rows(runs: list[Run]) -> list[dict[str, object]]:
+def case_rows(runs: list[Run]) -> list[CaseRow]:
     """One row per trace, its case under the neutral key "case": counters, score and summary check."""
     wismo_expectations = scoring.load_expectations()
-    rows = []
+    rows: list[CaseRow] = []
     for run in runs:
         m = run.manifest
         # A study run carries its cases' expectations; a run that kept wismo's answer contract (wismo's instructions,
@@ -75,7 +115,7 @@ def case_rows(runs: list[Run]) -> list[dict[str, object]]:
     return rows
 
 
-def outcomes(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
+def outcomes(rows: Sequence[CaseRow], order: list[str] | None = None) -> list[dict[str, object]]:
     """How many conversations ended each way, per design: rows of design, outcome and count (designs in `order`,
     a study's, else as designs_in ranks them; then outcomes by count, most first)."""
     counts = Counter((r["design"], r["outcome"]) for r in rows)
@@ -84,8 +124,8 @@ def outcomes(rows: list[dict[str, Any]], order: list[str] | None = None) -> list
     return [{"design": design, "outcome": outcome, "count": n} for (design, outcome), n in ranked]
 
 
-def _median(rows: list[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in rows if r[key] is not None]
+def _median(rows: Sequence[CaseRow], key: Measure) -> float | None:
+    values = [v for r in rows if (v := r[key]) is not None]
     return median(values) if values else None
 
 
@@ -94,7 +134,10 @@ def change_key(design: str, reference: str) -> str:
     return f"{design} vs {reference} %"
 
 
-MEASURES = (
+Measure = Literal[
+    "turns", "toolCalls", "resultBytes", "inputTokens", "outputTokens", "totalTokens", "wallMs", "modelledElapsedMs"
+]
+MEASURES: tuple[Measure, ...] = (
     "turns",
     "toolCalls",
     "resultBytes",
@@ -107,7 +150,7 @@ MEASURES = (
 
 
 def medians(
-    rows: list[dict[str, object]], reference: str, order: list[str] | None = None, comparable: bool = True
+    rows: Sequence[CaseRow], reference: str, order: list[str] | None = None, comparable: bool = True
 ) -> list[dict[str, object]]:
     """Per measure (turns, tool calls, bytes, tokens, elapsed time): the median of each design (the reference
     first, then the others the rows hold, in `order`), and each other design's difference in % against the
@@ -127,7 +170,7 @@ def medians(
     return out
 
 
-def latency_in_words(model: dict[str, object] | None) -> str:
+def latency_in_words(model: Mapping[str, object] | None) -> str:
     """A run's latency model as a reader reads it: what each request costs in milliseconds, or that there is none."""
     if not model:
         return "none"
@@ -137,24 +180,24 @@ def latency_in_words(model: dict[str, object] | None) -> str:
     )
 
 
-def token_counting(manifest: dict[str, Any]) -> str | None:
+def token_counting(manifest: Manifest) -> str | None:
     """The client profile a run's token estimates were counted under, when its manifest records one."""
     counting = manifest["figures"].get("tokenCounting")
     return counting["profile"] if counting else None
 
 
 # What runs of one backend and model must share for their figures to be compared: name -> the property in words.
-COMPARED: dict[str, Callable[[dict[str, Any]], str]] = {
+COMPARED: dict[str, Callable[[Manifest], str]] = {
     "repetitions": lambda m: str(m["repetitions"]),
     "latency model": lambda m: latency_in_words(m["latencyModel"]),
 }
 
 
-def differences(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def differences(manifests: list[Manifest]) -> list[dict[str, object]]:
     """What the runs differ in among the properties they must share to be compared (repetitions, latency model,
     and the client profile their tokens were counted under where both record one): each property with every run's
     value; none when they are comparable."""
-    out = []
+    out: list[dict[str, object]] = []
     for name, of in COMPARED.items():
         if len({of(m) for m in manifests}) > 1:
             out.append(
@@ -177,14 +220,12 @@ def differences(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def pass_k(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[dict[str, object]]:
+def pass_k(rows: Sequence[CaseRow], order: list[str] | None = None) -> list[dict[str, object]]:
     """Per design (in `order`, a study's) and case: how many repetitions passed, and pass^k (all of them)."""
     out = []
     for design in designs_in(rows, order):
         for case in dict.fromkeys(r["case"] for r in rows):
-            reps = [
-                r["passed"] for r in rows if r["design"] == design and r["case"] == case and r["passed"] is not None
-            ]
+            reps = [p for r in rows if r["design"] == design and r["case"] == case and (p := r["passed"]) is not None]
             if reps:
                 out.append(
                     {
@@ -198,9 +239,9 @@ def pass_k(rows: list[dict[str, Any]], order: list[str] | None = None) -> list[d
     return out
 
 
-def growth(runs: list[Run], case: str, repetition: int = 1) -> list[dict[str, Any]]:
+def growth(runs: list[Run], case: str, repetition: int = 1) -> list[Growth]:
     """Input tokens of each model request of one case per design, split into base and per-turn additions."""
-    out = []
+    out: list[Growth] = []
     for run in runs:
         for t in run.traces:
             if t["orderId"] == case and t["repetition"] == repetition and t["requests"]:
@@ -217,7 +258,7 @@ def growth(runs: list[Run], case: str, repetition: int = 1) -> list[dict[str, An
     return out
 
 
-def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
+def selected_runs(run_ids: list[str] | None, runs_dir: str | Path | None = None) -> list[Path]:
     """The run folders to report: those named, else the newest run of each design, backend and model."""
     from wismo.runs import RUNS, find
 
@@ -239,7 +280,7 @@ def selected_runs(run_ids: list[str] | None, runs_dir: Any = None) -> list[Any]:
     return list(newest.values())
 
 
-def transcript(runs: list[Run], design: str, case: str, repetition: int = 1) -> list[dict[str, Any]]:
+def transcript(runs: list[Run], design: str, case: str, repetition: int = 1) -> list[dict[str, object]]:
     """One conversation as rows: per request, what it newly sent and what came back, with its input tokens."""
     trace = next(
         t
@@ -248,7 +289,7 @@ def transcript(runs: list[Run], design: str, case: str, repetition: int = 1) -> 
         if (t["design"], t["orderId"], t["repetition"]) == (design, case, repetition)
     )
 
-    def show(item: dict[str, Any]) -> str:
+    def show(item: Item) -> str:
         kind = item.get("type", "message")
         if kind == "function_call":
             return f"call {item['name']}({item['arguments']})"

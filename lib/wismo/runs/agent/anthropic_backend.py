@@ -83,7 +83,7 @@ class AnthropicBackend:
             )
         except AnthropicError as exc:
             raise BackendError(f"anthropic backend: the request failed: {type(exc).__name__}: {exc}") from None
-        output = []
+        output: list[dict[str, object]] = []
         for block in response.content:
             if block.type == "tool_use":
                 output.append(

@@ -48,7 +48,7 @@ class Backend(Protocol):
         ...
 
 
-def assistant_message(text: str) -> dict[str, Any]:
+def assistant_message(text: str) -> dict[str, object]:
     """An assistant message item holding the model's text."""
     return {"type": "message", "role": "assistant", "content": text}
 

@@ -6,8 +6,8 @@ The loop and `wismo verify` use the same rules, so a recorded outcome can be rec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from wismo.domain.answer import KEYS as CONTRACT  # the keys the instructions ask the answer's JSON object for
 from wismo.runs.agent.outcomes import (
@@ -19,6 +19,9 @@ from wismo.runs.agent.outcomes import (
     UNKNOWN_TOOL,
 )
 
+if TYPE_CHECKING:
+    from wismo.runs.records import RecordedTrace
+
 
 def _shown(text: str, limit: int = 60) -> str:
     """A model's text quoted short, so a reason stays one readable sentence."""
@@ -26,7 +29,7 @@ def _shown(text: str, limit: int = 60) -> str:
 
 
 def refused_call(
-    calls: list[dict[str, Any]], earlier_ids: Iterable[str], names: Iterable[str] | None
+    calls: Sequence[Mapping[str, str]], earlier_ids: Iterable[str], names: Iterable[str] | None
 ) -> tuple[str, str] | None:
     """The outcome and reason for the first call of a reply the loop must not run, or None when all may run.
 
@@ -81,9 +84,7 @@ def answer_problem(text: str | None) -> str | None:
     return None
 
 
-def outcome_problems(
-    trace: dict[str, Any], tool_names: Iterable[str] | None = None, contract: bool = True
-) -> list[str]:
+def outcome_problems(trace: RecordedTrace, tool_names: Iterable[str] | None = None, contract: bool = True) -> list[str]:
     """Where a trace's recorded outcome disagrees with its transcript, by the rules the loop applied when recording
     (`contract`: whether the answer had to be the JSON object the instructions ask for)."""
     requests, outcome = trace["requests"], trace["outcome"]

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Sequence
+
+from wismo.runs.records import RequestRecord, ToolCallRecord, Totals
 
 
-class Totals(TypedDict):
-    """A trace's counters (its `totals`), in the order the trace writes them."""
-
-    turns: int
-    toolCalls: int
-    inputTokens: int
-    outputTokens: int
-    cachedInputTokens: int
-    modelElapsedMs: float
-    toolElapsedMs: float
-    resultBytes: int
-    modelledElapsedMs: NotRequired[float]  # only when a latency model timed the requests
-    wallMs: NotRequired[float]  # measured, so left out where the counters are recomputed from the transcript
-
-
-def totals(requests: list[dict[str, Any]], tool_calls: list[dict[str, Any]], wall_ms: float | None = None) -> Totals:
+def totals(
+    requests: Sequence[RequestRecord], tool_calls: Sequence[ToolCallRecord], wall_ms: float | None = None
+) -> Totals:
     """Counters of one trace, each derivable from its requests and calls (wallMs excepted: it is measured)."""
     out: Totals = {
         "turns": len(requests),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -15,8 +16,8 @@ from wismo.core.jsonfmt import utf8_len
 from wismo.mcp.client.connection import Connection
 from wismo.runs.agent.base import Backend
 from wismo.runs.agent.checks import answer_problem, parse_answer, refused_call
-from wismo.runs.agent.counters import Totals, totals
-from wismo.runs.agent.mcp_tools import CachingTool, McpTool, TimedTool
+from wismo.runs.agent.counters import totals
+from wismo.runs.agent.mcp_tools import CachingTool, McpTool, TimedTool, Tool
 from wismo.runs.agent.outcomes import (  # noqa: F401  (the outcomes live in a leaf module; the loop is where readers look for them)
     ANSWERED,
     BAD_ARGUMENTS,
@@ -32,6 +33,7 @@ from wismo.runs.agent.outcomes import (  # noqa: F401  (the outcomes live in a l
     UNKNOWN_TOOL,
     ConversationEnded,
 )
+from wismo.runs.records import Item, RequestRecord, ToolCallRecord, Totals
 
 
 class Trace(TypedDict):
@@ -40,13 +42,13 @@ class Trace(TypedDict):
 
     orderId: str
     question: str
-    requests: list[dict[str, object]]
-    toolCalls: list[dict[str, object]]
+    requests: list[RequestRecord]
+    toolCalls: list[ToolCallRecord]
     outcome: str
     reason: str | None
     answerText: str | None
     answer: dict[str, object] | None
-    unsentItems: list[dict[str, object]]
+    unsentItems: list[Item]
     totals: Totals
 
 
@@ -61,10 +63,12 @@ class Budgets:
     max_tools: int | None = None
 
 
-def budget_stop_note(reason: str, read_calls: list[dict[str, object]], missing_calls: list[dict[str, object]]) -> str:
+def budget_stop_note(
+    reason: str, read_calls: Sequence[Mapping[str, object]], missing_calls: Sequence[Mapping[str, object]]
+) -> str:
     """What the user sees when a budget stops the session: why, what was read, and what is missing."""
 
-    def listed(calls: list[dict[str, object]]) -> str:
+    def listed(calls: Sequence[Mapping[str, object]]) -> str:
         shown = ", ".join(f"{c['name']}({c['arguments']})" for c in calls[:20])
         return shown + (f" and {len(calls) - 20:,} more" if len(calls) > 20 else "")
 
@@ -94,7 +98,7 @@ class LatencyModel:
         return asdict(self)
 
 
-async def _run_tool(tools: dict[str, TimedTool], call: dict[str, Any]) -> tuple[str, bool, float, bool]:
+async def _run_tool(tools: dict[str, TimedTool], call: Mapping[str, str]) -> tuple[str, bool, float, bool]:
     """One requested call through MCP (checked before: a known tool, object arguments); returns text, error flag,
     ms, cache hit."""
     tool = tools[call["name"]]
@@ -104,13 +108,13 @@ async def _run_tool(tools: dict[str, TimedTool], call: dict[str, Any]) -> tuple[
 
 
 def client_tools(
-    conn: Connection, definitions: list[dict[str, Any]], cache_repeats: bool = False
+    conn: Connection, definitions: list[dict[str, object]], cache_repeats: bool = False
 ) -> dict[str, TimedTool]:
     """The loop's tools by wire name: each server tool, timed, and answered from cache when repeated if asked."""
     out = {}
     for definition in definitions:
-        tool: Any = McpTool(conn, definition)
-        out[definition["name"]] = TimedTool(CachingTool(tool) if cache_repeats else tool)
+        tool: Tool = McpTool(conn, definition)
+        out[str(definition["name"])] = TimedTool(CachingTool(tool) if cache_repeats else tool)
     return out
 
 
@@ -135,8 +139,8 @@ async def run_case(
     question, instructions = prompt.question, prompt.instructions
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}]
     sent = 0  # items already sent in an earlier request
-    requests: list[dict[str, Any]] = []
-    tool_calls: list[dict[str, Any]] = []
+    requests: list[RequestRecord] = []
+    tool_calls: list[ToolCallRecord] = []
     outcome, answer_text = TURN_BUDGET, None
     wall_start = time.perf_counter()
     spent = 0
@@ -153,7 +157,7 @@ async def run_case(
             outcome, reason = ended.outcome, f"Request {len(requests) + 1}: {ended.reason}."
             break
         elapsed = (time.perf_counter() - started) * 1000
-        record = {
+        record: RequestRecord = {
             "index": len(requests) + 1,
             "newItems": items[sent:],
             "output": reply.output,
@@ -194,7 +198,9 @@ async def run_case(
         results: list[tuple[str, bool, float, bool] | None] = [None] * len(calls)
 
         # The task group below ends within this turn, so each task writes into this turn's list (bound, not late).
-        async def run(i: int, call: dict[str, object], out: list[Any] = results) -> None:
+        async def run(
+            i: int, call: Mapping[str, str], out: list[tuple[str, bool, float, bool] | None] = results
+        ) -> None:
             out[i] = await _run_tool(wrapped, call)
 
         # Every call the model asked for in this turn runs concurrently, as in the article's runner.
@@ -204,7 +210,7 @@ async def run_case(
         finished = [r for r in results if r is not None]  # all of them: the group waited for every task
         for call, (text, is_error, call_ms, cached) in zip(calls, finished):
             items.append(tokens.function_call_output(call["call_id"], text))
-            entry = {
+            entry: ToolCallRecord = {
                 "request": record["index"],
                 "callId": call["call_id"],
                 "name": call["name"],
@@ -240,8 +246,8 @@ def _sentence(phrase: str) -> str:
 
 def _budget_stop(
     budgets: Budgets,
-    requests: list[dict[str, Any]],
-    tool_calls: list[dict[str, Any]],
+    requests: list[RequestRecord],
+    tool_calls: list[ToolCallRecord],
     functions: list[dict[str, object]],
     items: list[dict[str, object]],
     sent: int,

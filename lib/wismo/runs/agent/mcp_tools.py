@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 from wismo.mcp.client.connection import Connection
 from wismo.mcp.client.results import ToolResult
@@ -27,18 +27,18 @@ class Tool(Protocol):
 class McpTool:
     """One tool of a connected MCP server."""
 
-    def __init__(self, conn: Connection, definition: dict[str, Any]) -> None:
+    def __init__(self, conn: Connection, definition: dict[str, object]) -> None:
         self.conn = conn
         self._definition = definition
 
     @property
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> dict[str, object]:
         """The server's own definition."""
         return self._definition
 
     async def call(self, arguments: dict[str, object]) -> ToolResult:
         """A tools/call over the connection."""
-        return await self.conn.call(self._definition["name"], arguments)
+        return await self.conn.call(str(self._definition["name"]), arguments)
 
 
 class DelegatingTool:

@@ -3,10 +3,13 @@ OpenAI-compatible servers speak. Our history is Responses-shaped; it is mapped t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.runs.agent.base import Reply, assistant_message
 from wismo.runs.agent.compatible import EndpointBackend, call_item
+
+if TYPE_CHECKING:  # the SDK is imported when a backend is made, not with this module
+    from openai.types.chat import ChatCompletionMessage
 
 
 def to_messages(instructions: str, items: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -44,9 +47,9 @@ def to_tools(functions: list[dict[str, object]]) -> list[dict[str, object]]:
     ]
 
 
-def from_message(message: Any) -> list[dict[str, Any]]:
+def from_message(message: ChatCompletionMessage | None) -> list[dict[str, object]]:
     """A chat answer's message as our output items: its text (if any) first, then each tool call."""
-    output = []
+    output: list[dict[str, object]] = []
     if message is not None and message.content:
         output.append(assistant_message(message.content))
     for call in getattr(message, "tool_calls", None) or []:

@@ -20,12 +20,12 @@ Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
 
 def steps(conversation: Conversation) -> Steps:
     """The conversation's tool calls in order, repeated calls of one tool in a row as one step with its count."""
-    out: list[list[Any]] = []
+    out: list[tuple[str, int]] = []
     for call in conversation.tool_calls:
         if out and out[-1][0] == call.tool:
-            out[-1][1] += 1
+            out[-1] = (call.tool, out[-1][1] + 1)
         else:
-            out.append([call.tool, 1])
+            out.append((call.tool, 1))
     return tuple((tool, count) for tool, count in out)
 
 

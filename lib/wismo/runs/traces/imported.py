@@ -15,12 +15,15 @@ from typing import Any, cast
 from wismo.core import atomic
 from wismo.core.errors import InputError
 from wismo.core.jsonfmt import stable, utf8_len
-from wismo.runs import IMPORTED, RunInvalid, sha256, sum_totals, verify
+from wismo.runs import IMPORTED, RecordedTrace, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.counters import totals
 from wismo.runs.agent.outcomes import ANSWERED, NO_TRACED_ANSWER
 from wismo.runs.recording import file_name
+from wismo.runs.records import Item, Manifest, RequestRecord, RequestUsage, RunFile, StudyAbout, ToolCallRecord
+from wismo.runs.store import Counted
 from wismo.runs.traces.conventions import messages
 from wismo.runs.traces.conversations import TRACE_KEY, Conversation
+from wismo.runs.traces.otlp import Span
 
 BACKEND = IMPORTED
 KEY = "conversation"  # a run's case key when no study names one: the conversation's id
@@ -56,11 +59,11 @@ def _question(captured: list[dict[str, object]]) -> str:
     return (_text(users[-1:], "user") or "") if users else ""
 
 
-def _elapsed_ms(span: Any) -> float:
-    return cast("float", round(max(0, span.end_ns - span.start_ns) / 1e6, 3))
+def _elapsed_ms(span: Span) -> float:
+    return round(max(0, span.end_ns - span.start_ns) / 1e6, 3)
 
 
-def trace(conversation: Conversation, design: str, case: str, repetition: int) -> dict[str, object]:
+def trace(conversation: Conversation, design: str, case: str, repetition: int) -> RecordedTrace:
     """One conversation as a trace of the run format (wismo.trace/1)."""
     models = conversation.model_calls
     asked: list[list[int]] = [[] for _ in models]
@@ -71,20 +74,20 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
         call_id = call.call_id or f"traced_{i + 1}"
         ids.append(call_id if call_id not in ids else f"{call_id}_{i + 1}")
     question = _question(messages(models[0].span.attributes, "gen_ai.input.messages"))
-    requests: list[dict[str, Any]] = []
-    tool_calls: list[dict[str, object]] = []
-    pending: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": question}] if question else []
+    requests: list[RequestRecord] = []
+    tool_calls: list[ToolCallRecord] = []
+    pending: list[Item] = [{"type": "message", "role": "user", "content": question}] if question else []
     answer: str | None = None
     for k, model in enumerate(models):
         calls = [(ids[i], conversation.tool_calls[i]) for i in asked[k]]
-        output = [
+        output: list[Item] = [
             {"type": "function_call", "name": c.tool, "arguments": c.arguments or "", "call_id": call_id}
             for call_id, c in calls
         ]
         if not calls:
             answer = _text(messages(model.span.attributes, "gen_ai.output.messages"), "assistant") or ""
             output = [{"type": "message", "role": "assistant", "content": answer}]
-        usage = {
+        usage: RequestUsage = {
             "inputTokens": model.input_tokens,
             "outputTokens": model.output_tokens,
             "cachedInputTokens": model.cached_input_tokens,
@@ -101,7 +104,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
         pending = [o for o in output if o["type"] == "function_call"]
         for call_id, c in calls:
             pending.append({"type": "function_call_output", "call_id": call_id, "output": c.result or ""})
-            entry = {
+            entry: ToolCallRecord = {
                 "request": k + 1,
                 "callId": call_id,
                 "name": c.tool,
@@ -117,7 +120,7 @@ def trace(conversation: Conversation, design: str, case: str, repetition: int) -
             break  # an answer ends the conversation; later model calls would be another question's
     ended = not requests[-1]["output"] or requests[-1]["output"][0]["type"] == "message"
     first, last = models[0].span, models[len(requests) - 1].span
-    out: dict[str, object] = {
+    out: RecordedTrace = {
         "schema": "wismo.trace/1",
         "design": design,
         "orderId": case,
@@ -158,8 +161,8 @@ class _Run:
 
     def __init__(self, source: str, design: str, staging: Path) -> None:
         self.source, self.design, self.staging = source, design, staging
-        self.files: list[dict[str, Any]] = []
-        self.counters: list[dict[str, object]] = []  # each trace's totals only, for the run's (sum_totals)
+        self.files: list[RunFile] = []
+        self.counters: list[Counted] = []  # each trace's totals only, for the run's (sum_totals)
         self.seen: Counter[str] = Counter()
         self.models: Counter[str] = Counter()
         self.providers: set[str] = set()
@@ -173,11 +176,11 @@ class Importer:
     into place only once every run verifies (`close`); `abort` removes them. `study` is the manifest's study block
     (its designs and key) when the traces are of a study, else one is made naming the files as designs."""
 
-    def __init__(self, files: list[str | Path], runs_dir: Path, study: dict[str, Any] | None = None) -> None:
+    def __init__(self, files: list[str | Path], runs_dir: Path, study: StudyAbout | None = None) -> None:
         self.designs = {str(Path(p)): design_of(p) for p in files}  # as spans name their file (otlp.Span.path)
         if len(set(self.designs.values())) < len(self.designs):
             raise NotImportable("two trace files give one design name; rename one (a run is named after its file)")
-        self.block = study or {
+        self.block: StudyAbout = study or {
             "title": "Imported traces",
             "file": Path(files[0]).name,
             "key": KEY,
@@ -249,7 +252,7 @@ class Importer:
             shutil.rmtree(run.staging, ignore_errors=True)
 
 
-def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[str, object] | None = None) -> list[Path]:
+def write_runs(conversations: list[Conversation], runs_dir: Path, study: StudyAbout | None = None) -> list[Path]:
     """One verified run per trace file the conversations came from (see Importer)."""
     importer = Importer(list(dict.fromkeys(c.sources[0] for c in conversations)), runs_dir, study)
     try:
@@ -260,7 +263,7 @@ def write_runs(conversations: list[Conversation], runs_dir: Path, study: dict[st
         importer.abort()
 
 
-def _manifest(run: _Run, run_id: str, stamp: datetime, study: dict[str, object]) -> dict[str, object]:
+def _manifest(run: _Run, run_id: str, stamp: datetime, study: StudyAbout) -> Manifest:
     return {
         "study": study,
         "schema": "wismo.run/1",

@@ -11,9 +11,13 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.core.errors import InputError
+
+if TYPE_CHECKING:  # opentelemetry-proto is imported when a file is read, not with this module
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 # An id's length in bytes, by field: a trace id is 16 bytes, a span id 8 (OTLP/JSON: 32 and 16 hex digits).
 ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
@@ -84,7 +88,7 @@ def _ids_as_base64(document: dict[str, Any]) -> None:
                             link[field] = _hex_to_base64(link[field], ID_BYTES[field], f"a link's {field}")
 
 
-def plain(value: Any) -> object:
+def plain(value: AnyValue) -> object:
     """An OTLP AnyValue as a Python value (str, int, float, bool, bytes as hex, list, dict; None when unset)."""
     which = value.WhichOneof("value")
     if which is None:
@@ -98,22 +102,24 @@ def plain(value: Any) -> object:
     return getattr(value, which)
 
 
-def _request(document: object, path: Path, line: int) -> object:
+def _request(document: object, path: Path, line: int) -> ExportTraceServiceRequest:
     """The ExportTraceServiceRequest a decoded JSON document holds, or TraceUnreadable saying why it is none."""
     from google.protobuf import json_format
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     if not isinstance(document, dict) or "resourceSpans" not in document:
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
+    request = ExportTraceServiceRequest()
     try:
         _ids_as_base64(document)
-        # OTLP/JSON receivers must ignore fields they do not know (a newer Collector's, say).
-        return json_format.ParseDict(document, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+        # OTLP/JSON receivers must ignore fields they do not know (a newer Collector's, say); it fills `request`.
+        json_format.ParseDict(document, request, ignore_unknown_fields=True)
     except (ValueError, json_format.ParseError, AttributeError, TypeError, OverflowError, RecursionError) as exc:
         raise TraceUnreadable(path, line, f"not OTLP JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return request
 
 
-def _spans(request: Any, path: Path, line: int) -> Iterator[Span]:
+def _spans(request: ExportTraceServiceRequest, path: Path, line: int) -> Iterator[Span]:
     """The spans of one ExportTraceServiceRequest, each with its resource's service name."""
     for resource_spans in request.resource_spans:
         resource = {kv.key: plain(kv.value) for kv in resource_spans.resource.attributes}

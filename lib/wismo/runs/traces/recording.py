@@ -11,10 +11,17 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
+from wismo.mcp.client.connection import Connection
 from wismo.mcp.client.results import ToolResult
 from wismo.runs.agent.base import Backend, Reply
+
+if TYPE_CHECKING:  # the OpenTelemetry SDK and the study are imported when traces are recorded
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import Tracer
+
+    from wismo.studies.declaration import Study
 
 SCOPE = "wismo.agent"
 
@@ -58,7 +65,7 @@ def _messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class TracedBackend:
     """A backend whose every request is a GenAI inference span of the conversation."""
 
-    def __init__(self, inner: Backend, tracer: Any, conversation: str, requested: _Requested) -> None:
+    def __init__(self, inner: Backend, tracer: Tracer, conversation: str, requested: _Requested) -> None:
         self.inner, self.tracer, self.conversation, self.requested = inner, tracer, conversation, requested
         self.name, self.model, self.token_label = inner.name, inner.model, inner.token_label
 
@@ -96,7 +103,7 @@ class TracedBackend:
 class TracedConnection:
     """A server connection whose every tools/call is a GenAI `execute_tool` span with its arguments and result."""
 
-    def __init__(self, inner: Any, tracer: Any, conversation: str, requested: _Requested) -> None:
+    def __init__(self, inner: Connection, tracer: Tracer, conversation: str, requested: _Requested) -> None:
         self.inner, self.tracer, self.conversation, self.requested = inner, tracer, conversation, requested
 
     async def call(self, tool: str, arguments: dict[str, object], follow_resources: bool = False) -> ToolResult:
@@ -118,10 +125,10 @@ class TracedConnection:
             if result.is_error:
                 s.set_attribute("error.type", "tool_error")
                 s.set_status(Status(StatusCode.ERROR))
-            return cast("ToolResult", result)
+            return result
 
 
-def otlp_lines(spans: Sequence[Any]) -> list[str]:
+def otlp_lines(spans: Sequence[ReadableSpan]) -> list[str]:
     """Finished SDK spans as the Collector's file exporter writes them: one ExportTraceServiceRequest JSON per line
     (here one per conversation), ids in hex, enums as integers."""
     from google.protobuf import json_format
@@ -142,7 +149,7 @@ def write(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-async def record(study: Any, designs: Sequence[str], folder: Path) -> list[Path]:
+async def record(study: Study, designs: Sequence[str], folder: Path) -> list[Path]:
     """One conversation per case of `study` for each design, through the scripted backend and each design's server
     as the study declares it, traced; writes `{design}.json` into `folder` and returns the files."""
     from opentelemetry import trace
