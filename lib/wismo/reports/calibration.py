@@ -9,6 +9,7 @@ from typing import Any
 from wismo.accounting.cost.saving import amount
 from wismo.core.textgrid import plural
 from wismo.reports.analyses import calibration
+from wismo.reports.analyses.sensitivity import Row
 
 # What the sources say reaches the model, by repository, path and version as released (read for this report).
 SOURCES = (
@@ -37,7 +38,7 @@ SOURCES = (
 WITHOUT_RESPONSES = "indented, default escaping"
 
 
-def _cell(rows: list[dict[str, object]], framing: str, counting: str = "name + arguments") -> dict[str, Any]:
+def _cell(rows: list[Row], framing: str, counting: str = "name + arguments") -> Row:
     return next(r for r in rows if r["framing"] == framing and r["counting"] == counting)
 
 

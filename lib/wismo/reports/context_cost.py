@@ -4,7 +4,7 @@ servers' real tool definitions and results; its JSON is context-cost.json."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from wismo.accounting import cost, tokens
 from wismo.accounting.cost import prices
@@ -18,6 +18,8 @@ from wismo.domain import prompts
 from wismo.domain.answer import SCORED
 from wismo.reports import context_price, verdict
 from wismo.reports.analyses import calibration, sensitivity
+from wismo.reports.analyses.calibration import Calibration, PublishedFigures
+from wismo.reports.analyses.sensitivity import Sensitivity
 from wismo.reports.case_study import case_study, parameters, reproduce
 from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
@@ -76,7 +78,7 @@ def our_servers(
     return rows
 
 
-def against_published(rows: list[dict[str, Any]], pub: dict[str, Any], key: str) -> list[dict[str, object]]:
+def against_published(rows: list[dict[str, Any]], pub: PublishedFigures, key: str) -> list[dict[str, object]]:
     """Our estimates of the published conversations beside the published figures, each published figure labelled
     provider-reported (as printed) or derived from published (a sum or difference of printed ones), with the
     difference."""
@@ -187,7 +189,7 @@ def study_block(study: Study) -> dict[str, object]:
 
 def counted_verdict(
     study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str, fitted: str | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The study's one answer (verdict.computed) from our servers' conversations counted under each profile its
     range spans (the rows already counted under the report's profile are reused)."""
     profile = rows[0]["profile"]
@@ -198,7 +200,7 @@ def counted_verdict(
     return verdict.computed(study, counted, profile, fitted)
 
 
-def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]:
+def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, object]:
     """The report's key figures, one per design against the reference (the index shows them): each design's median
     input saving across the cases (from the verdict), the first model's price of the focus case's conversations,
     and the focus case's saving with the model calling in parallel and one call per request."""
@@ -223,7 +225,28 @@ def headline(result: dict[str, Any], reference: str, key: str) -> dict[str, Any]
     }
 
 
-def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> dict[str, Any]:
+class CalibrationSummary(TypedDict):
+    """The calibration in brief: the heavy profile's turn additions against the derived ones, and the residual."""
+
+    profile: str
+    additions: list[int]
+    derived: list[int]
+    errorPercent: list[float]
+    instructionsTokensSolved: int
+    ourInstructionsTokens: int
+
+
+class PublishedBlocks(TypedDict, total=False):
+    """What a [published] block adds to context-cost.json (published_blocks): every key, or none."""
+
+    againstPublished: list[dict[str, object]]
+    calibration: Calibration
+    calibrationSummary: CalibrationSummary
+    sensitivity: Sensitivity
+    framingShare: list[dict[str, object]]
+
+
+def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]], encoding: str) -> PublishedBlocks:
     """What a [published] block adds: our estimates beside the published figures, the calibration of the client's
     framing against them, and the sensitivity table with its fit, spread and second-design test (empty when the
     study publishes no conversation with two or more requests)."""
@@ -239,7 +262,7 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
     if contract and expected is None:
         expected = load_expectations().get(which.case)
     fields = {k: expected[k] for k in SCORED} if contract and expected else None
-    out = {
+    out: PublishedBlocks = {
         "againstPublished": against_published(rows, pub, study.key),
         "calibration": cal,
         "calibrationSummary": {
@@ -257,7 +280,7 @@ def published_blocks(study: Study, recorded: Recorded, rows: list[dict[str, Any]
     return out
 
 
-async def build(params: Mapping[str, Any] | None = None) -> dict[str, object]:
+async def build(params: Mapping[str, object] | None = None) -> dict[str, object]:
     """Every figure of the report: the case study and its checks where the study reproduces it, the study's servers
     over MCP, the client's framing, and what its published conversations add; then caching, prices and calls."""
     p = checked(params)

@@ -14,10 +14,20 @@ from wismo.domain.generate import order_id as generated_order
 from wismo.mcp.servers import designs as design_registry
 from wismo.mcp.servers.designs import names as design_names
 from wismo.reports.analyses import strategy, sweep
-from wismo.reports.caching_figures import MODES, case_study_caching, curve, priced, published_cache, scale_starts
+from wismo.reports.caching_figures import (
+    MODES,
+    ScaleRow,
+    case_study_caching,
+    curve,
+    priced,
+    published_cache,
+    scale_starts,
+)
 from wismo.reports.params import Param, defaults
 
-if TYPE_CHECKING:  # a type only: the recording is imported where a study is recorded
+if TYPE_CHECKING:  # types only: the recording is imported where a study is recorded, the study where it is read
+    from wismo.reports.analyses.sweep import MeasurementSource
+    from wismo.studies.declaration import Study
     from wismo.studies.recording import Recorded
 
 PARAMETERS = {
@@ -77,7 +87,7 @@ def conversations(
 
 
 def price_rows(
-    convs: list[dict[str, Any]],
+    convs: Sequence[Mapping[str, Any]],
     models: list[tuple[prices.Price, caching.Policy]],
     n: int,
     modes: Sequence[str] = ("none", "hit"),
@@ -102,15 +112,15 @@ def price_rows(
 
 
 async def measure_scale(
-    sizes: Sequence[int], encoding: str, progress: Any = None
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    sizes: Sequence[int], encoding: str, progress: object = None
+) -> tuple[list[ScaleRow], MeasurementSource]:
     """Every scale design over notebook 04's generated orders, each conversation taken both ways: requests, input
     of each call (as notebook 04 counts it, python profile) and output of each; and where the turns came from (the
     build's shared measurement, or measured here)."""
     from wismo.runs.agent.scripted import answer
 
     measured, source = await sweep.generated_turns(list(sizes), None, progress)
-    rows = []
+    rows: list[ScaleRow] = []
     for design in sweep.scale_designs():
         how_design = design_registry.get(design).investigation
         for n in sizes:
@@ -143,7 +153,9 @@ def _saving(totals: Mapping[tuple[str, str], float], how: str, reference: str, d
     return None if not g or f is None else round((g - f) / g * 100, 1)
 
 
-def savings(rows: list[dict[str, Any]], key: str, reference: str, by: Sequence[str] = ()) -> list[dict[str, object]]:
+def savings(
+    rows: Sequence[Mapping[str, Any]], key: str, reference: str, by: Sequence[str] = ()
+) -> list[dict[str, object]]:
     """Each design's saving against the reference under each strategy (per group of `by`), and how many points a
     model that calls tools one per request adds to it."""
     groups: dict[tuple[object, ...], dict[tuple[str, str], float]] = {}
@@ -175,7 +187,7 @@ async def build(
     recorded: Recorded,
     order: str,
     window: int,
-    study: Any,
+    study: Study,
     progress: object = None,
     fitted: str | None = None,
 ) -> dict[str, object]:
@@ -331,7 +343,7 @@ def fitted_prices(
     return {"profile": profile, **{r["design"]: r["dollars"] for r in rows}}
 
 
-def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: int) -> dict[str, object] | None:
+def published_price(study: Study, price: prices.Price, policy: caching.Policy, n: int) -> dict[str, object] | None:
     """The study's published conversation whose every request and total are published, priced at its
     provider-reported tokens on `price` (no caching; its output, total minus requests, as one call's): what the
     headline's price is at the study's own tokens."""
@@ -340,7 +352,7 @@ def published_price(study: Any, price: prices.Price, policy: caching.Policy, n: 
         (c for c in (published.conversations if published else ()) if len(c.requests) >= 2 and c.output_known),
         None,
     )
-    if conv is None:
+    if published is None or conv is None or conv.total is None:  # the last two: narrowed for the type checker
         return None
     requests, output = list(conv.requests), conv.total - sum(conv.requests)
     outputs = [0] * (len(requests) - 1) + [output]

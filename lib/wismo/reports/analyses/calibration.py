@@ -13,7 +13,7 @@ against the later requests.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, NotRequired, TypedDict, TypeVar
 
 from wismo.accounting import cost, tokens
 from wismo.accounting.tokens import conversation, definitions, framing
@@ -30,6 +30,77 @@ if TYPE_CHECKING:  # a type only: recording reaches servers, which calibration n
 PUBLISHED = REPORTED
 ESTIMATED = tokens.LABEL
 DEFINITION_METHODS = ("cookbook", "harmony")
+
+V = TypeVar("V")
+
+
+class Figure(TypedDict, Generic[V]):
+    """One published figure, or one that follows from published ones, with its kind."""
+
+    value: V
+    kind: str
+
+
+class Designs(TypedDict):
+    """The published conversations' designs: the one calibrated on, and the one tested (None when none is)."""
+
+    first: str
+    second: str | None
+
+
+class PublishedFigures(TypedDict):
+    """The published figures the calibration uses (published_figures), each with its kind."""
+
+    case: str
+    designs: Designs
+    source: str
+    model: str
+    firstRequests: Figure[list[int]]
+    firstAdditions: Figure[list[int]]
+    firstInput: Figure[int]
+    callId: Figure[str] | None
+    firstConversation: NotRequired[Figure[int]]
+    firstOutput: NotRequired[Figure[int]]
+    secondFirstRequest: NotRequired[Figure[int]]
+    secondSmallerBy: NotRequired[Figure[int]]
+    secondConversation: NotRequired[Figure[int]]
+    secondCalls: NotRequired[Figure[int | None]]
+    secondAnswer: NotRequired[str | None]
+
+
+class CalibrationRow(TypedDict):
+    """One client profile and definition method's rebuild of the published conversations (rebuild)."""
+
+    profile: str
+    definitions: str
+    turnAdditions: list[int]
+    derivedAdditions: list[int]
+    additionErrorPercent: list[float]
+    instructionsTokensSolved: int
+    predictedRequests: list[int]
+    publishedRequests: list[int]
+    requestErrorPercent: list[float]
+    definitionsFirst: int
+    definitionsSecond: NotRequired[int]
+    secondSmallerBy: NotRequired[int]
+    publishedSmallerBy: NotRequired[int]
+    secondTurnAdditions: NotRequired[list[int]]
+    secondFirstRequest: NotRequired[int]
+    secondLastRequest: NotRequired[int]
+    secondOutputImplied: NotRequired[int]
+    secondLastFromPublishedFirst: NotRequired[int]
+    secondOutputImpliedFromPublishedFirst: NotRequired[int]
+
+
+class Calibration(TypedDict):
+    """The published conversations rebuilt under every client profile and definition method (rebuild)."""
+
+    case: str
+    designs: Designs
+    published: PublishedFigures
+    rows: list[CalibrationRow]
+    encoding: str
+    labels: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -64,7 +135,7 @@ def calibrated(published: Published | None) -> Calibrated | None:
     return Calibrated(first.case, first.design, second.design if second else None)
 
 
-def published_figures(published: Published, which: Calibrated) -> dict[str, object]:
+def published_figures(published: Published, which: Calibrated) -> PublishedFigures:
     """The published figures the calibration uses and what follows from them by arithmetic alone, each with its
     kind: the first conversation's requests, additions, input, output and total; a call id the provider returned
     (the first conversation's, else any); the second's first request (as
@@ -72,20 +143,19 @@ def published_figures(published: Published, which: Calibrated) -> dict[str, obje
     first = published.of(which.first, which.case)
     assert first is not None
     f = published.derived(first)
-    out: dict[str, object] = {
+    call_id = next((c.call_id for c in (first, *published.conversations) if c.call_id), None)
+    out: PublishedFigures = {
         "case": which.case,
         "designs": {"first": which.first, "second": which.second},
         "source": published.source,
         "model": published.model,
-        "firstRequests": f["requests"],
-        "firstAdditions": f["additions"],
+        "firstRequests": {"value": f["requests"]["value"], "kind": f["requests"]["kind"]},
+        "firstAdditions": {"value": f["additions"]["value"], "kind": f["additions"]["kind"]},
         "firstInput": {"value": sum(first.requests), "kind": DERIVED},
-        "callId": next(
-            ({"value": c.call_id, "kind": PUBLISHED} for c in (first, *published.conversations) if c.call_id), None
-        ),
+        "callId": None if call_id is None else {"value": call_id, "kind": PUBLISHED},
     }
     if first.output_known and first.total is not None:  # the second test narrows it for the type checker
-        out["firstConversation"] = f["total"]
+        out["firstConversation"] = {"value": f["total"]["value"], "kind": f["total"]["kind"]}
         out["firstOutput"] = {"value": first.total - sum(first.requests), "kind": DERIVED}
     if which.second is not None:
         second = published.of(which.second, which.case)
@@ -94,12 +164,13 @@ def published_figures(published: Published, which: Calibrated) -> dict[str, obje
         first_request = s["requests"]["value"][0]
         out["secondFirstRequest"] = {"value": first_request, "kind": s["requests"]["kind"]}
         out["secondSmallerBy"] = (
-            s["firstSmallerBy"]
+            {"value": s["firstSmallerBy"]["value"], "kind": s["firstSmallerBy"]["kind"]}
             if "firstSmallerBy" in s
             else {"value": first.requests[0] - first_request, "kind": DERIVED}
         )
-        out["secondConversation"] = s["total"]
-        out["secondCalls"] = s.get("calls", {"value": None, "kind": DERIVED})
+        out["secondConversation"] = {"value": s["total"]["value"], "kind": s["total"]["kind"]}
+        calls = s.get("calls", {"value": None, "kind": DERIVED})
+        out["secondCalls"] = {"value": calls["value"], "kind": calls["kind"]}
         out["secondAnswer"] = second.answer
     return out
 
@@ -137,7 +208,7 @@ def first_request_known(
     return without_instructions - request.tools + definition_tokens(tools, profile, method, encoding)
 
 
-def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFAULT_ENCODING) -> dict[str, object]:
+def rebuild(recorded: Recorded, pub: PublishedFigures, encoding: str = tokens.DEFAULT_ENCODING) -> Calibration:
     """The published conversations rebuilt under every client profile and definition method: per-turn additions
     against the derived ones, the instructions' size solved from request 1 and checked on the later requests, and
     the second conversation's second request and output implied."""
@@ -153,7 +224,7 @@ def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFA
             f_known = first_request_known(f_tools, profile, method, prompt, encoding)
             instructions = requests[0] - f_known  # solved: the only unpublished part of request 1
             predicted = list(cost.session(requests[0], f_add[: len(requests) - 1]).inputs)
-            row = {
+            row: CalibrationRow = {
                 "profile": profile.name,
                 "definitions": method,
                 "turnAdditions": f_add,
@@ -200,7 +271,7 @@ def rebuild(recorded: Recorded, pub: dict[str, Any], encoding: str = tokens.DEFA
     }
 
 
-def row(calibration: dict[str, Any], profile: str, method: str = "cookbook") -> dict[str, Any]:
+def row(calibration: Calibration, profile: str, method: str = "cookbook") -> CalibrationRow:
     """The calibration row of one profile and definition method."""
     return next(r for r in calibration["rows"] if r["profile"] == profile and r["definitions"] == method)
 
@@ -266,12 +337,13 @@ def framing_share(
 
 
 def case_inputs(
-    recorded: Recorded, pub: dict[str, Any], profile: str, encoding: str = tokens.DEFAULT_ENCODING
+    recorded: Recorded, pub: PublishedFigures, profile: str, encoding: str = tokens.DEFAULT_ENCODING
 ) -> dict[str, int]:
     """Per published design, the published case's conversation input under a client profile: its published first
     request (so no request-1 residual is left out) plus our servers' turns rebuilt under the profile (modelled)."""
-    case, designs = pub["case"], pub["designs"]
-    starts = {designs["first"]: pub["firstRequests"]["value"][0], designs["second"]: pub["secondFirstRequest"]["value"]}
+    case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
+    assert second is not None  # called only where the study publishes a second design's conversation
+    starts = {first: pub["firstRequests"]["value"][0], second: pub["secondFirstRequest"]["value"]}
     client = framing.profile(profile)
     return {
         d: cost.session(start, additions(recorded["turns"][d][case], client, encoding)).total
@@ -281,7 +353,7 @@ def case_inputs(
 
 def savings_against_published(
     recorded: Recorded,
-    pub: dict[str, Any],
+    pub: PublishedFigures,
     medians: dict[str, float],
     published_median: float | None,
     encoding: str = tokens.DEFAULT_ENCODING,
@@ -291,6 +363,7 @@ def savings_against_published(
     totals are); and the median across the cases, ours under each profile (`medians`, as the report computes its
     headline) beside the published median."""
     first, second = pub["designs"]["first"], pub["designs"]["second"]
+    assert second is not None  # beside_published calls this only with a second design
     inputs = {name: case_inputs(recorded, pub, name, encoding) for name in medians}
     out: dict[str, object] = {
         "case": pub["case"],

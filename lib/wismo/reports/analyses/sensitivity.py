@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import conversation, framing, stjson
 from wismo.core.kinds import DERIVED, TIKTOKEN
 from wismo.core.walk import Call
 from wismo.reports.analyses import calibration
+from wismo.reports.analyses.calibration import Designs, Figure, PublishedFigures
 from wismo.studies import recording
 from wismo.studies.declaration import Study
 from wismo.studies.recording import Recorded
@@ -80,6 +81,127 @@ COUNTINGS = {
 TOLERANCE_PERCENT = 5.0
 
 
+class Row(TypedDict):
+    """One cell of the sensitivity table: a framing crossed with a way of counting calls (table)."""
+
+    framing: str
+    counting: str
+    additions: list[int]
+    derived: list[int]
+    errorPercent: list[float]
+    maxAbsErrorPercent: float
+    rebuiltRequests: list[int]
+    cumulativeErrorPercent: list[float]
+
+
+class BestFit(TypedDict):
+    """The best-fitting cell of the table, with the client profile that frames results its way (None: none does)."""
+
+    framing: str
+    counting: str
+    additions: list[int]
+    errorPercent: list[float]
+    profile: str | None
+
+
+class Spread(TypedDict):
+    """How far the plausible cells spread (spread)."""
+
+    cells: int
+    cellsWithinTolerance: int
+    tolerancePercent: float
+    turnErrorPercent: list[list[float]]
+
+
+class CallIds(TypedDict):
+    """How the "with call_id" counting prices a call's id (call_ids)."""
+
+    source: str
+    id: str | None
+    characters: int
+    tokensEach: list[int]
+    kind: str
+
+
+class Bounds(TypedDict):
+    """The plausible range of the second conversation's outputs, with its derivation (output_bounds)."""
+
+    lower: int | None
+    upper: int | None
+    firstOutput: int | None
+    firstCallsWritten: int
+    secondCallsWritten: int
+    kind: str
+
+
+class Verdict(TypedDict):
+    """One framing's verdict against the output bounds, with its margin (verdict)."""
+
+    verdict: str
+    marginTokens: int
+    marginPercent: float
+    withinTolerance: bool
+
+
+class TestRow(TypedDict):
+    """One framing's row of the second conversation's test (second_test); the verdict where a bound is known."""
+
+    framing: str
+    outputRemainder: list[int]
+    verdict: NotRequired[str]
+    marginTokens: NotRequired[int]
+    marginPercent: NotRequired[float]
+    withinTolerance: NotRequired[bool]
+
+
+class AnswerSizes(TypedDict):
+    """Sizes of a plausible output of the second conversation, in tokens (answer_sizes)."""
+
+    quotedSummary: int
+    minimalOutputs: int
+
+
+class KindedAnswerSizes(AnswerSizes):
+    """The answer sizes as the sensitivity block carries them, with their kind."""
+
+    kind: str
+
+
+class SecondTest(TypedDict):
+    """The second conversation's test of every framing (build's secondTest)."""
+
+    kind: str
+    bounds: Bounds
+    tolerancePercent: float
+    rows: list[TestRow]
+    fitting: int
+    judged: int
+
+
+class DefaultEscapes(TypedDict):
+    """The characters of the study's results the default encoder escapes (default_escapes), with the encoder."""
+
+    encoder: str
+    found: list[dict[str, object]]
+
+
+class Sensitivity(TypedDict):
+    """The sensitivity block of context-cost.json (build): the table, its best fit and spread, and the second test."""
+
+    kind: str
+    case: str
+    designs: Designs
+    framings: list[dict[str, str]]
+    countings: list[dict[str, str]]
+    callIds: CallIds
+    defaultEscapes: DefaultEscapes
+    rows: list[Row]
+    bestFit: BestFit
+    spread: Spread
+    answerSizes: NotRequired[KindedAnswerSizes | None]
+    secondTest: NotRequired[SecondTest]
+
+
 def _call_tokens(calls: list[dict[str, Any]], counting: str, encoding: str, id_tokens: int | None = None) -> int:
     """The model's function_call items of one turn, counted the way `counting` assumes; under "with call_id" each
     call's id costs `id_tokens` (the published id's size) where given, else its own id's tokens."""
@@ -126,14 +248,12 @@ def _percent(ours: int, theirs: int) -> float:
     return round((ours - theirs) / theirs * 100, 1)
 
 
-def table(
-    turns: list[list[Call]], requests: list[int], encoding: str, id_tokens: int | None = None
-) -> list[dict[str, object]]:
+def table(turns: list[list[Call]], requests: list[int], encoding: str, id_tokens: int | None = None) -> list[Row]:
     """Every framing crossed with every counting: the turn additions against those derived from published, and
     the rebuilt later requests (request 1 plus the turns, so their error is the turns' cumulative error)."""
     derived = [b - a for a, b in zip(requests, requests[1:])]
     turns = turns[: len(derived)]
-    rows = []
+    rows: list[Row] = []
     for how in FRAMINGS:
         for counting in COUNTINGS:
             adds = [turn_addition(t, i, how, counting, encoding, id_tokens) for i, t in enumerate(turns, start=1)]
@@ -156,12 +276,12 @@ def table(
     return rows
 
 
-def best_fit(rows: list[dict[str, object]]) -> dict[str, Any]:
+def best_fit(rows: list[Row]) -> Row:
     """The cell whose larger turn error is smallest (the first such in table order)."""
     return min(rows, key=lambda r: r["maxAbsErrorPercent"])
 
 
-def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def spread(rows: list[Row]) -> Spread:
     """How far the plausible cells spread: each turn's error range over every cell, and how many cells fit."""
     errors = [r["errorPercent"] for r in rows]
     return {
@@ -179,7 +299,7 @@ def default_escapes(recorded: Recorded) -> list[dict[str, object]]:
     return stjson.escapes_found(texts, stjson.DEFAULT)
 
 
-def call_ids(published: dict[str, Any] | None, turns: list[list[Call]], encoding: str) -> dict[str, Any]:
+def call_ids(published: Figure[str] | None, turns: list[list[Call]], encoding: str) -> CallIds:
     """How the "with call_id" counting prices a call's id: every call at the size of the id the study publishes
     (the article's: its recorded run's first call id), else each call at its own id as conversation.turn_items
     derives it (a real model's length)."""
@@ -215,7 +335,7 @@ def calls_written(turns: list[list[Call]], encoding: str) -> int:
 
 def answer_sizes(
     answer: str | None, fields: dict[str, object] | None, entry_call: Call, encoding: str
-) -> dict[str, int] | None:
+) -> AnswerSizes | None:
     """Sizes of a plausible output of the second conversation, in tokens: its published answer alone, and the least
     the model must have written (its tool call, then the answer: in the answer contract's fields with that summary
     as one JSON object where the study keeps the contract, else the answer's text); None without a published answer."""
@@ -233,12 +353,12 @@ def answer_sizes(
 
 
 def output_bounds(
-    sizes: dict[str, int] | None,
+    sizes: AnswerSizes | None,
     first_output: int | None,
     first_turns: list[list[Call]],
     second_turns: list[list[Call]],
     encoding: str,
-) -> dict[str, object]:
+) -> Bounds:
     """The range the second conversation's outputs plausibly fall in, each bound with its derivation: at least its
     minimal outputs (answer_sizes); at most the first conversation's own output with its tool calls swapped for the
     second's (the same case answered once, with the second design's calls): first output - first calls written +
@@ -255,7 +375,7 @@ def output_bounds(
     }
 
 
-def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | None) -> dict[str, object] | None:
+def verdict(remainders: list[tuple[int, int]], lower: int | None, upper: int | None) -> Verdict | None:
     """One framing's verdict from what each counting leaves for the outputs (remainder, tokens the rebuilt turns put
     into the inputs): the bound it fails, or that it fits both (or the one given), with its margin in tokens and as a
     share of the rebuilt turns' tokens, which is what a framing error moves (comparable to the fits' tolerance)."""
@@ -286,14 +406,14 @@ def second_test(
     first_request: int,
     conversation_total: int,
     calls: int,
-    bounds: dict[str, Any],
+    bounds: Bounds,
     encoding: str,
     id_tokens: int | None = None,
-) -> list[dict[str, Any]]:
+) -> list[TestRow]:
     """Per framing: what the published total of the second conversation leaves for the model's outputs once its
     requests are rebuilt from the published first request, over every counting, and its verdict against the
     plausible output range (output_bounds)."""
-    out = []
+    out: list[TestRow] = []
     turns = turns[: calls - 1]
     for how in FRAMINGS:
         remainders = []
@@ -303,20 +423,25 @@ def second_test(
                 request += turn_addition(t, i, how, counting, encoding, id_tokens)
                 inputs += request
             remainders.append((conversation_total - inputs, inputs - first_request * (len(turns) + 1)))
-        row: dict[str, object] = {
+        row: TestRow = {
             "framing": how.name,
             "outputRemainder": [min(r[0] for r in remainders), max(r[0] for r in remainders)],
         }
         judged = verdict(remainders, bounds["lower"], bounds["upper"])
         if judged is not None:
-            row |= judged
+            row |= {
+                "verdict": judged["verdict"],
+                "marginTokens": judged["marginTokens"],
+                "marginPercent": judged["marginPercent"],
+                "withinTolerance": judged["withinTolerance"],
+            }
         out.append(row)
     return out
 
 
 def build(
-    recorded: Recorded, pub: dict[str, Any], answer_fields: dict[str, object] | None, encoding: str
-) -> dict[str, Any]:
+    recorded: Recorded, pub: PublishedFigures, answer_fields: dict[str, object] | None, encoding: str
+) -> Sensitivity:
     """The sensitivity table, its best fit and spread, and the second conversation's test, each with its kind."""
     case, first, second = pub["case"], pub["designs"]["first"], pub["designs"]["second"]
     f_turns = recorded["turns"][first][case]
@@ -325,7 +450,7 @@ def build(
     id_tokens = ids["tokensEach"][0] if pub.get("callId") else None
     rows = table(f_turns, requests, encoding, id_tokens)
     best = best_fit(rows)
-    out = {
+    out: Sensitivity = {
         "kind": f"{TIKTOKEN} against {DERIVED}",
         "case": case,
         "designs": pub["designs"],
@@ -334,8 +459,13 @@ def build(
         "callIds": ids,
         "defaultEscapes": {"encoder": stjson.DEFAULT, "found": default_escapes(recorded)},
         "rows": rows,
-        "bestFit": {k: best[k] for k in ("framing", "counting", "additions", "errorPercent")}
-        | {"profile": next(f.profile for f in FRAMINGS if f.name == best["framing"])},
+        "bestFit": {
+            "framing": best["framing"],
+            "counting": best["counting"],
+            "additions": best["additions"],
+            "errorPercent": best["errorPercent"],
+            "profile": next(f.profile for f in FRAMINGS if f.name == best["framing"]),
+        },
         "spread": spread(rows),
     }
     if second is not None:
@@ -375,4 +505,5 @@ async def best_fitting_profile(study: Study, encoding: str = tokens.DEFAULT_ENCO
     recorded = await recording.record(study, [which.case])
     pub = calibration.published_figures(study.published, which)
     best = build(recorded, pub, None, encoding)["bestFit"]
-    return best if best["profile"] else None
+    # A plain dict at this boundary: recorded_runs reads its profile as a text (it is one whenever it is returned).
+    return {**best} if best["profile"] else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import anyio
 
@@ -21,6 +21,16 @@ from wismo.mcp.client.investigation import investigate
 from wismo.mcp.servers import designs
 from wismo.reports.analyses import measurements
 
+if TYPE_CHECKING:  # a type only: the agent loop is imported where sessions are run
+    from wismo.runs.agent.loop import Budgets
+
+
+class MeasurementSource(TypedDict):
+    """Where the generated orders' turns came from (generated_turns): the build's shared measurement, or here."""
+
+    sharedBuildMeasurement: bool
+    ordersMeasuredHere: int
+
 
 def served_prompt(lines: int) -> conversation.Prompt:
     """What a conversation about the generated order of `lines` lines opens with: wismo's instructions and the
@@ -30,7 +40,7 @@ def served_prompt(lines: int) -> conversation.Prompt:
     return conversation.Prompt(prompts.INSTRUCTIONS, prompts.question(order_id(lines)))
 
 
-async def investigated(conn: Any, design: str, lines: int) -> list[list[Any]]:
+async def investigated(conn: Any, design: str, lines: int) -> list[list[Call]]:
     """The tool turns of a design wismo serves investigating the generated order of `lines` lines (`conn`: a
     connection, or anything with its call())."""
     return await investigate(conn, designs.get(design).investigation, case_fields(lines))
@@ -159,7 +169,7 @@ def _claim(
 
 async def generated_turns(
     sizes: list[int], cap: int | None = None, progress: Any = None, keep: bool = False
-) -> tuple[Turns, dict[str, Any]]:
+) -> tuple[Turns, MeasurementSource]:
     """Every scale design's tools/list and tool turns for each generated order size, measured over MCP, and where
     they came from. Inside a build (WISMO_MEASUREMENTS) an entry another notebook measured is read, one being
     measured is waited for, and every entry measured here is stored; alone, everything is measured here. `keep`
@@ -251,7 +261,7 @@ async def measure(
     return summarise(measured, sizes, encoding_name)
 
 
-async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = None) -> list[dict[str, Any]]:
+async def budgeted_sessions(sizes: list[int], budgets: Budgets, cap: int | None = None) -> list[dict[str, object]]:
     """The scripted agent loop on every design under the case study's orchestrator rules: what each session
     read before its budget, and how it ended (tokens tiktoken-estimated). Uses the servers measure() left running
     when they serve these orders, and stops them."""
@@ -260,8 +270,8 @@ async def budgeted_sessions(sizes: list[int], budgets: Any, cap: int | None = No
 
     backend = ScriptedBackend()
 
-    async def drive(design: str) -> list[dict[str, Any]]:
-        rows = []
+    async def drive(design: str) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
         async with pool.server(design, sizes, cap, server_env(sizes, cap)) as conn:
             tools = await conn.list_tools()
             for n in sizes:

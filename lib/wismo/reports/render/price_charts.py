@@ -4,31 +4,36 @@ colour, a line style says how it was priced or called."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 from matplotlib.typing import LineStyleType
 
 from wismo.reports.render.charts import CASE_STUDY_COLORS, DESIGN_COLORS, designs_present, legend_below, thousands
 
+if TYPE_CHECKING:  # a type only: the figures are computed where the report is built
+    from wismo.reports.caching_figures import CurvePoint
+
 # Line styles of the price charts: the same design, priced two ways or called two ways.
 _STYLES: dict[str, LineStyleType] = {"no caching": "-", "every prefix a hit": "--", "parallel": "-", "sequential": "--"}
 
 
 def _style_legend(
-    ax: Any, styles: Iterable[str], designs_shown: Iterable[str], title: str, extra: Iterable[Any] = ()
+    ax: Axes, styles: Iterable[str], designs_shown: Iterable[str], title: str, extra: Iterable[Artist] = ()
 ) -> None:
     """One legend: a coloured line per design, then a grey line per style, then any extra handles."""
     from matplotlib.lines import Line2D
 
-    handles = [Line2D([], [], color=DESIGN_COLORS[d], label=d) for d in designs_shown]
+    handles: list[Artist] = [Line2D([], [], color=DESIGN_COLORS[d], label=d) for d in designs_shown]
     handles += [Line2D([], [], color="grey", linestyle=_STYLES[s], label=s) for s in styles] + list(extra)
     ax.legend(handles=handles, title=title, frameon=False, fontsize=8)
 
 
-def caching_curve(curve: list[dict[str, Any]], model: str, conversations: int) -> Figure:
+def caching_curve(curve: list[CurvePoint], model: str, conversations: int) -> Figure:
     """The case study's sessions of 1 to 15 calls on one model: price without caching (solid) and with every
     prefix a hit (dashed), for its broad and scoped designs."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
@@ -64,8 +69,8 @@ def _styled_lines(
     ylabel: str,
     legend_title: str,
     marker: str | None = "o",
-    extra: Iterable[Any] = (),
-) -> tuple[Figure, Any]:
+    extra: Iterable[Artist] = (),
+) -> tuple[Figure, Axes]:
     """Log-log lines of a value against the order's lines: a colour per design, a line style per value of style_key."""
     fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
     shown = designs_present(r["design"] for r in rows)
