@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from wismo.studies.published import Published, read_published
 class UnknownCase(InputError):
     """Cases asked for by key that the study does not have: `unknown`, and `known` (the keys it has)."""
 
-    def __init__(self, unknown: list[Any], known: list[object]) -> None:
+    def __init__(self, unknown: Sequence[object], known: Sequence[object]) -> None:
         super().__init__(
             f"not a case of the study: {', '.join(map(str, unknown))}; the cases are {', '.join(map(str, known))}"
         )
@@ -72,7 +73,7 @@ class Study:
     setup: str = ""
     runs: Path | None = None  # where its recorded runs are kept (None: data/runs/studies/<file stem>/)
     traces: tuple[Path, ...] = ()  # OTLP JSON trace files of an agent using the designs (report 05 reads them)
-    focus: object = None  # the key of the case drawn call by call (None: the first case's)
+    focus: str | None = None  # the key of the case drawn call by call (None: the first case's)
     reproduce: tuple[str, ...] = ()  # source documents whose worked numbers the reports reproduce
     published: Published | None = None  # provider-reported usage of real conversations, if declared
     ignore: tuple[str, ...] = ()  # object keys left out of matching wherever they occur (a clock's, say)
@@ -93,7 +94,7 @@ class Study:
         return self.path.stem
 
     @property
-    def focus_key(self) -> Any:
+    def focus_key(self) -> str:
         """The key of the case the reports draw call by call: the declared focus, else the first case's."""
         return self.focus if self.focus is not None else self.case_key(self.cases[0])
 
@@ -124,7 +125,7 @@ class Study:
         text = templates.fill(self.question, case.fields)
         return templates.as_text(text)
 
-    def case_key(self, case: StudyCase) -> Any:
+    def case_key(self, case: StudyCase) -> str:
         """The value that names a case in tables (see `case_name`)."""
         return case_name(case.value(self.key), case.label)
 

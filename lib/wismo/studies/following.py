@@ -4,10 +4,10 @@ never passed over in silence, with what the entry's value was and how to read it
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from wismo.core.errors import InputError
 from wismo.core.investigation import Investigation
+from wismo.core.walk import Call
 
 
 def fix(value: object) -> str:
@@ -82,7 +82,7 @@ class PatternReadsNothing(InputError):
         self.sentence = sentence
 
 
-def pattern_reads(how: Investigation, tool_turns: list[list[Any]]) -> list[tuple[str, str, str, bool]]:
+def pattern_reads(how: Investigation, tool_turns: list[list[Call]]) -> list[tuple[str, str, str, bool]]:
     """Each result a step with a pattern read in one case: (step, tool, its text, whether the pattern read anything)."""
     out = []
     entry = tool_turns[0][0] if tool_turns and tool_turns[0] else None

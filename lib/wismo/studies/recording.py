@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 from wismo.accounting.tokens.conversation import Prompt
 from wismo.core.walk import Call
 from wismo.mcp.client.investigation import investigate
+from wismo.studies.cases import StudyCase
 from wismo.studies.declaration import Study
 from wismo.studies.servers import reach
 
@@ -16,12 +17,12 @@ class Recorded(TypedDict):
     """A study's investigations as record() returns them: per design its tools/list, per design and case key its
     tool turns, and per case key its prompt."""
 
-    tools: dict[str, list[dict[str, Any]]]
+    tools: dict[str, list[dict[str, Any]]]  # tools/list in wire form; readers take each tool's name as text
     turns: dict[str, dict[str, list[list[Call]]]]
     prompts: dict[str, Prompt]
 
 
-def prompt(study: Study, case: Any) -> Prompt:
+def prompt(study: Study, case: StudyCase) -> Prompt:
     """The instructions and the question of one case of the study."""
     return Prompt(study.instructions, study.question_for(case))
 

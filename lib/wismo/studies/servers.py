@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from wismo.core.errors import described
+from wismo.core.investigation import Investigation
 from wismo.mcp.client.connection import Connection
 from wismo.mcp.client.failures import HarnessError
 from wismo.studies.declaration import Study
@@ -30,7 +31,7 @@ def _properties(tool: dict[str, Any]) -> tuple[dict[str, Any], set[str]] | None:
     return props, set(schema.get("required") or [])
 
 
-def tool_problems(name: str, how: Any, tools: list[dict[str, object]]) -> list[str]:
+def tool_problems(name: str, how: Investigation, tools: list[dict[str, object]]) -> list[str]:
     """What a design's tools/list lacks for its investigation, one sentence each."""
     by_name = {t.get("name"): t for t in tools}
     offered = ", ".join(sorted(str(n) for n in by_name)) or "none"

@@ -22,12 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 ASSUMPTION = (
     "every prefix the cache could hold is a hit (no eviction between the calls of one conversation; "
     "each conversation starts cold)"
 )
+
+
+class PolicyRecord(TypedDict):
+    """A cache policy as JSON (Policy.as_dict)."""
+
+    name: str
+    threshold: int
+    granularity: int
+    writesBilled: bool
+    source: str
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ class Policy:
             "parameters" if changed else self.source,
         )
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> PolicyRecord:
         """The policy as JSON."""
         return {
             "name": self.name,
@@ -76,7 +86,7 @@ class Policy:
         }
 
 
-def from_dict(d: dict[str, Any]) -> Policy:
+def from_dict(d: PolicyRecord) -> Policy:
     """A policy back from its JSON (Policy.as_dict)."""
     return Policy(str(d["name"]), int(d["threshold"]), int(d["granularity"]), bool(d["writesBilled"]), str(d["source"]))
 

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from wismo.accounting.cost.caching import CachedCall
 from wismo.core.errors import InputError
+
+if TYPE_CHECKING:
+    from genai_prices.types import TieredPrices
 
 LIBRARY = "genai-prices"
 PER = 1_000_000  # prices are per million tokens
@@ -57,6 +60,21 @@ def _moment(on: str | None) -> datetime:
     return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
 
 
+class PriceRecord(TypedDict):
+    """A model's price as JSON, per million tokens (Price.as_dict)."""
+
+    model: str
+    provider: str
+    inputPerMTok: float
+    cachedInputPerMTok: float
+    cacheWritePerMTok: float
+    outputPerMTok: float
+    source: str
+    pricedOn: str
+    tiered: bool
+    tierStartsAt: int | None
+
+
 @dataclass(frozen=True)
 class Price:
     """A model's prices in USD per million tokens, and where they come from."""
@@ -85,7 +103,7 @@ class Price:
         """Whether the price library prices this model (else parameters do)."""
         return self.source != GIVEN
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> PriceRecord:
         """The price as JSON, per million tokens."""
         return {
             "model": self.model,
@@ -101,7 +119,7 @@ class Price:
         }
 
 
-def from_dict(d: Mapping[str, Any]) -> Price:
+def from_dict(d: PriceRecord) -> Price:
     """A price back from its JSON (Price.as_dict)."""
     return Price(
         d["model"],
@@ -116,7 +134,7 @@ def from_dict(d: Mapping[str, Any]) -> Price:
     )
 
 
-def _base(value: Any) -> tuple[float | None, int | None]:
+def _base(value: Decimal | TieredPrices | None) -> tuple[float | None, int | None]:
     """A library price as a float (a tiered price by its base tier) and where its first tier starts, if tiered."""
     if value is None:
         return None, None

@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, TypedDict, cast
 
 from wismo.accounting import tokens
 from wismo.core.environ import temporary_env
@@ -36,8 +36,20 @@ _MESSAGE_START = "<|start|>developer<|message|>"
 _MESSAGE_END = "<|end|>"
 
 
+class HarmonyEncoding(Protocol):
+    """What wismo uses of openai-harmony's encoding (the package ships no type information)."""
+
+    def render(self, message: object) -> list[int]:
+        """The tokens of one message."""
+        ...
+
+    def decode_utf8(self, tokens: list[int]) -> str:
+        """Tokens back to text."""
+        ...
+
+
 @lru_cache(maxsize=1)
-def harmony_encoding() -> Any:
+def harmony_encoding() -> HarmonyEncoding:
     """openai-harmony's gpt-oss encoding, loaded from the o200k_base file bpe-openai ships, never downloaded."""
     try:
         import openai_harmony
@@ -60,7 +72,10 @@ def harmony_encoding() -> Any:
         with _load_lock:
             try:
                 with temporary_env(**{_ENV: str(folder)}):
-                    return openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+                    return cast(
+                        "HarmonyEncoding",
+                        openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS),
+                    )
             except openai_harmony.HarmonyError as exc:
                 raise tokens.OfflineEncodingError(
                     f"openai-harmony could not load {HARMONY_ENCODING} from {folder}: {exc}"
@@ -81,12 +96,12 @@ def _message(functions: list[dict[str, object]]) -> object:
 
 def render_tokens(functions: list[dict[str, object]]) -> list[int]:
     """The tokens of the developer message that declares `functions`, as openai-harmony renders it."""
-    return cast("list[int]", harmony_encoding().render(_message(functions)))
+    return harmony_encoding().render(_message(functions))
 
 
 def render(functions: list[dict[str, object]]) -> str:
     """The developer message that declares `functions`, as text (special tokens written out)."""
-    return cast("str", harmony_encoding().decode_utf8(render_tokens(functions)))
+    return harmony_encoding().decode_utf8(render_tokens(functions))
 
 
 def _lines(text: str) -> list[str]:
@@ -97,6 +112,45 @@ def _lines(text: str) -> list[str]:
     if text.endswith("\n"):
         parts.pop()
     return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+class PartsRecord(TypedDict):
+    """One function definition's tokens under one method, labelled (Parts.as_dict)."""
+
+    method: str
+    encoding: str
+    label: str
+    total: int
+    name: int
+    description: int
+    parameters: int
+    overhead: int
+
+
+class ToolCountRecord(TypedDict):
+    """One function definition counted both ways (ToolCount.as_dict)."""
+
+    name: str
+    harmony: PartsRecord
+    cookbook: PartsRecord
+
+
+class WholeRecord(TypedDict):
+    """A whole list of definitions under one method: its total and the frame around the tools."""
+
+    method: str
+    encoding: str
+    label: str
+    total: int
+    frame: int
+
+
+class DefinitionsRecord(TypedDict):
+    """A list of function definitions counted both ways, per tool and whole (DefinitionsCount.as_dict)."""
+
+    tools: list[ToolCountRecord]
+    harmony: WholeRecord
+    cookbook: WholeRecord
 
 
 @dataclass(frozen=True)
@@ -115,7 +169,7 @@ class Parts:
         """What the method adds around the three parts (and tokens that straddle their boundaries)."""
         return self.total - self.name - self.description - self.parameters
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> PartsRecord:
         """The figures with their labels."""
         return {
             "method": self.method,
@@ -210,7 +264,7 @@ class ToolCount:
     harmony: Parts
     cookbook: Parts
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> ToolCountRecord:
         """Both counts, labelled."""
         return {"name": self.name, "harmony": self.harmony.as_dict(), "cookbook": self.cookbook.as_dict()}
 
@@ -224,10 +278,10 @@ class DefinitionsCount:
     cookbook_total: int
     cookbook_encoding: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DefinitionsRecord:
         """Every figure labelled with its method and encoding; 'frame' is the whole minus the tools' sum."""
 
-        def whole(method: str, encoding: str, total: int, key: str) -> dict[str, Any]:
+        def whole(method: str, encoding: str, total: int, key: str) -> WholeRecord:
             frame = total - sum(getattr(t, key).total for t in self.tools)
             return {"method": method, "encoding": encoding, "label": tokens.LABEL, "total": total, "frame": frame}
 

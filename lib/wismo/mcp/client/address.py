@@ -6,13 +6,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from wismo.mcp.client.process import client_env, server_command
 from wismo.mcp.servers import designs
 
 if TYPE_CHECKING:
     from wismo.mcp.client.connection import Connection
+
+
+class Target(TypedDict):
+    """An address in a measurement's JSON: its transport, and its URL or its command."""
+
+    transport: str
+    url: NotRequired[str]
+    command: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,7 @@ class Address:
         """The address as a sentence names it."""
         return self.url or (f"wismo serve {self.serve}" if self.serve else " ".join(self.command))
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> Target:
         """The address in a measurement's JSON."""
         if self.url:
             return {"transport": "http", "url": self.url}

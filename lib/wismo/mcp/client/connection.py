@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from mcp.client.session import ClientSession
@@ -54,7 +54,7 @@ class Connection:
     call_timeout_s: float = DEFAULT_TIMEOUT_S
     interactions: list[Interaction] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
-    errlog: object = None
+    errlog: TextIO | None = None
     target: str | None = None
 
     def _broken(self, what: str, exc: BaseException) -> HarnessError:
@@ -78,7 +78,7 @@ class Connection:
             **self._facts(cause, leaf, tail, code),
         )
 
-    def _facts(self, cause: str, error: BaseException | None, tail: str, code: int | None) -> dict[str, Any]:
+    def _facts(self, cause: str, error: BaseException | None, tail: str, code: int | None) -> failures.HarnessFacts:
         """The attributes of a HarnessError about this connection."""
         return {
             "server": self.design,
@@ -170,7 +170,7 @@ async def _open_session(
     timeout_s: float,
     command: list[str] | None,
     url: str | None,
-    errlog: Any,
+    errlog: TextIO,
     cwd: str | None = None,
 ) -> tuple[ClientSession, subprocess.Popen[bytes] | None, str]:
     """Start (or reach) the server and open an SDK session on `stack`; returns the session, process and target."""
@@ -236,7 +236,7 @@ async def _open_session(
 
 
 @contextmanager
-def _stderr_file() -> Iterator[object]:
+def _stderr_file() -> Iterator[TextIO]:
     """Where the server's stderr goes, so a failure can quote it (notebook kernels have no stderr fd)."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
         yield errlog

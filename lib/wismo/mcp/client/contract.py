@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any, TypedDict, cast
 
 from wismo.core.jsonfmt import stable, write_stable
 from wismo.core.paths import DATA
@@ -18,7 +19,14 @@ CONTRACT = DATA / "contracts" / "tools.json"
 SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
 
 
-async def current(transport: str = "stdio") -> dict[str, Any]:
+class Contract(TypedDict):
+    """The contract of every design: the protocol revision and each design's tools/list, in wire form."""
+
+    protocolRevision: str | None
+    designs: dict[str, list[dict[str, object]]]
+
+
+async def current(transport: str = "stdio") -> Contract:
     """What every design's server reports right now over MCP, with the revision the handshake settled on."""
     listed = {}
     for design in designs.names(contract=True):
@@ -33,7 +41,7 @@ def pinned() -> dict[str, object]:
     return cast("dict[str, object]", json.loads(CONTRACT.read_text(encoding="utf-8")))
 
 
-def drift(pinned_contract: dict[str, object], now: dict[str, object]) -> str:
+def drift(pinned_contract: Mapping[str, object], now: Mapping[str, object]) -> str:
     """A unified diff from the pinned contract to the current one; empty when nothing drifted."""
     lines = difflib.unified_diff(
         stable(pinned_contract).splitlines(),
@@ -55,7 +63,7 @@ def wire_name_problems(tools: list[dict[str, Any]], allowed: set[str] | None = N
     return problems
 
 
-def update(now: dict[str, object]) -> None:
+def update(now: Mapping[str, object]) -> None:
     """Pin the current contract (a deliberate act: `wismo contract --update`)."""
     if now["protocolRevision"] != PINNED_REVISION:
         raise ValueError(f"refusing to pin revision {now['protocolRevision']}; the project pins {PINNED_REVISION}")

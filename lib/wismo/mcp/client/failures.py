@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from contextlib import suppress
-from typing import Any, cast
+from typing import TextIO, TypedDict
 
 from wismo.core.errors import WismoError, described, first_leaf, single
 
@@ -55,6 +55,18 @@ class HarnessError(WismoError):
         self.exit_code = exit_code
 
 
+class HarnessFacts(TypedDict):
+    """The attributes of a HarnessError about one connection, as keyword arguments of HarnessError."""
+
+    server: str
+    transport: str
+    target: str | None
+    cause: str
+    error: BaseException | None
+    stderr: str
+    exit_code: int | None
+
+
 def stderr_said(tail: str) -> str:
     """The message's ending that quotes the server's stderr, if it wrote any."""
     return f"; its stderr ends with: {tail}" if tail else ""
@@ -88,14 +100,14 @@ def exit_code(process: subprocess.Popen[bytes] | None, wait_s: float = 0.0) -> i
     return process.poll()
 
 
-def stderr_tail(errlog: Any, limit: int = 600) -> str:
+def stderr_tail(errlog: TextIO | None, limit: int = 600) -> str:
     """The last characters a server wrote to stderr."""
     if errlog is None:
         return ""
     with suppress(Exception):
         errlog.flush()
         errlog.seek(0)
-        return cast("str", errlog.read()[-limit:].strip())
+        return errlog.read()[-limit:].strip()
     return ""
 
 
@@ -106,7 +118,7 @@ def as_failure(
     transport: str,
     target: str,
     process: subprocess.Popen[bytes] | None,
-    errlog: object,
+    errlog: TextIO | None,
 ) -> BaseException:
     """The error to raise for `exc`: our own HarnessError as is, the caller's own error untouched, else a
     HarnessError saying whether the server could not be reached or the connection broke mid-session."""

@@ -13,7 +13,6 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
 
 import sniffio
 
@@ -30,7 +29,7 @@ class _Kept:
     sizes: frozenset[int]
     cap: int | None
     env: dict[str, str]
-    ready: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    ready: asyncio.Future[Connection] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[object] | None = None
 

@@ -13,7 +13,7 @@ import socket
 import tempfile
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, Any, BinaryIO, Self, cast
 
 from wismo.core.processes import piped
@@ -23,26 +23,31 @@ from wismo.mcp.client.process import DEVNULL, PIPE, Stream, client_env, listenin
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-def line(message: dict[str, Any]) -> bytes:
+def line(message: Mapping[str, object]) -> bytes:
     """A JSON-RPC message as one compact JSON line, newline included."""
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
-def initialize(revision: str = PINNED_REVISION, request_id: int | str = 1) -> dict[str, Any]:
+def _initialize_params(revision: str) -> dict[str, object]:
+    """The params of the initialize request a client opens with."""
+    return {
+        "protocolVersion": revision,
+        "capabilities": {},
+        "clientInfo": {"name": "wismo-raw", "version": "0"},
+    }
+
+
+def initialize(revision: str = PINNED_REVISION, request_id: int | str = 1) -> dict[str, object]:
     """The initialize request a client opens with."""
     return {
         "jsonrpc": "2.0",
         "id": request_id,
         "method": "initialize",
-        "params": {
-            "protocolVersion": revision,
-            "capabilities": {},
-            "clientInfo": {"name": "wismo-raw", "version": "0"},
-        },
+        "params": _initialize_params(revision),
     }
 
 
-def tools_call(tool: str, arguments: dict[str, Any], request_id: int | str = 7) -> dict[str, object]:
+def tools_call(tool: str, arguments: Mapping[str, object], request_id: int | str = 7) -> dict[str, object]:
     """The tools/call request an SDK client sends."""
     return {
         "jsonrpc": "2.0",
@@ -115,7 +120,7 @@ class _TimedCalls:
     """What both raw clients share: a timed tools/call that must succeed, built on each one's own `call`, and a
     with block that ends in each one's own `close`."""
 
-    call: Callable[[str, dict[str, object]], tuple[float, bytes]]
+    call: Callable[[str, Mapping[str, object]], tuple[float, bytes]]
     close: Callable[[], object]
 
     def __enter__(self) -> Self:
@@ -124,7 +129,7 @@ class _TimedCalls:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def timed_call(self, tool: str, arguments: dict[str, Any]) -> float:
+    def timed_call(self, tool: str, arguments: Mapping[str, object]) -> float:
         """One tools/call: ms from sending it to reading the whole answer; an error unless the tool succeeded."""
         elapsed, answer = self.call(tool, arguments)
         _succeeded(tool, answer)
@@ -151,7 +156,7 @@ class RawServer(_TimedCalls):
         self.design = design
         self.next_id = 1
 
-    def send(self, message: dict[str, Any] | str) -> None:
+    def send(self, message: Mapping[str, object] | str) -> None:
         """Write one message (a dict, or a string sent as it is) and its newline."""
         data = message.encode() + b"\n" if isinstance(message, str) else line(message)
         piped(self.proc.stdin).write(data)
@@ -176,7 +181,7 @@ class RawServer(_TimedCalls):
 
     def handshake(self, revision: str = PINNED_REVISION) -> dict[str, object]:
         """initialize at `revision`, then notifications/initialized; the initialize answer."""
-        answer = self.request("initialize", initialize(revision)["params"])
+        answer = self.request("initialize", _initialize_params(revision))
         self.send(INITIALIZED)
         return answer
 
@@ -184,7 +189,7 @@ class RawServer(_TimedCalls):
         """The handshake at the pinned revision, or an error naming the server when it was not completed."""
         return _handshake_check(f"the {self.design} server over stdio", self.handshake())
 
-    def call(self, tool: str, arguments: dict[str, object]) -> tuple[float, bytes]:
+    def call(self, tool: str, arguments: Mapping[str, object]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from writing the line to reading the answer, and the answer unread."""
         self.next_id += 1
         data = line(tools_call(tool, arguments, self.next_id))
@@ -319,7 +324,7 @@ class HttpSession(_TimedCalls):
             raise RuntimeError(f"the {self.design} server over HTTP answered initialize with {body[:200]!r}") from None
         return _handshake_check(f"the {self.design} server over HTTP", answer)
 
-    def call(self, tool: str, arguments: dict[str, object]) -> tuple[float, bytes]:
+    def call(self, tool: str, arguments: Mapping[str, object]) -> tuple[float, bytes]:
         """One tools/call with the next id: ms from sending the request to reading the whole answer, and its body."""
         self.next_id += 1
         body = line(tools_call(tool, arguments, self.next_id)).strip()

@@ -11,17 +11,24 @@ import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar, final
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import definitions, framing
+from wismo.accounting.tokens.definitions import ToolCountRecord, WholeRecord
 from wismo.core.errors import described
 from wismo.core.jsonfmt import compact, utf8_len
-from wismo.mcp.client.address import Address
+from wismo.mcp.client.address import Address, Target
 from wismo.mcp.client.failures import HarnessError
 from wismo.studies.audit.target import Call, TargetError
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
+    from mcp_types import InitializeResult
+
+T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 20.0
 MAX_PAGES = 1000  # a server whose cursor never ends must not keep us listing
@@ -40,6 +47,160 @@ FRAMED_METHOD = "the function output text each client profile makes of the whole
 HARMONY_RENDERS = frozenset(
     {"type", "properties", "items", "required", "description", "enum", "oneOf", "default", "title", "examples"}
 )
+
+
+class Labels(TypedDict):
+    """What labels a figure: its method, its encoding and its kind."""
+
+    method: str
+    encoding: str
+    label: str
+
+
+@final
+class Figures(TypedDict):
+    """Tokens and UTF-8 bytes of one text."""
+
+    tokens: int
+    bytes: int
+
+
+@final
+class Unframed(TypedDict):
+    """A sampled result a client profile cannot frame: why, in one sentence."""
+
+    error: str
+
+
+class ResultCount(TypedDict):
+    """One sampled CallToolResult counted bare and under every client profile (count_result)."""
+
+    tool: str
+    arguments: dict[str, object]
+    isError: bool
+    wireBytes: int
+    bare: Figures
+    profiles: dict[str, Figures | Unframed]
+
+
+class JsonCount(Labels):
+    """Definitions as the compact JSON a client sends, counted as text."""
+
+    total: int
+
+
+class ToolFigures(ToolCountRecord):
+    """One tool's definition counted: harmony and cookbook by part, compact JSON, its share of the whole, and the
+    schema keywords harmony leaves out."""
+
+    json: JsonCount
+    sharePercent: float
+    harmonyLeavesOut: list[str]
+
+
+class DefinitionsFigures(TypedDict):
+    """Every tool definition counted whole: harmony and cookbook (with their frames), compact JSON."""
+
+    harmony: WholeRecord
+    cookbook: WholeRecord
+    json: JsonCount
+    harmonyFrameSharePercent: float
+
+
+class Entry(TypedDict):
+    """One prompts/list or resources/list entry counted (its name and URI as the server lists them)."""
+
+    name: object
+    uri: NotRequired[object]
+    tokens: int
+    bytes: int
+
+
+class Entries(TypedDict):
+    """A prompts/list or resources/list counted entry by entry; only `declared` (false) when the server does not
+    declare the capability."""
+
+    method: NotRequired[str]
+    encoding: NotRequired[str]
+    label: NotRequired[str]
+    declared: bool
+    entries: NotRequired[list[Entry]]
+    total: NotRequired[int]
+
+
+class Instructions(Labels):
+    """The server's instructions counted ("present" false, and zero tokens, when it sends none)."""
+
+    present: bool
+    tokens: int
+    bytes: int
+
+
+class Server(TypedDict):
+    """The server as its initialize answer names it, and the capabilities it declares."""
+
+    name: str
+    version: str
+    protocolVersion: str
+    capabilities: list[str]
+
+
+class Calls(TypedDict):
+    """The sampled tool results counted, with the methods."""
+
+    bareMethod: str
+    framedMethod: str
+    encoding: str
+    label: str
+    results: list[ResultCount]
+
+
+class ConnectTimings(TypedDict):
+    """Wall times of reaching the server and listing what it declares, in ms."""
+
+    connectMs: float
+    listMs: float
+
+
+class Timings(ConnectTimings):
+    """Wall times of every step of a measurement, in ms."""
+
+    importMs: float
+    gatherMs: float
+    waitMs: float
+    countMs: float
+    callsMs: list[float]
+    resultsMs: float
+    totalMs: float
+
+
+class Measurement(TypedDict):
+    """What `wismo tokens` measured of one server (its --json output)."""
+
+    target: Target
+    server: Server
+    tools: list[ToolFigures]
+    definitions: DefinitionsFigures
+    instructions: Instructions
+    prompts: Entries
+    resources: Entries
+    calls: Calls
+    timings: Timings
+
+
+Counted = tuple[tuple[list[ToolFigures], DefinitionsFigures], float]
+
+
+class _Gathered(TypedDict):
+    """What came back from the server, in wire form, and the definitions' count under way."""
+
+    init: InitializeResult
+    capabilities: list[str]
+    counting: Future[Counted]
+    prompts: list[dict[str, object]] | None
+    resources: list[dict[str, object]] | None
+    samples: list[tuple[dict[str, object], float]]
+    timings: ConnectTimings
 
 
 def _preload(encoding_name: str) -> None:
@@ -89,7 +250,7 @@ def _problem(failure: HarnessError, where: Address, timeout_s: float, unreadable
     return f"{name} could not be measured: {error}{said}"
 
 
-async def _bounded(what: str, where: Address, timeout_s: float, request: Callable[[], Awaitable[object]]) -> Any:
+async def _bounded(what: str, where: Address, timeout_s: float, request: Callable[[], Awaitable[T]]) -> T:
     """One request with a deadline; a failure becomes a TargetError naming the request."""
     import anyio
 
@@ -121,7 +282,9 @@ async def _listing(
     raise TargetError(f"{named(where)} kept answering {method} with another page after {MAX_PAGES} pages")
 
 
-async def _sample(session: Any, call: Call, where: Address, timeout_s: float) -> tuple[dict[str, Any], float]:
+async def _sample(
+    session: ClientSession, call: Call, where: Address, timeout_s: float
+) -> tuple[dict[str, object], float]:
     """One tools/call: the CallToolResult as the server sent it (unset fields left out), and its wall time."""
     started = time.perf_counter()
     result = await _bounded(
@@ -138,8 +301,8 @@ async def _gather(
     where: Address,
     calls: Sequence[Call],
     timeout_s: float,
-    on_tools: Callable[[list[dict[str, object]]], object],
-) -> dict[str, Any]:
+    on_tools: Callable[[list[dict[str, object]]], Future[Counted]],
+) -> _Gathered:
     """Handshake, list everything the server declares, sample the calls; what came back, in wire form, and what
     `on_tools` returned for the tools (called as soon as they are listed)."""
     unreadable = _UnreadableLines()
@@ -194,68 +357,74 @@ def _keywords(schema: object) -> set[str]:
     return found.union(*(_keywords(c) for c in children)) if children else found
 
 
-def _labelled(method: str, encoding_name: str, **figures: object) -> dict[str, object]:
-    """Figures with their method, encoding and kind."""
-    return {"method": method, "encoding": encoding_name, "label": tokens.LABEL, **figures}
+def _labels(method: str, encoding_name: str) -> Labels:
+    """What figures are labelled with: their method, encoding and kind."""
+    return {"method": method, "encoding": encoding_name, "label": tokens.LABEL}
 
 
-def _definitions(
-    tools: list[dict[str, object]], encoding_name: str
-) -> tuple[list[dict[str, object]], dict[str, object]]:
+def _definitions(tools: list[dict[str, object]], encoding_name: str) -> tuple[list[ToolFigures], DefinitionsFigures]:
     """Per tool and whole: harmony by part, cookbook by part, compact JSON; each tool's share of the whole."""
     functions = [tokens.mcp_tool_to_function(t) for t in tools]
     counted = definitions.count_definitions(functions, encoding_name).as_dict()
     whole = counted["harmony"]["total"]
     json_counts = [tokens.count_text(compact(f), encoding_name) for f in functions]
-    rows = []
+    rows: list[ToolFigures] = []
     for f, row, json_tokens in zip(functions, counted["tools"], json_counts):
         left_out = sorted(_keywords(f.get("parameters")) - HARMONY_RENDERS)
         rows.append(
             {
                 **row,
-                "json": _labelled(JSON_METHOD, encoding_name, total=json_tokens),
+                "json": {**_labels(JSON_METHOD, encoding_name), "total": json_tokens},
                 "sharePercent": round(100 * row["harmony"]["total"] / whole, 1) if whole else 0.0,
                 "harmonyLeavesOut": left_out,
             }
         )
-    totals = {
+    totals: DefinitionsFigures = {
         "harmony": counted["harmony"],
         "cookbook": counted["cookbook"],
-        "json": _labelled(JSON_METHOD, encoding_name, total=sum(json_counts)),
+        "json": {**_labels(JSON_METHOD, encoding_name), "total": sum(json_counts)},
         "harmonyFrameSharePercent": round(100 * counted["harmony"]["frame"] / whole, 1) if whole else 0.0,
     }
     return rows, totals
 
 
-def _counted(
-    tools: list[dict[str, object]], encoding_name: str
-) -> tuple[tuple[list[dict[str, object]], dict[str, object]], float]:
+def _counted(tools: list[dict[str, object]], encoding_name: str) -> Counted:
     """The definitions counted (see _definitions), and the ms it took."""
     started = time.perf_counter()
     counted = _definitions(tools, encoding_name)
     return counted, round((time.perf_counter() - started) * 1000, 1)
 
 
-def _entries(listed: list[dict[str, object]] | None, encoding_name: str) -> dict[str, object]:
+def _entry(e: dict[str, object], encoding_name: str) -> Entry:
+    """One listed entry counted: its name (and URI), then its tokens and bytes."""
+    name, figures = e.get("name", ""), _text(compact(e), encoding_name)
+    if "uri" in e:
+        return {"name": name, "uri": e["uri"], "tokens": figures["tokens"], "bytes": figures["bytes"]}
+    return {"name": name, "tokens": figures["tokens"], "bytes": figures["bytes"]}
+
+
+def _entries(listed: list[dict[str, object]] | None, encoding_name: str) -> Entries:
     """A prompts/list or resources/list counted entry by entry; only when the server declares the capability."""
     if listed is None:
         return {"declared": False}
-    rows = [
-        {"name": e.get("name", ""), **({"uri": e["uri"]} if "uri" in e else {}), **_text(compact(e), encoding_name)}
-        for e in listed
-    ]
-    return _labelled(ENTRY_METHOD, encoding_name, declared=True, entries=rows, total=sum(r["tokens"] for r in rows))
+    rows = [_entry(e, encoding_name) for e in listed]
+    return {
+        **_labels(ENTRY_METHOD, encoding_name),
+        "declared": True,
+        "entries": rows,
+        "total": sum(r["tokens"] for r in rows),
+    }
 
 
-def _text(text: str, encoding_name: str) -> dict[str, Any]:
+def _text(text: str, encoding_name: str) -> Figures:
     """Tokens and UTF-8 bytes of one text."""
     return {"tokens": tokens.count_text(text, encoding_name), "bytes": utf8_len(text)}
 
 
-def count_result(call: Call, result: dict[str, Any], encoding_name: str) -> dict[str, Any]:
+def count_result(call: Call, result: dict[str, Any], encoding_name: str) -> ResultCount:
     """One sampled CallToolResult counted bare and under every client profile, with bytes."""
     bare = "\n".join(b.get("text", "") for b in result.get("content") or [] if b.get("type") == "text")
-    profiles = {}
+    profiles: dict[str, Figures | Unframed] = {}
     for name, client in framing.PROFILES.items():
         try:
             profiles[name] = _text(client.output(result), encoding_name)
@@ -276,7 +445,7 @@ async def measure(
     calls: Sequence[Call] = (),
     encoding_name: str = tokens.DEFAULT_ENCODING,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-) -> dict[str, object]:
+) -> Measurement:
     """Everything `where` puts in a model's context, counted; a TargetError (one sentence) when it cannot be."""
     clock = [time.perf_counter()]
 
@@ -300,7 +469,7 @@ async def measure(
     init = got["init"]
     instructions = init.instructions
     results = [count_result(c, r, encoding_name) for c, (r, _) in zip(calls, got["samples"])]
-    timings = {
+    timings: Timings = {
         **got["timings"],
         "importMs": imported,
         "gatherMs": gathered,
@@ -320,9 +489,11 @@ async def measure(
         },
         "tools": tools,
         "definitions": totals,
-        "instructions": _labelled(
-            TEXT_METHOD, encoding_name, present=instructions is not None, **_text(instructions or "", encoding_name)
-        ),
+        "instructions": {
+            **_labels(TEXT_METHOD, encoding_name),
+            "present": instructions is not None,
+            **_text(instructions or "", encoding_name),
+        },
         "prompts": _entries(got["prompts"], encoding_name),
         "resources": _entries(got["resources"], encoding_name),
         "calls": {

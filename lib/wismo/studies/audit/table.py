@@ -4,22 +4,48 @@ saved baseline, and the one-line-per-server table of several measurements."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Final, TypedDict, cast
 
 from wismo.core.errors import InputError
 from wismo.core.textgrid import count, grid
 
-BUDGET_MEASURE = "harmony"  # the budget and the baseline hold the complete count of the definitions
+if TYPE_CHECKING:
+    from wismo.studies.audit.measure import Figures, Measurement, ToolFigures, Unframed
+
+BUDGET_MEASURE: Final = "harmony"  # the budget and the baseline hold the complete count of the definitions
 HEAVIEST = 3  # tools named when the budget is exceeded
 
 
-def by_cost(measurement: dict[str, Any]) -> list[dict[str, Any]]:
+class ToolChange(TypedDict):
+    """One tool added, removed, grown or shrunk since a baseline (harmony totals)."""
+
+    tool: str
+    change: str
+    before: int | None
+    after: int | None
+    delta: int
+
+
+class Changes(TypedDict):
+    """What changed since a baseline: each tool that changed, and the whole definitions' totals (changes())."""
+
+    measure: str
+    tools: list[ToolChange]
+    unchanged: int
+    before: int
+    after: int
+    delta: int
+    sameMethod: bool
+
+
+def by_cost(measurement: Measurement) -> list[ToolFigures]:
     """The tools, heaviest first (harmony total), ties by name."""
     return sorted(measurement["tools"], key=lambda t: (-t[BUDGET_MEASURE]["total"], t["name"]))
 
 
-def _definitions(m: dict[str, Any]) -> list[str]:
+def _definitions(m: Measurement) -> list[str]:
     """The tool definitions, heaviest first, each with its parts and its share of the whole."""
     d = m["definitions"]
     header = ["tool", "tokens", "share", "name", "description", "parameters", "cookbook", "JSON", "harmony leaves out"]
@@ -69,7 +95,7 @@ def _definitions(m: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _listed(m: dict[str, Any]) -> list[str]:
+def _listed(m: Measurement) -> list[str]:
     """Instructions, prompts and resources, one line each."""
     i = m["instructions"]
     lines = [
@@ -87,7 +113,7 @@ def _listed(m: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _calls(m: dict[str, Any]) -> list[str]:
+def _calls(m: Measurement) -> list[str]:
     """Each sampled result: tokens and bytes bare and under every client profile."""
     results = m["calls"]["results"]
     if not results:
@@ -95,7 +121,7 @@ def _calls(m: dict[str, Any]) -> list[str]:
     profiles = list(results[0]["profiles"])
     header = ["call", "error", "bare", *profiles]
 
-    def cell(figures: dict[str, Any]) -> str:
+    def cell(figures: Figures | Unframed) -> str:
         return "cannot frame" if "error" in figures else f"{count(figures['tokens'])} / {count(figures['bytes'])} B"
 
     rows = [
@@ -108,10 +134,11 @@ def _calls(m: dict[str, Any]) -> list[str]:
         for r in results
     ]
     notes = [
-        f"  {r['tool']} under {p}: {r['profiles'][p]['error']}"
+        f"  {r['tool']} under {p}: {figures['error']}"
         for r in results
         for p in profiles
-        if "error" in r["profiles"][p]
+        for figures in [r["profiles"][p]]
+        if "error" in figures
     ]
     return [
         "",
@@ -122,7 +149,7 @@ def _calls(m: dict[str, Any]) -> list[str]:
     ]
 
 
-def table(m: dict[str, Any]) -> str:
+def table(m: Measurement) -> str:
     """The whole measurement as text: definitions by cost, what else the server lists, sampled results, methods."""
     s, t = m["server"], m["target"]
     where = t.get("url") or " ".join(t["command"])
@@ -146,7 +173,7 @@ def table(m: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def over_budget(m: dict[str, Any], max_tokens: int) -> str | None:
+def over_budget(m: Measurement, max_tokens: int) -> str | None:
     """A sentence when the definitions exceed `max_tokens`, naming the heaviest tools; None within budget."""
     whole = m["definitions"][BUDGET_MEASURE]
     if whole["total"] <= max_tokens:
@@ -158,7 +185,7 @@ def over_budget(m: dict[str, Any], max_tokens: int) -> str | None:
     )
 
 
-def load_baseline(path: str | Path) -> dict[str, object]:
+def load_baseline(path: str | Path) -> Measurement:
     """A saved `wismo tokens --json` output; a ValueError in one sentence when it is missing or not one."""
     try:
         saved = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -172,14 +199,14 @@ def load_baseline(path: str | Path) -> dict[str, object]:
         int(saved["definitions"][BUDGET_MEASURE]["total"])
     except (KeyError, TypeError, ValueError):
         raise InputError(f"the baseline {path} is not the output of `wismo tokens --json`") from None
-    return cast("dict[str, object]", saved)
+    return cast("Measurement", saved)
 
 
-def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, object]:
+def changes(before: Measurement, after: Measurement) -> Changes:
     """Each tool added, removed, grown or shrunk since `before` (harmony totals), and the whole's change."""
     old = {t["name"]: t[BUDGET_MEASURE]["total"] for t in before["tools"]}
     new = {t["name"]: t[BUDGET_MEASURE]["total"] for t in after["tools"]}
-    rows = []
+    rows: list[ToolChange] = []
     for name in sorted(old.keys() | new.keys()):
         was, now = old.get(name), new.get(name)
         if was == now:
@@ -198,7 +225,7 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, object]:
     }
 
 
-def changes_text(diff: dict[str, Any], baseline: str) -> str:
+def changes_text(diff: Changes, baseline: str) -> str:
     """The change from a baseline, one line per tool, in the manner of a diff."""
     sign = {"added": "+", "removed": "-", "grown": "~", "shrunk": "~"}
     lines = [
@@ -219,7 +246,7 @@ def changes_text(diff: dict[str, Any], baseline: str) -> str:
     return "\n".join(lines)
 
 
-def peers_table(measured: dict[str, dict[str, Any]]) -> str:
+def peers_table(measured: Mapping[str, Measurement]) -> str:
     """One line per server: its definitions three ways, its heaviest tool, instructions, prompts and resources."""
     header = ["server", "tools", "harmony", "cookbook", "JSON", "heaviest tool", "instructions", "prompts", "resources"]
     rows = []
