@@ -17,9 +17,9 @@ from tiny import tiny_notebook
 from wismo.cli.main import main
 from wismo.core import atomic, processes
 from wismo.core.paths import REPO_ROOT
+from wismo.reports import study_run as study_plan
 from wismo.reports.render import build as report
 from wismo.reports.render import staging
-from wismo.reports import study_run as study_plan
 from wismo.reports.render.build import NotebookFailed
 
 STOP_WITHIN_S = 5  # the bound for Ctrl-C
