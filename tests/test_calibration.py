@@ -5,7 +5,7 @@ import pytest
 
 from wismo.reports.analyses import calibration
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ from wismo.accounting.tokens import conversation, framing
 from wismo.domain import prompts
 from wismo.reports.analyses import calibration, sweep
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 pytestmark = pytest.mark.anyio
 ORDER = "ORD-1004"

@@ -18,7 +18,7 @@ from wismo.reports.analyses import comparison, sweep
 from wismo.reports.render import charts
 from wismo.runs.agent.scripted import ScriptedBackend
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 pytestmark = pytest.mark.anyio
 

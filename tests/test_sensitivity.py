@@ -11,7 +11,7 @@ from wismo.reports import calibration as shown
 from wismo.reports.analyses import calibration, sensitivity
 from wismo.runs.scoring import load_expectations
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ from wismo.reports import context_price, price_checks
 from wismo.reports.analyses import strategy
 from wismo.runs.agent.scripted import answer
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from wismo.accounting import cost
 from wismo.reports import context_cost
 from wismo.studies.declaration import article
-from wismo.studies.recording import record
+from wismo.studies.investigations import record
 
 pytestmark = pytest.mark.anyio
 WISMO = str(Path(sys.executable).parent / "wismo")

@@ -137,9 +137,9 @@ def test_a_new_recording_gives_the_shipped_chains_and_tokens(tmp_path):
     study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
     code = (
         "import anyio, sys\nfrom pathlib import Path\nfrom wismo.studies import declaration\n"
-        "from wismo.runs.traces import recording\n"
+        "from wismo.runs.traces import own_loop\n"
         f"study = declaration.load(Path({str(study.path)!r}))\n"
-        f"anyio.run(recording.record, study, ['granular', 'focused'], Path({str(tmp_path)!r}))\n"
+        f"anyio.run(own_loop.record, study, ['granular', 'focused'], Path({str(tmp_path)!r}))\n"
     )
     # Its own process: the recording sets the process's tracer provider, which OpenTelemetry allows once.
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -112,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
     study = load(args.study or ARTICLE_STUDY)
     chosen = list(study.designs) if args.design == BOTH else [args.design]
     study = study.narrowed(chosen)  # a design wismo serves may be named even where the study does not declare it
-    orders = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
+    case_keys = args.orders if args.orders is not None else [study.case_key(c) for c in study.cases]
     runs_dir = Path(args.runs_dir) if args.runs_dir else study.runs_folder
-    recording.check_request(chosen, args.repetitions, orders, study)
+    recording.check_request(chosen, args.repetitions, case_keys, study)
     at_least("--max-turns", args.max_turns, 1)
     at_least("--max-tool-calls", args.max_tool_calls, 0)
     for name, value in zip(LATENCY_PARTS, args.latency or (), strict=False):
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     except BackendError as exc:  # one that cannot be made from what was given (a model, a key, a URL): bad input
         raise InputError(str(exc)) from None
     latency = LatencyModel(*args.latency) if args.latency else None
-    total = len(orders) * args.repetitions * len(chosen)
+    total = len(case_keys) * args.repetitions * len(chosen)
     try:
         with bar(total, f"{provider} {'+'.join(chosen)}") as progress:
             folders = anyio.run(
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
                     chosen,
                     args.repetitions,
                     backend,
-                    orders,
+                    case_keys,
                     study,
                     runs_dir,
                     Budgets(args.max_turns, args.max_tool_calls),

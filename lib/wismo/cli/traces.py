@@ -64,12 +64,12 @@ def _record(folder: Path) -> int:
     import anyio
 
     from wismo.core.paths import REPO_ROOT
-    from wismo.runs.traces import recording
+    from wismo.runs.traces import own_loop
     from wismo.studies import declaration
 
     study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
     folder.mkdir(parents=True, exist_ok=True)
-    for path in anyio.run(recording.record, study, list(study.designs), folder):
+    for path in anyio.run(own_loop.record, study, list(study.designs), folder):
         print(f"recorded {path}")
     return 0
 

@@ -25,10 +25,10 @@ from wismo.reports.params import Param, ParameterError, defaults
 from wismo.reports.params import checked as check_parameters
 from wismo.reports.savings import ratios
 from wismo.runs.scoring import load_expectations
-from wismo.studies import recording
+from wismo.studies import investigations
 from wismo.studies.declaration import Study, UnknownCase, chosen
+from wismo.studies.investigations import Recorded
 from wismo.studies.published import REPORTED
-from wismo.studies.recording import Recorded
 
 
 def our_servers(
@@ -292,7 +292,7 @@ async def build(params: Mapping[str, object] | None = None) -> dict[str, object]
         if p["focus_order"] in order_ids
         else (study.focus_key if study.focus_key in order_ids else order_ids[0])
     )
-    recorded = await recording.record(study, order_ids)
+    recorded = await investigations.record(study, order_ids)
     labels = {study.case_key(c): c.label for c in study.cases}
     rows = our_servers(recorded, key, p["encoding"], p["profile"], labels)
     client = framing.profile(p["profile"])

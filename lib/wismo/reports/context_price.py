@@ -28,7 +28,7 @@ from wismo.reports.params import Param, defaults
 if TYPE_CHECKING:  # types only: the recording is imported where a study is recorded, the study where it is read
     from wismo.reports.analyses.sweep import MeasurementSource
     from wismo.studies.declaration import Study
-    from wismo.studies.recording import Recorded
+    from wismo.studies.investigations import Recorded
 
 PARAMETERS = {
     "models": Param(["gpt-4.1-mini", "gpt-4.1", "gpt-4o-mini", "claude-sonnet-4-5"], "texts"),  # first is charted
@@ -197,7 +197,7 @@ async def build(
     profile that fits the study's published conversation best, prices the headline a second time beside the run's."""
     from wismo.domain.prompts import INSTRUCTIONS
     from wismo.runs.agent.scripted import answer
-    from wismo.studies.recording import record
+    from wismo.studies.investigations import record
 
     models = _models(p)
     strategy.check_name(p["strategy"])

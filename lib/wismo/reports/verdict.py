@@ -14,7 +14,7 @@ from wismo.accounting.cost.saving import says, span
 from wismo.accounting.tokens import framing
 from wismo.reports.analyses import calibration
 from wismo.studies.declaration import Study
-from wismo.studies.recording import Recorded
+from wismo.studies.investigations import Recorded
 
 COST = "context-cost.json"
 RUNS = "recorded-runs.json"

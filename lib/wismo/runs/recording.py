@@ -22,7 +22,7 @@ from wismo.runs.agent.base import Backend
 from wismo.runs.agent.loop import Budgets, LatencyModel, run_case
 from wismo.runs.records import Figures, Manifest, RunFile, StudyAbout
 from wismo.studies.declaration import Study
-from wismo.studies.recording import prompt as prompt_for
+from wismo.studies.investigations import prompt as prompt_for
 from wismo.studies.servers import reach
 
 
@@ -67,7 +67,7 @@ def _write_trace(rec: _Recording, trace: RecordedTrace) -> None:
     rec.traces.append(trace)
 
 
-def check_request(design_names: list[str], repetitions: int, orders: list[str], study: Study) -> None:
+def check_request(design_names: list[str], repetitions: int, case_keys: list[str], study: Study) -> None:
     """Raise ValueError, in one sentence, when a run could not be recorded as asked (before anything is written)."""
     known_designs = list(study.designs)
     unknown = [d for d in design_names if d not in known_designs]
@@ -76,12 +76,12 @@ def check_request(design_names: list[str], repetitions: int, orders: list[str], 
         raise InputError(f"designs must be the study's ({', '.join(known_designs)}), each once, not {asked}")
     if repetitions < 1:
         raise InputError(f"repetitions must be at least 1, not {repetitions}")
-    if not orders:
+    if not case_keys:
         raise InputError("give at least one case to record")
-    twice = sorted({o for o in orders if orders.count(o) > 1})
+    twice = sorted({o for o in case_keys if case_keys.count(o) > 1})
     if twice:
         raise InputError(f"case {', '.join(twice)} is listed more than once; each case is recorded once per repetition")
-    study.select(orders, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
+    study.select(case_keys, unfriendly=False)  # UnknownCase (a ValueError) names any key that is not a case
 
 
 def _manifest(
@@ -89,7 +89,7 @@ def _manifest(
     run_id: str,
     backend: Backend,
     repetitions: int,
-    orders: list[str],
+    case_keys: list[str],
     budgets: Budgets,
     latency: LatencyModel | None,
     design_order: list[dict[str, object]],
@@ -115,7 +115,7 @@ def _manifest(
         "server": getattr(backend, "server", None),
         "protocolRevision": PINNED_REVISION,
         "repetitions": repetitions,
-        "orders": orders,
+        "orders": case_keys,
         "createdAt": created.isoformat(timespec="seconds"),
         "instructionsSha256": sha256(study.instructions.encode("utf-8")),
         "toolListSha256": sha256(stable(rec.tools).encode("utf-8")),
@@ -146,7 +146,7 @@ async def evaluate(
     design_names: list[str],
     repetitions: int,
     backend: Backend,
-    orders: list[str],
+    case_keys: list[str],
     study: Study,
     runs_dir: str | Path = RUNS,
     budgets: Budgets = Budgets(),
@@ -154,7 +154,7 @@ async def evaluate(
     progress: Progress | None = None,
     now: datetime | None = None,
 ) -> list[Path]:
-    """Record `repetitions` fresh conversations per case (`orders`: the study's case keys) for each design of the
+    """Record `repetitions` fresh conversations per case (`case_keys`: the study's case keys) for each design of the
     study; return the run folders.
 
     With several designs, each (case, repetition) runs every one, and which goes first alternates between pairs.
@@ -163,7 +163,7 @@ async def evaluate(
     is reached as the study declares it, with the study's question and instructions; a scripted backend follows
     each design's declared investigation.
     """
-    check_request(design_names, repetitions, orders, study)
+    check_request(design_names, repetitions, case_keys, study)
     runs_dir = Path(runs_dir)
     created = now or datetime.now(UTC)
     stamp = created.strftime("%Y%m%dT%H%M%SZ")
@@ -182,19 +182,19 @@ async def evaluate(
                 staging = atomic.beside(final[design])
                 recordings[design] = _Recording(design, staging, await conns[design].list_tools(), [], [])
             pair = 0
-            for order_id in orders:
+            for case_key in case_keys:
                 for rep in range(1, repetitions + 1):
                     sequence = design_names if pair % 2 == 0 else list(reversed(design_names))
-                    design_order.append({"orderId": order_id, "repetition": rep, "first": sequence[0]})
+                    design_order.append({"orderId": case_key, "repetition": rep, "first": sequence[0]})
                     pair += 1
                     for design in sequence:
                         rec = recordings[design]
-                        case = cases[order_id]
+                        case = cases[case_key]
                         trace = await run_case(
                             conversing(backend, study.designs[design].investigation, case.fields, contract),
                             conns[design],
                             rec.tools,
-                            order_id,
+                            case_key,
                             prompt_for(study, case),
                             budgets,
                             latency,
@@ -216,7 +216,7 @@ async def evaluate(
                 final[design].name,
                 backend,
                 repetitions,
-                orders,
+                case_keys,
                 budgets,
                 latency,
                 design_order if len(design_names) > 1 else [],

@@ -2,7 +2,7 @@
 
 A run folder data/runs/<backend>-<design>-<timestamp>/ holds manifest.json and traces/<orderId>-r<k>.json.
 Every trace file is covered by a sha256 in the manifest; nothing in a run folder is edited after recording.
-Recording runs (through the agent loop) is lib/wismo/recording.py; this module knows nothing of the loop.
+Recording runs (through the agent loop) is runs/recording.py; this module knows nothing of the loop.
 """
 
 from __future__ import annotations

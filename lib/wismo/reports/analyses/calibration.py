@@ -25,7 +25,7 @@ from wismo.mcp.client.investigation import Call
 from wismo.studies.published import REPORTED, Published
 
 if TYPE_CHECKING:  # a type only: recording reaches servers, which calibration never does
-    from wismo.studies.recording import Recorded
+    from wismo.studies.investigations import Recorded
 
 PUBLISHED = REPORTED
 ESTIMATED = tokens.LABEL

@@ -172,7 +172,7 @@ class Comparison(TypedDict):
 
 
 async def run(
-    orders: list[str] | None = None,
+    case_keys: list[str] | None = None,
     transport: str = "stdio",
     unfriendly: bool = True,
     env: dict[str, dict[str, str]] | None = None,
@@ -181,7 +181,7 @@ async def run(
     study: Study | str | Path | None = None,
 ) -> Comparison:
     """Start every design's server of the study (default the article's; of its designs, those the registry marks
-    compared, the reference first), compare every case (`orders`: case keys, default all), stop them; `env` adds
+    compared, the reference first), compare every case (`case_keys`: case keys, default all), stop them; `env` adds
     variables per design (for planted faults). `transport` is for the designs wismo serves; any other is reached
     as its declaration says.
 
@@ -189,7 +189,7 @@ async def run(
     """
     env = env or {}
     study = chosen(study).narrowed(design_names)
-    cases = study.select(orders, unfriendly)
+    cases = study.select(case_keys, unfriendly)
     async with AsyncExitStack() as stack:
         conns = {
             d: await stack.enter_async_context(reach(sd, transport, env.get(d))) for d, sd in study.designs.items()

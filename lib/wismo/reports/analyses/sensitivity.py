@@ -23,9 +23,9 @@ from wismo.core.kinds import DERIVED, TIKTOKEN
 from wismo.core.walk import Call
 from wismo.reports.analyses import calibration
 from wismo.reports.analyses.calibration import Designs, Figure, PublishedFigures
-from wismo.studies import recording
+from wismo.studies import investigations
 from wismo.studies.declaration import Study
-from wismo.studies.recording import Recorded
+from wismo.studies.investigations import Recorded
 
 
 @dataclass(frozen=True)
@@ -502,7 +502,7 @@ async def best_fitting_profile(study: Study, encoding: str = tokens.DEFAULT_ENCO
     which = calibration.calibrated(study.published)
     if which is None or study.published is None:
         return None
-    recorded = await recording.record(study, [which.case])
+    recorded = await investigations.record(study, [which.case])
     pub = calibration.published_figures(study.published, which)
     best = build(recorded, pub, None, encoding)["bestFit"]
     # A plain dict at this boundary: recorded_runs reads its profile as a text (it is one whenever it is returned).

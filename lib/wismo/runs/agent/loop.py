@@ -122,14 +122,14 @@ async def run_case(
     backend: Backend,
     conn: Connection,
     tools: list[dict[str, object]],
-    order_id: str,
+    case_key: str,
     prompt: Prompt,
     budgets: Budgets = Budgets(),
     latency: LatencyModel | None = None,
     cache_repeats: bool = False,
     contract: bool = True,
 ) -> Trace:
-    """One fresh conversation about one case (`order_id`: the case's key, as the trace names it), opened with the
+    """One fresh conversation about one case (`case_key`: the case's key, which the trace keeps as orderId), opened with the
     prompt's instructions and question; returns its trace (transcript, per-request and per-call records). Without
     `contract`, any text reply is an answer (a study whose instructions ask for no JSON object)."""
     # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
@@ -224,7 +224,7 @@ async def run_case(
             tool_calls.append(entry)
     wall_ms = (time.perf_counter() - wall_start) * 1000
     return {
-        "orderId": order_id,
+        "orderId": case_key,
         "question": question,
         "requests": requests,
         "toolCalls": tool_calls,

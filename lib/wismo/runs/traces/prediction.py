@@ -62,13 +62,13 @@ def _turn(tool: str, arguments: str, result: str, profile: str, encoding: str) -
 def from_study(study: Study, encoding: str = tokens.DEFAULT_ENCODING, profile: str = "python") -> list[Replacement]:
     """The replacements a study declares: each design whose investigation is one call (no links, no cursor) for the
     reference design's tools, its definitions and results taken from the study's own servers over MCP."""
-    from wismo.studies import recording
+    from wismo.studies import investigations
 
     # A loop of its own: in a notebook one is already running.
     with ThreadPoolExecutor(1) as pool:
         import anyio
 
-        recorded = pool.submit(anyio.run, functools.partial(recording.record, study)).result()
+        recorded = pool.submit(anyio.run, functools.partial(investigations.record, study)).result()
     client = framing.profile(profile)
     ref = study.reference
     reference_tools = recorded["tools"][ref]

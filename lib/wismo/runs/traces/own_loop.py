@@ -161,7 +161,7 @@ async def record(study: Study, designs: Sequence[str], folder: Path) -> list[Pat
     from wismo.domain import prompts
     from wismo.runs.agent.backends import conversing, make
     from wismo.runs.agent.loop import run_case
-    from wismo.studies.recording import prompt as prompt_for
+    from wismo.studies.investigations import prompt as prompt_for
     from wismo.studies.servers import reach
 
     exporter = InMemorySpanExporter()
