@@ -129,8 +129,8 @@ async def run_case(
     cache_repeats: bool = False,
     contract: bool = True,
 ) -> Trace:
-    """One fresh conversation about one case (`case_key`: the case's key, which the trace keeps as orderId), opened with the
-    prompt's instructions and question; returns its trace (transcript, per-request and per-call records). Without
+    """One fresh conversation about one case (`case_key`: the case's key, kept in the trace as orderId), opened with
+    the prompt's instructions and question; returns its trace (transcript, per-request and per-call records). Without
     `contract`, any text reply is an answer (a study whose instructions ask for no JSON object)."""
     # The loop allows exactly the names the server reported, and offers the model their definitions unchanged.
     offered = tools[: budgets.max_tools] if budgets.max_tools is not None else tools
