@@ -234,3 +234,15 @@ def test_any_is_rare_in_the_library():
     lines = sum(s.count("\n") for s in sources)
     uses = sum(len(re.findall(r"\bAny\b", s)) for s in sources)
     assert uses * 1000 <= 20 * lines, f"Any {uses} times in {lines:,} lines ({uses * 1000 / lines:.1f} per 1,000)"
+
+
+def test_nothing_reaches_into_the_import_machinery_or_the_interpreters_shutdown():
+    # No stand-in modules in sys.modules, no os._exit, no paused or frozen collector: the SDK and every other
+    # dependency are imported as they are, and a process ends as Python ends it.
+    found = [
+        f"{p.relative_to(LIB)}:{n}"
+        for p in sorted(LIB.rglob("*.py"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"sys\.modules\s*(\[[^]]*\]\s*=|\.setdefault|\.update|\.pop)|os\._exit|gc\.(freeze|disable)", line)
+    ]
+    assert found == []
