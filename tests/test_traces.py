@@ -566,3 +566,33 @@ def test_an_estimated_saving_states_its_smaller_end_and_both_bounds():
     saving = analysis._saving(summary, {"priced": False}, "provider-reported (imported traces)")
     assert saving["model"] == prediction.ESTIMATED and saving["savedBounds"] == [420.0, 620.0]
     assert saving["inputTokensSavedPerConversation"] == 420.0 and saving["inputTokensPerConversationToday"] == 1520.0
+
+
+def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
+    # Read from the decoded JSON directly: proto field names as well as lowerCamelCase, 64-bit integers as numbers or
+    # strings, enums as names or integers, unknown fields ignored; the same spans as the document's usual form.
+    usual = list(otlp.read(CONVENTIONS))
+    renamed = _document()
+    renamed["somethingNewer"] = {"ignored": True}
+    for resource in renamed["resourceSpans"]:
+        resource["scope_spans"] = resource.pop("scopeSpans")
+        for scope in resource["scope_spans"]:
+            for span in scope["spans"]:
+                span["trace_id"] = span.pop("traceId")
+                span["start_time_unix_nano"] = int(span.pop("startTimeUnixNano"))
+                span["status"] = {"code": "STATUS_CODE_ERROR"} if span["name"].startswith("execute_tool") else {}
+                span["futureField"] = [1, 2, 3]
+    read = list(otlp.read(_write_lines(tmp_path / "renamed.json", renamed)))
+    assert [(s.trace_id, s.span_id, s.start_ns, s.attributes) for s in read] == [
+        (s.trace_id, s.span_id, s.start_ns, s.attributes) for s in usual
+    ]
+    assert [s.failed for s in read] == [s.name.startswith("execute_tool") for s in usual]
+    wrong = _document()
+    _spans_of(wrong)[0]["kind"] = "SPAN_KIND_SIDEWAYS"
+    error = _unreadable(_write_lines(tmp_path / "wrong-kind.json", wrong))
+    assert error.line == 1 and "kind 'SPAN_KIND_SIDEWAYS' is none of SPAN_KIND_UNSPECIFIED" in error.problem
+    wrong = _document()
+    _spans_of(wrong)[1]["attributes"][0]["value"] = {"intValue": "many"}
+    assert (
+        "intValue must be an integer, not 'many'" in _unreadable(_write_lines(tmp_path / "bad-int.json", wrong)).problem
+    )

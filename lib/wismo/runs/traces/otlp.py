@@ -1,7 +1,8 @@
 """OTLP JSON trace files read one span at a time: the OpenTelemetry Collector's file exporter output (one
-ExportTraceServiceRequest per line) or one such document, through opentelemetry-proto's classes and protobuf's
-JSON reader. Ids may be hex (the OTLP/JSON specification, what the Collector writes) or base64 (what protobuf's own
-JSON writer produces); span kinds and status codes may be integers or names (protobuf's reader takes both)."""
+ExportTraceServiceRequest per line) or one such document, each span read from the decoded JSON as the OTLP/JSON
+mapping defines it. Ids may be hex (the OTLP/JSON specification, what the Collector writes) or base64 (what
+protobuf's own JSON writer produces); span kinds and status codes may be integers or names; 64-bit integers may be
+numbers or strings; fields may be named in lowerCamelCase or as the proto names them; unknown fields are ignored."""
 
 from __future__ import annotations
 
@@ -11,17 +12,22 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from wismo.core.errors import InputError
-
-if TYPE_CHECKING:  # opentelemetry-proto is imported when a file is read, not with this module
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 # An id's length in bytes, by field: a trace id is 16 bytes, a span id 8 (OTLP/JSON: 32 and 16 hex digits).
 ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 STATUS_ERROR = 2  # opentelemetry.proto.trace.v1.Status.STATUS_CODE_ERROR
+# The enums' names as OTLP/JSON may give them (opentelemetry.proto.trace.v1: Span.SpanKind and Status.StatusCode).
+SPAN_KINDS = {
+    "SPAN_KIND_UNSPECIFIED": 0,
+    "SPAN_KIND_INTERNAL": 1,
+    "SPAN_KIND_SERVER": 2,
+    "SPAN_KIND_CLIENT": 3,
+    "SPAN_KIND_PRODUCER": 4,
+    "SPAN_KIND_CONSUMER": 5,
+}
+STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 
 
 class TraceUnreadable(InputError):
@@ -54,92 +60,187 @@ class Span:
     line: int
 
 
-def _hex_to_base64(value: object, size: int, field: str) -> object:
-    """An id as protobuf's JSON reader takes it (base64): hex of `size` bytes converted, base64 of `size` bytes
-    kept; anything else is a problem named by `field`."""
-    if not isinstance(value, str) or value == "":
-        return value
+class _Malformed(ValueError):
+    """A value that is not what OTLP/JSON puts at its place; its message says which and what."""
+
+
+def _field(table: dict[str, object], camel: str, proto: str) -> object:
+    """A field by its lowerCamelCase JSON name or its proto name (protobuf's reader takes either)."""
+    value = table.get(camel)
+    return table.get(proto) if value is None else value
+
+
+def _id(value: object, size: int, field: str) -> str:
+    """An id of `size` bytes as hex, from hex of `size` bytes or base64 of them; absent or empty is ""."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise _Malformed(f"{field} must be a string of hex digits or base64, not {type(value).__name__}")
     if len(value) == 2 * size:
         try:
-            return base64.b64encode(bytes.fromhex(value)).decode("ascii")
+            return bytes.fromhex(value).hex()
         except ValueError:
             pass
     try:
-        if len(base64.b64decode(value, validate=True)) == size:
-            return value
+        decoded = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
-        pass
-    raise ValueError(f"{field} {value[:40]!r} is neither {2 * size} hex digits nor base64 of {size} bytes")
+        decoded = b""
+    if len(decoded) != size:
+        raise _Malformed(f"{field} {value[:40]!r} is neither {2 * size} hex digits nor base64 of {size} bytes")
+    return decoded.hex()
 
 
-def _ids_as_base64(document: dict[str, Any]) -> None:
-    """Rewrites, in place, every span's (and span link's) ids so protobuf's reader reads them as they were meant."""
-    for resource in document.get("resourceSpans") or ():
-        for scope in (resource or {}).get("scopeSpans") or ():
-            for span in (scope or {}).get("spans") or ():
-                if not isinstance(span, dict):
-                    continue
-                for field, size in ID_BYTES.items():
-                    if field in span:
-                        span[field] = _hex_to_base64(span[field], size, field)
-                for link in span.get("links") or ():
-                    for field in ("traceId", "spanId"):
-                        if isinstance(link, dict) and field in link:
-                            link[field] = _hex_to_base64(link[field], ID_BYTES[field], f"a link's {field}")
+def _integer(value: object, field: str) -> int:
+    """A 64-bit integer as OTLP/JSON gives it: a number or a decimal string; absent is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise _Malformed(f"{field} must be an integer, not a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise _Malformed(f"{field} must be an integer, not {str(value)[:40]!r}")
 
 
-def plain(value: AnyValue) -> object:
-    """An OTLP AnyValue as a Python value (str, int, float, bool, bytes as hex, list, dict; None when unset)."""
-    which = value.WhichOneof("value")
-    if which is None:
-        return None
-    if which == "array_value":
-        return [plain(v) for v in value.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: plain(kv.value) for kv in value.kvlist_value.values}
-    if which == "bytes_value":
-        return value.bytes_value.hex()
-    return getattr(value, which)
+def _enum(value: object, names: dict[str, int], field: str) -> int:
+    """An enum as OTLP/JSON gives it: its integer or its name; absent is 0."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in names:
+        return names[value]
+    raise _Malformed(f"{field} {str(value)[:40]!r} is none of {', '.join(names)}")
 
 
-def _request(document: object, path: Path, line: int) -> ExportTraceServiceRequest:
-    """The ExportTraceServiceRequest a decoded JSON document holds, or TraceUnreadable saying why it is none."""
-    from google.protobuf import json_format
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+def _float(value: object, field: str) -> float:
+    """A double as OTLP/JSON gives it: a number, or "NaN", "Infinity", "-Infinity" or a decimal string."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise _Malformed(f"{field} must be a number, not {str(value)[:40]!r}")
 
+
+def _list(value: object, field: str) -> list[object]:
+    """A repeated field: a list, or absent (empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Malformed(f"{field} must be a list, not {type(value).__name__}")
+    return value
+
+
+def _table(value: object, field: str) -> dict[str, object]:
+    """A message field: an object, or absent (empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Malformed(f"{field} must be an object, not {type(value).__name__}")
+    return value
+
+
+def plain(value: object) -> object:
+    """An OTLP/JSON AnyValue as a Python value (str, int, float, bool, bytes as hex, list, dict; None when unset)."""
+    any_value = _table(value, "an attribute's value")
+    for key, item in any_value.items():
+        if key in ("stringValue", "string_value"):
+            if not isinstance(item, str):
+                raise _Malformed(f"stringValue must be a string, not {type(item).__name__}")
+            return item
+        if key in ("intValue", "int_value"):
+            return _integer(item, "intValue")
+        if key in ("boolValue", "bool_value"):
+            if not isinstance(item, bool):
+                raise _Malformed(f"boolValue must be true or false, not {str(item)[:40]!r}")
+            return item
+        if key in ("doubleValue", "double_value"):
+            return _float(item, "doubleValue")
+        if key in ("arrayValue", "array_value"):
+            return [plain(v) for v in _list(_table(item, "arrayValue").get("values"), "arrayValue.values")]
+        if key in ("kvlistValue", "kvlist_value"):
+            return _attributes(_table(item, "kvlistValue").get("values"))
+        if key in ("bytesValue", "bytes_value"):
+            if not isinstance(item, str):
+                raise _Malformed(f"bytesValue must be base64 text, not {type(item).__name__}")
+            try:
+                return base64.b64decode(item, validate=True).hex()
+            except (binascii.Error, ValueError):
+                raise _Malformed(f"bytesValue {item[:40]!r} is not base64") from None
+    return None  # no value set (or only fields this reader does not know)
+
+
+def _attributes(values: object) -> dict[str, object]:
+    """A list of KeyValue as a dict (a key given twice: the last)."""
+    out: dict[str, object] = {}
+    for kv in _list(values, "attributes"):
+        pair = _table(kv, "an attribute")
+        key = pair.get("key", "")
+        if not isinstance(key, str):
+            raise _Malformed(f"an attribute's key must be a string, not {type(key).__name__}")
+        out[key] = plain(pair.get("value"))
+    return out
+
+
+def _spans(document: object, path: Path, line: int) -> Iterator[Span]:
+    """The spans of one decoded ExportTraceServiceRequest, each with its resource's service name; TraceUnreadable
+    says why a document is none."""
     if not isinstance(document, dict) or "resourceSpans" not in document:
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
-    request = ExportTraceServiceRequest()
+    where = str(path)
     try:
-        _ids_as_base64(document)
-        # OTLP/JSON receivers must ignore fields they do not know (a newer Collector's, say); it fills `request`.
-        json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (ValueError, json_format.ParseError, AttributeError, TypeError, OverflowError, RecursionError) as exc:
-        raise TraceUnreadable(path, line, f"not OTLP JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
-    return request
-
-
-def _spans(request: ExportTraceServiceRequest, path: Path, line: int) -> Iterator[Span]:
-    """The spans of one ExportTraceServiceRequest, each with its resource's service name."""
-    for resource_spans in request.resource_spans:
-        resource = {kv.key: plain(kv.value) for kv in resource_spans.resource.attributes}
-        service = str(resource.get("service.name") or "")
-        for scope_spans in resource_spans.scope_spans:
-            for s in scope_spans.spans:
-                yield Span(
-                    trace_id=s.trace_id.hex(),
-                    span_id=s.span_id.hex(),
-                    parent_id=s.parent_span_id.hex(),
-                    name=s.name,
-                    kind=s.kind,
-                    start_ns=s.start_time_unix_nano,
-                    end_ns=max(s.end_time_unix_nano, s.start_time_unix_nano),  # an end not traced: no duration
-                    attributes={kv.key: plain(kv.value) for kv in s.attributes},
-                    failed=s.status.code == STATUS_ERROR,
-                    service=service,
-                    path=str(path),
-                    line=line,
-                )
+        # Every span of the document first: a malformed one anywhere makes the whole line unreadable, as protobuf's
+        # reader did, and nothing of it is given.
+        found: list[Span] = []
+        for resource_spans in _list(document["resourceSpans"], "resourceSpans"):
+            rs = _table(resource_spans, "a resourceSpans entry")
+            resource = _attributes(_table(rs.get("resource"), "resource").get("attributes"))
+            service = str(resource.get("service.name") or "")
+            for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
+                for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
+                    s = _table(raw, "a span")
+                    start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
+                    end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
+                    name = s.get("name", "")
+                    if not isinstance(name, str):
+                        raise _Malformed(f"a span's name must be a string, not {type(name).__name__}")
+                    for link in _list(s.get("links"), "links"):
+                        linked = _table(link, "a link")
+                        _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
+                        _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
+                    found.append(
+                        Span(
+                            trace_id=_id(_field(s, "traceId", "trace_id"), ID_BYTES["traceId"], "traceId"),
+                            span_id=_id(_field(s, "spanId", "span_id"), ID_BYTES["spanId"], "spanId"),
+                            parent_id=_id(
+                                _field(s, "parentSpanId", "parent_span_id"), ID_BYTES["parentSpanId"], "parentSpanId"
+                            ),
+                            name=name,
+                            kind=_enum(s.get("kind"), SPAN_KINDS, "kind"),
+                            start_ns=start,
+                            end_ns=max(end, start),  # an end not traced: no duration
+                            attributes=_attributes(s.get("attributes")),
+                            failed=_enum(_table(s.get("status"), "status").get("code"), STATUS_CODES, "status.code")
+                            == STATUS_ERROR,
+                            service=service,
+                            path=where,
+                            line=line,
+                        )
+                    )
+    except _Malformed as exc:
+        raise TraceUnreadable(path, line, f"not OTLP JSON ({exc})") from None
+    except RecursionError:
+        raise TraceUnreadable(path, line, "not OTLP JSON (nested too deeply)") from None
+    return iter(found)
 
 
 def read(path: str | Path) -> Iterator[Span]:
@@ -170,7 +271,7 @@ def read(path: str | Path) -> Iterator[Span]:
                         ) from None
                     raise TraceUnreadable(path, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
                 first = False
-                yield from _spans(_request(document, path, number), path, number)
+                yield from _spans(document, path, number)
             else:
                 return
         except UnicodeDecodeError:
@@ -193,4 +294,4 @@ def _whole(path: Path) -> Iterator[Span]:
                 path, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
             ) from None
         raise TraceUnreadable(path, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
-    yield from _spans(_request(document, path, 1), path, 1)
+    yield from _spans(document, path, 1)
