@@ -328,3 +328,54 @@ def test_the_recorded_trace_type_has_the_trace_schemas_fields_and_requirements()
     assert set(fields) == set(declared["properties"])
     written = {k: getattr(v, "__forward_arg__", v) for k, v in fields.items()}
     assert {k for k, v in written.items() if not str(v).startswith("NotRequired[")} == set(declared["required"])
+
+
+def test_the_fast_and_the_naming_schema_validators_give_the_same_verdicts():
+    # verify() asks fastjsonschema first and jsonschema only for a value it finds invalid: they must agree on every
+    # shipped trace and manifest, and on each of them broken one field at a time.
+    import copy
+
+    import fastjsonschema
+
+    from wismo.runs import store
+
+    def paths(value, at=()):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                yield (*at, k)
+                yield from paths(v, (*at, k))
+        elif isinstance(value, list) and value:
+            yield (*at, 0)
+            yield from paths(value[0], (*at, 0))
+
+    def broken(value):
+        for path in paths(value):
+            for replacement in (None, "x", 1, -1, 1.5, True, [], {}, "DELETE"):
+                copied = copy.deepcopy(value)
+                parent = copied
+                for part in path[:-1]:
+                    parent = parent[part]
+                if replacement == "DELETE":
+                    if isinstance(parent, dict):
+                        del parent[path[-1]]
+                    else:
+                        parent.pop(path[-1])
+                else:
+                    parent[path[-1]] = replacement
+                yield copied
+
+    checked = disagreements = 0
+    for folder in sorted(p for p in runs.RUNS.glob("*") if (p / "manifest.json").exists())[:2]:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        first = json.loads((folder / manifest["files"][0]["path"]).read_text(encoding="utf-8"))
+        for kind, value in (("manifest", manifest), ("trace", first)):
+            fast, named = store._validators(kind, None)
+            for candidate in [value, *broken(value)]:
+                try:
+                    fast(candidate)
+                    fast_valid = True
+                except fastjsonschema.JsonSchemaException:
+                    fast_valid = False
+                checked += 1
+                disagreements += fast_valid != (not list(named.iter_errors(candidate)))
+    assert checked > 1000 and disagreements == 0

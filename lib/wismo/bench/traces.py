@@ -67,7 +67,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
         "figures": [
             figure(f"floor: read the {mb:.0f} MB file's lines", floor, None),
             figure("decode each line as JSON (reference)", json_ms, floor["median"]),
-            figure("analysis: protobuf's reader, conversations, chains", time_ms, floor["median"]),
+            figure("analysis: spans read, conversations, chains", time_ms, floor["median"]),
         ],
         "bytes": sizes,
         "conversations": {"small": analysed[0]["conversations"], "large": larger[0]["conversations"]},

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -73,11 +73,31 @@ def sum_totals(traces: Sequence[Counted]) -> RunTotals:
     }
 
 
+@cache
+def _validators(
+    kind: str, study_designs: tuple[str, ...] | None
+) -> tuple[Callable[[object], object], jsonschema.Draft202012Validator]:
+    """A schema's two validators, made once: fastjsonschema's compiled one, which says only whether a value is valid
+    (ten times faster: a run of thousands of imported conversations is verified in seconds), and jsonschema's, which
+    names every violation of a value that is not."""
+    import fastjsonschema
+
+    value = schema(kind, list(study_designs) if study_designs else None)
+    return fastjsonschema.compile(value), jsonschema.Draft202012Validator(value)
+
+
 def _schema_errors(kind: str, value: object, where: str, study_designs: list[str] | None = None) -> list[str]:
     """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
-    validator = jsonschema.Draft202012Validator(schema(kind, study_designs))
+    import fastjsonschema
+
+    fast, named = _validators(kind, tuple(study_designs) if study_designs else None)
+    try:
+        fast(value)
+        return []
+    except fastjsonschema.JsonSchemaException:
+        pass  # invalid: jsonschema names every violation (tests hold the two validators to the same verdicts)
     return [
-        f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in validator.iter_errors(value)
+        f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in named.iter_errors(value)
     ]
 
 

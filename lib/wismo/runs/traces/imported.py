@@ -162,6 +162,7 @@ class _Run:
     def __init__(self, source: str, design: str, staging: Path) -> None:
         self.source, self.design, self.staging = source, design, staging
         self.files: list[RunFile] = []
+        self.paths: set[str] = set()  # the files' paths, to find a name taken in constant time
         self.counters: list[Counted] = []  # each trace's totals only, for the run's (sum_totals)
         self.seen: Counter[str] = Counter()
         self.models: Counter[str] = Counter()
@@ -210,7 +211,8 @@ class Importer:
         run.seen[case] += 1
         t = trace(conversation, run.design, case, run.seen[case])
         relative = f"traces/{file_name(case)}-r{run.seen[case]}"
-        relative += f"-{len(run.files)}.json" if any(f["path"] == relative + ".json" for f in run.files) else ".json"
+        relative += f"-{len(run.files)}.json" if relative + ".json" in run.paths else ".json"
+        run.paths.add(relative)
         data = stable(t).encode("utf-8")
         (run.staging / relative).write_bytes(data)
         run.files.append({"path": relative, "sha256": sha256(data), "orderId": case, "repetition": run.seen[case]})
