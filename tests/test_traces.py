@@ -596,3 +596,53 @@ def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
     assert (
         "intValue must be an integer, not 'many'" in _unreadable(_write_lines(tmp_path / "bad-int.json", wrong)).problem
     )
+
+
+def _summary(conversations_read):
+    return [
+        (c.key, [m.span.span_id for m in c.model_calls], [t.tool for t in c.tool_calls]) for c in conversations_read
+    ]
+
+
+def test_compressed_globbed_and_remote_files_read_as_the_plain_one(tmp_path):
+    import gzip
+
+    import fsspec
+    import zstandard
+
+    plain = CONVENTIONS.read_bytes()
+    (tmp_path / "a.json.gz").write_bytes(gzip.compress(plain))
+    (tmp_path / "b.json.zst").write_bytes(zstandard.ZstdCompressor().compress(plain))
+    with fsspec.open("memory://wismo-test/c.json", "wb") as remote:
+        remote.write(plain)
+    expected = [(s.span_id, s.attributes) for s in otlp.read(CONVENTIONS)]
+    for where in (tmp_path / "a.json.gz", tmp_path / "b.json.zst", "memory://wismo-test/c.json"):
+        assert [(s.span_id, s.attributes) for s in otlp.read(where)] == expected, where
+    assert otlp.expand([str(tmp_path / "*.json.*")]) == [str(tmp_path / "a.json.gz"), str(tmp_path / "b.json.zst")]
+    assert otlp.expand(["memory://wismo-test/*.json"])[0].endswith("wismo-test/c.json")
+    with pytest.raises(otlp.TraceUnreadable, match="matches no file"):
+        otlp.expand([str(tmp_path / "*.none")])
+    (tmp_path / "cut.json.gz").write_bytes(gzip.compress(plain)[:-20])
+    assert "cannot be decompressed" in _unreadable(tmp_path / "cut.json.gz").problem
+    (tmp_path / "cut.json.zst").write_bytes(zstandard.ZstdCompressor().compress(plain)[:-20])
+    assert "cannot be decompressed" in _unreadable(tmp_path / "cut.json.zst").problem
+    # The Collector's exporter may write a frame per batch: lines from several frames read as one file's.
+    lines = json.dumps(_document(), separators=(",", ":")).encode() + b"\n"
+    (tmp_path / "frames.json.zst").write_bytes(b"".join(zstandard.ZstdCompressor().compress(lines) for _ in range(3)))
+    assert [s.line for s in otlp.read(tmp_path / "frames.json.zst")] == [1] * 9 + [2] * 9 + [3] * 9
+
+
+def test_a_conversation_split_across_two_files_is_one(tmp_path):
+    # The Collector rotates its file mid-conversation: the spans before go to one file, those after to the next.
+    document = _document()
+    spans = _spans_of(document)
+    first, second = _document(), _document()
+    _spans_of(first)[:] = spans[:4]
+    _spans_of(second)[:] = spans[4:]
+    a = _write_lines(tmp_path / "traces-1.json", first)
+    b = _write_lines(tmp_path / "traces-2.json", second)
+    whole, _ = _read(CONVENTIONS)
+    split, tally = _read(a, b)
+    assert len(whole) == 1 and _summary(split) == _summary(whole) and tally.conversations == 1
+    newest_first, _ = _read(b, a)
+    assert _summary(newest_first) == _summary(whole)

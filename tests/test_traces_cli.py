@@ -279,3 +279,24 @@ def test_report_05s_table_gives_a_chain_of_two_models_model_by_model():
     (row,) = trace_chains.rows({"chains": [chain]})
     assert row["saved per conversation (modelled)"] == "gpt-4.1-mini 400.0; function:agent 90.0"
     assert row["USD saved per 1,000 (modelled)"] == "gpt-4.1-mini 0.1600; function:agent unpriced"
+
+
+def test_a_quoted_glob_of_compressed_files_gives_the_plain_files_analysis(tmp_path):
+    import gzip
+
+    import zstandard
+
+    folder = tmp_path / "collector"
+    folder.mkdir()
+    granular, focused = (next(p for p in SHIPPED if p.name == f"{d}.json") for d in ("granular", "focused"))
+    (folder / "granular.json.gz").write_bytes(gzip.compress(granular.read_bytes()))
+    (folder / "focused.json.zst").write_bytes(zstandard.ZstdCompressor().compress(focused.read_bytes()))
+    plain = _wismo("traces", str(focused), str(granular), "--out", str(tmp_path / "plain"), "--no-report")
+    packed = _wismo("traces", str(folder / "*.json.*"), "--out", str(tmp_path / "packed"), "--no-report")
+    assert plain.returncode == 0 and packed.returncode == 0, packed.stderr
+    read = [json.loads((tmp_path / name / "traces.json").read_text(encoding="utf-8")) for name in ("plain", "packed")]
+    for result in read:
+        del result["files"]
+    assert read[0] == read[1] and read[0]["conversations"] > 0
+    nothing = _wismo("traces", str(folder / "*.none"), "--out", str(tmp_path / "none"), "--no-report")
+    assert nothing.returncode == 2 and "matches no file" in nothing.stderr

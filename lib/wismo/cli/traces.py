@@ -32,7 +32,13 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     from wismo.runs.traces.conversations import IDLE_NS
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE, DESCRIPTION)
-    p.add_argument("files", nargs="*", metavar="FILE", help="an OTLP JSON trace file")
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="an OTLP JSON trace file or a glob of them (quoted); .gz and .zst are read as they stream, and a remote "
+        "path (s3://...) through fsspec once its filesystem's package is installed",
+    )
     p.add_argument("--out", default=str(OUTPUTS / "traces"), metavar="DIR", help="where to write (default %(default)s)")
     p.add_argument(
         "--idle",
@@ -142,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
     if args.record:
         return _record(Path(args.record))
+    from wismo.runs.traces import otlp
+
+    args.files = otlp.expand(args.files)  # globs, local or remote, as the files they match
     block, replacements = None, []
     if args.study:
         from wismo.runs.recording import about

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import glob
+import gzip
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+import zstandard
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 from wismo.core.errors import InputError
 
@@ -191,12 +200,12 @@ def _attributes(values: object) -> dict[str, object]:
     return out
 
 
-def _spans(document: object, path: Path, line: int) -> Iterator[Span]:
+def _spans(document: object, path: str, line: int) -> Iterator[Span]:
     """The spans of one decoded ExportTraceServiceRequest, each with its resource's service name; TraceUnreadable
     says why a document is none."""
     if not isinstance(document, dict) or "resourceSpans" not in document:
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
-    where = str(path)
+    where = path
     try:
         # Every span of the document first: a malformed one anywhere makes the whole line unreadable, as protobuf's
         # reader did, and nothing of it is given.
@@ -243,14 +252,93 @@ def _spans(document: object, path: Path, line: int) -> Iterator[Span]:
     return iter(found)
 
 
+def remote(where: str) -> bool:
+    """Whether a trace file's path names another filesystem (s3://..., and the like), read through fsspec."""
+    return "://" in where and not where.startswith("file://")
+
+
+def expand(patterns: Iterable[str | Path]) -> list[str]:
+    """The trace files that paths and globs name, each glob's matches sorted: local ones by the glob module, remote
+    ones by fsspec; TraceUnreadable names a glob that matches nothing."""
+    found: list[str] = []
+    for pattern in map(str, patterns):
+        if not glob.has_magic(pattern):
+            found.append(pattern)
+            continue
+        if remote(pattern):
+            import fsspec
+
+            matched = [f.full_name if hasattr(f, "full_name") else f.path for f in fsspec.open_files(pattern)]
+        else:
+            matched = sorted(glob.glob(pattern))
+        if not matched:
+            raise TraceUnreadable(pattern, 0, "matches no file")
+        found += matched
+    return found
+
+
+class _ZstdFrames(io.RawIOBase):
+    """A zstd file's bytes decompressed as they are read, frame after frame (the Collector's file exporter may write
+    one per batch); a file that ends inside a frame is a ZstdError, not a shorter text."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.frame = zstandard.ZstdDecompressor().decompressobj()
+        self.started = False  # some of the current frame's bytes have been read
+        self.pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        while not self.pending:
+            chunk = self.raw.read(1 << 16)
+            if not chunk:
+                if self.started:
+                    raise zstandard.ZstdError("the file ends inside a zstd frame (cut short)")
+                return 0
+            while chunk:
+                self.started = True
+                self.pending += self.frame.decompress(chunk)
+                chunk = b""
+                if self.frame.eof:  # the frame is whole: what follows it is the next frame's
+                    chunk = self.frame.unused_data
+                    self.frame = zstandard.ZstdDecompressor().decompressobj()
+                    self.started = False
+        view = memoryview(buffer).cast("B")
+        size = min(len(view), len(self.pending))
+        view[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+def _open(where: str) -> IO[str]:
+    """A trace file's text as it streams: gzip (.gz) and zstd (.zst) decompressed as they are read, a remote path
+    through fsspec (its filesystem's package installed by the user), anything else a local file."""
+    if remote(where):
+        import fsspec
+
+        opened: IO[str] = fsspec.open(where, "rt", encoding="utf-8", compression="infer").open()
+        return opened
+    if where.endswith(".gz"):
+        return gzip.open(where, "rt", encoding="utf-8")
+    if where.endswith(".zst"):
+        return io.TextIOWrapper(io.BufferedReader(_ZstdFrames(open(where, "rb"))), encoding="utf-8")
+    return open(where, encoding="utf-8")
+
+
 def read(path: str | Path) -> Iterator[Span]:
-    """Every span of an OTLP JSON file in file order, read line by line (a file that is one indented document is
-    read whole); TraceUnreadable names the file, the line and the problem."""
-    path = Path(path)
+    """Every span of an OTLP JSON file in file order, read line by line as it streams (a file that is one indented
+    document is read whole); TraceUnreadable names the file, the line and the problem."""
+    where = str(path) if remote(str(path)) else str(Path(path))  # as the file is named everywhere else
     try:
-        handle = path.open("r", encoding="utf-8")
-    except OSError as exc:
-        raise TraceUnreadable(path, 0, f"cannot be read ({exc.strerror or exc})") from None
+        handle = _open(where)
+    except (OSError, ValueError, ImportError) as exc:
+        raise TraceUnreadable(where, 0, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     with handle:
         number = 0
         first = True
@@ -261,37 +349,42 @@ def read(path: str | Path) -> Iterator[Span]:
                 try:
                     document = json.loads(text)
                 except RecursionError:
-                    raise TraceUnreadable(path, number, "not OTLP JSON (nested too deeply)") from None
+                    raise TraceUnreadable(where, number, "not OTLP JSON (nested too deeply)") from None
                 except json.JSONDecodeError as exc:
                     if first and text.lstrip().startswith("{"):
                         break  # one indented document: read whole below
                     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
                         raise TraceUnreadable(
-                            path, number, f"truncated: the line ends before its JSON does ({exc.msg})"
+                            where, number, f"truncated: the line ends before its JSON does ({exc.msg})"
                         ) from None
-                    raise TraceUnreadable(path, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
+                    raise TraceUnreadable(where, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
                 first = False
-                yield from _spans(document, path, number)
+                yield from _spans(document, where, number)
             else:
                 return
         except UnicodeDecodeError:
-            raise TraceUnreadable(path, number + 1, "not UTF-8 text") from None
-    yield from _whole(path)
+            raise TraceUnreadable(where, number + 1, "not UTF-8 text") from None
+        except (OSError, EOFError, zstandard.ZstdError) as exc:  # a compressed file damaged or cut short
+            raise TraceUnreadable(where, number + 1, f"cannot be decompressed ({exc})") from None
+    yield from _whole(where)
 
 
-def _whole(path: Path) -> Iterator[Span]:
+def _whole(where: str) -> Iterator[Span]:
     """The spans of a file that is one (indented) OTLP JSON document."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with _open(where) as handle:
+            text = handle.read()
         document = json.loads(text)
+    except (OSError, EOFError, zstandard.ZstdError) as exc:  # a compressed file damaged or cut short
+        raise TraceUnreadable(where, 0, f"cannot be decompressed ({exc})") from None
     except UnicodeDecodeError:
-        raise TraceUnreadable(path, 0, "not UTF-8 text") from None
+        raise TraceUnreadable(where, 0, "not UTF-8 text") from None
     except RecursionError:
-        raise TraceUnreadable(path, 1, "not OTLP JSON (nested too deeply)") from None
+        raise TraceUnreadable(where, 1, "not OTLP JSON (nested too deeply)") from None
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
             raise TraceUnreadable(
-                path, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
+                where, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
             ) from None
-        raise TraceUnreadable(path, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
-    yield from _spans(document, path, 1)
+        raise TraceUnreadable(where, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
+    yield from _spans(document, where, 1)
