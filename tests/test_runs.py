@@ -369,7 +369,7 @@ def test_the_fast_and_the_naming_schema_validators_give_the_same_verdicts():
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         first = json.loads((folder / manifest["files"][0]["path"]).read_text(encoding="utf-8"))
         for kind, value in (("manifest", manifest), ("trace", first)):
-            fast, named = store._validators(kind, None)
+            fast, named = store._fast(kind, None), store._named(kind, None)
             for candidate in [value, *broken(value)]:
                 try:
                     fast(candidate)

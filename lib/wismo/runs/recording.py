@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from wismo.runs.agent.backends import conversing
 from wismo.runs.agent.base import Backend
 from wismo.runs.agent.loop import Budgets, LatencyModel, run_case
 from wismo.runs.records import Figures, Manifest, RunFile, StudyAbout
+from wismo.runs.store import file_name
 from wismo.studies.declaration import Study
 from wismo.studies.investigations import prompt as prompt_for
 from wismo.studies.servers import reach
@@ -43,11 +43,6 @@ class Progress(Protocol):
     def update(self, n: float = 1) -> object:
         """Advance by `n` steps."""
         ...
-
-
-def file_name(key: str) -> str:
-    """A case key as part of a file name: a study's keys may hold spaces, slashes or anything else."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:60] or "case"
 
 
 def _write_trace(rec: _Recording, trace: RecordedTrace) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TypedDict, cast
-
-import jsonschema
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from wismo.core.errors import WismoError
 from wismo.core.jsonfmt import utf8_len
@@ -25,6 +24,10 @@ from wismo.mcp.servers import designs
 from wismo.runs.agent.checks import outcome_problems
 from wismo.runs.agent.counters import totals
 from wismo.runs.agent.outcomes import BAD_CALL_ID, BUDGETS, CALL_BUDGET, REFUSED_CALLS
+
+if TYPE_CHECKING:
+    import jsonschema
+
 from wismo.runs.records import Item, Manifest, RecordedTrace, RunTotals, Totals
 
 SCHEMAS = Path(__file__).parent / "schemas"
@@ -48,6 +51,11 @@ def schema(name: str, study_designs: list[str] | None = None) -> dict[str, objec
     value = json.loads(json.dumps(_schema_file(name)))
     value["properties"]["design"]["enum"] = list(study_designs) if study_designs else list(designs.names())
     return cast("dict[str, object]", value)
+
+
+def file_name(key: str) -> str:
+    """A case key as part of a trace file's name in a run: a study's keys may hold spaces, slashes or anything else."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", key).strip("._")[:60] or "case"
 
 
 def sha256(data: bytes) -> str:
@@ -74,28 +82,33 @@ def sum_totals(traces: Sequence[Counted]) -> RunTotals:
 
 
 @cache
-def _validators(
-    kind: str, study_designs: tuple[str, ...] | None
-) -> tuple[Callable[[object], object], jsonschema.Draft202012Validator]:
-    """A schema's two validators, made once: fastjsonschema's compiled one, which says only whether a value is valid
-    (ten times faster: a run of thousands of imported conversations is verified in seconds), and jsonschema's, which
-    names every violation of a value that is not."""
+def _fast(kind: str, study_designs: tuple[str, ...] | None) -> Callable[[object], object]:
+    """A schema's fastjsonschema validator, compiled once: it says only whether a value is valid, ten times faster
+    than jsonschema, so that a run of thousands of imported conversations is verified in seconds."""
     import fastjsonschema
 
-    value = schema(kind, list(study_designs) if study_designs else None)
-    return fastjsonschema.compile(value), jsonschema.Draft202012Validator(value)
+    return cast("Callable[[object], object]", fastjsonschema.compile(schema(kind, list(study_designs or []) or None)))
+
+
+@cache
+def _named(kind: str, study_designs: tuple[str, ...] | None) -> jsonschema.Draft202012Validator:
+    """A schema's jsonschema validator, made once and only for a value found invalid: it names every violation."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema(kind, list(study_designs or []) or None))
 
 
 def _schema_errors(kind: str, value: object, where: str, study_designs: list[str] | None = None) -> list[str]:
     """Every schema violation of a manifest or trace, each naming the file and the JSON path."""
     import fastjsonschema
 
-    fast, named = _validators(kind, tuple(study_designs) if study_designs else None)
+    designs_key = tuple(study_designs) if study_designs else None
     try:
-        fast(value)
+        _fast(kind, designs_key)(value)
         return []
     except fastjsonschema.JsonSchemaException:
-        pass  # invalid: jsonschema names every violation (tests hold the two validators to the same verdicts)
+        pass  # invalid: jsonschema names every violation (a test holds the two validators to the same verdicts)
+    named = _named(kind, designs_key)
     return [
         f"{where}: {'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in named.iter_errors(value)
     ]

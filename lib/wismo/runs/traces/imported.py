@@ -18,9 +18,8 @@ from wismo.core.jsonfmt import stable, utf8_len
 from wismo.runs import IMPORTED, RecordedTrace, RunInvalid, sha256, sum_totals, verify
 from wismo.runs.agent.counters import totals
 from wismo.runs.agent.outcomes import ANSWERED, NO_TRACED_ANSWER
-from wismo.runs.recording import file_name
 from wismo.runs.records import Item, Manifest, RequestRecord, RequestUsage, RunFile, StudyAbout, ToolCallRecord
-from wismo.runs.store import Counted
+from wismo.runs.store import Counted, file_name
 from wismo.runs.traces.conventions import messages
 from wismo.runs.traces.conversations import TRACE_KEY, Conversation
 from wismo.runs.traces.otlp import Span
