@@ -300,3 +300,108 @@ def test_a_quoted_glob_of_compressed_files_gives_the_plain_files_analysis(tmp_pa
     assert read[0] == read[1] and read[0]["conversations"] > 0
     nothing = _wismo("traces", str(folder / "*.none"), "--out", str(tmp_path / "none"), "--no-report")
     assert nothing.returncode == 2 and "matches no file" in nothing.stderr
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """A Dask scheduler and two workers, each its own process on 127.0.0.1, as a team runs them; its address."""
+    import time
+
+    folder = tmp_path_factory.mktemp("dask")
+    address_file = folder / "scheduler.json"
+    common = ["--no-dashboard"]
+    started = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--scheduler-file",
+                str(address_file),
+                *common,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=folder,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not address_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for _ in range(2):
+            started.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        "--scheduler-file",
+                        str(address_file),
+                        "--nthreads",
+                        "1",
+                        "--host",
+                        "127.0.0.1",
+                        *common,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd=folder,
+                )
+            )
+        from distributed import Client
+
+        address = json.loads(address_file.read_text(encoding="utf-8"))["address"]
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for process in reversed(started):
+            process.terminate()
+        for process in started:
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def test_a_dask_cluster_local_workers_and_one_pass_give_the_same_analysis(tmp_path, dask_cluster):
+    from wismo.bench.trace_file import generate
+
+    # Generated conversations over two files, the second one's also split across a rotation of the Collector's file.
+    first, second = tmp_path / "granular.json", tmp_path / "focused.json"
+    generate(first, 300_000)
+    lines = (REPO_ROOT / "tests" / "traces" / "conventions-example.json").read_text(encoding="utf-8")
+    document = json.loads(lines)
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    halves = [json.loads(lines), json.loads(lines)]
+    halves[0]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[:4]
+    halves[1]["resourceSpans"][0]["scopeSpans"][0]["spans"] = spans[4:]
+    with first.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(halves[0], separators=(",", ":")) + "\n")
+    second.write_text(json.dumps(halves[1], separators=(",", ":")) + "\n", encoding="utf-8")
+    files = [str(first), str(second)]
+    results = {}
+    for name, options in {
+        "one pass": [],
+        "local workers": ["--jobs", "2"],
+        "cluster": ["--dask", dask_cluster],
+    }.items():
+        done = _wismo("traces", *files, "--out", str(tmp_path / name), "--no-report", *options)
+        assert done.returncode == 0, (name, done.stderr[-3000:])
+        results[name] = json.loads((tmp_path / name / "traces.json").read_text(encoding="utf-8"))
+    assert results["cluster"] == results["local workers"] == results["one pass"]
+    # The conversation split across the two files is one: as many as when every line is in one file.
+    whole = tmp_path / "whole.json"
+    whole.write_text(first.read_text(encoding="utf-8") + second.read_text(encoding="utf-8"), encoding="utf-8")
+    done = _wismo("traces", str(whole), "--out", str(tmp_path / "whole"), "--no-report")
+    assert done.returncode == 0, done.stderr[-3000:]
+    one_file = json.loads((tmp_path / "whole" / "traces.json").read_text(encoding="utf-8"))
+    assert one_file["conversations"] == results["cluster"]["conversations"] > 20
+    assert one_file["chains"] == results["cluster"]["chains"]
+    refused = _wismo("traces", *files, "--out", str(tmp_path / "bad"), "--no-report", "--dask", "127.0.0.1:1")
+    assert refused.returncode == 2 and "--dask wants a scheduler's address" in refused.stderr

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from wismo.cli.parsing import positive_seconds, subparser, writable_folder
+from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
 from wismo.core import atomic
 from wismo.core.errors import InputError
 from wismo.core.paths import OUTPUTS
@@ -63,6 +63,19 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "--no-report", action="store_true", help="write traces.json only, without executing report 05 (large files)"
     )
     p.add_argument("--record", metavar="DIR", help="record traces of wismo's own loop into DIR instead of reading")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="build the conversations on N local worker processes (default 1: in this process, in one pass)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="build the conversations on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT); its "
+        "workers read the files, so give paths they can reach (absolute, or remote)",
+    )
     return p
 
 
@@ -140,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.record and not args.files:
         raise InputError("give at least one OTLP JSON trace file to read (or --record DIR)")
     positive_seconds("--idle", args.idle)
+    at_least("--jobs", args.jobs, 1)
+    if args.dask is not None and not args.dask.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
+        raise InputError(f"--dask wants a scheduler's address such as tcp://127.0.0.1:8786, not {args.dask!r}")
     writable_folder("--out" if not args.record else "--record", args.record or args.out)
     if Path(args.out).is_file():
         raise InputError(f"--out {args.out} is a file, not a folder")
@@ -166,7 +182,15 @@ def run(args: argparse.Namespace) -> int:
     importer = imported.Importer(list(args.files), runs_dir, block)
     try:
         # One pass: the runs are written as each conversation completes, into hidden folders moved only at the end.
-        result = analysis.analyse(args.files, args.idle, args.price_model, each=importer.add, replacements=replacements)
+        result = analysis.analyse(
+            args.files,
+            args.idle,
+            args.price_model,
+            each=importer.add,
+            replacements=replacements,
+            jobs=args.jobs,
+            dask=args.dask,
+        )
         _write(args, result, importer.finish())
     finally:
         importer.abort()

@@ -116,23 +116,46 @@ def _camel(name: str) -> str:
     return head + "".join(w.title() for w in rest)
 
 
+def _conversations(
+    paths: Sequence[str | Path], tally: conversations.Tally, idle_ns: int, jobs: int, dask: str | None
+) -> Iterator[conversations.Conversation]:
+    """The files' conversations: in one pass in this process, or partitioned on local workers or a Dask cluster."""
+    if jobs <= 1 and dask is None:
+        yield from conversations.conversations(spans(paths), tally, idle_ns)
+        return
+    from distributed import Client, LocalCluster
+
+    from wismo.runs.traces import partitioned
+
+    cluster = None if dask else LocalCluster(n_workers=jobs, threads_per_worker=1, dashboard_address=None)
+    with Client(dask or cluster) as client:
+        try:
+            yield from partitioned.run(client, [str(p) for p in paths], idle_ns, tally)
+        finally:
+            if cluster is not None:
+                cluster.close()
+
+
 def analyse(
     paths: Sequence[str | Path],
     idle_s: float = conversations.IDLE_NS / 1e9,
     price_model: str | None = None,
     each: Callable[[conversations.Conversation], object] | None = None,
     replacements: Sequence[prediction.Replacement] = (),
+    jobs: int = 1,
+    dask: str | None = None,
 ) -> dict[str, Any]:
     """The analysis of the trace files (JSON-ready), read in one pass that holds only the conversations open at
     once; `each` is given every conversation as it completes; each of `replacements` (prediction.from_study) is
-    predicted for the chains of its tools and checked against the conversations that used it. TraceUnreadable names
-    the first bad line."""
+    predicted for the chains of its tools and checked against the conversations that used it; with `jobs` above 1
+    the conversations are built on that many local worker processes, with `dask` (a scheduler's address) on that Dask
+    cluster (runs.traces.partitioned). TraceUnreadable names the first bad line."""
     tally = conversations.Tally()
     counted = chains.Chains(replacements)
     models: set[str] = set()
     providers: set[str] = set()
     kinds: set[str] = set()
-    for conversation in conversations.conversations(spans(paths), tally, int(idle_s * 1e9)):
+    for conversation in _conversations(paths, tally, int(idle_s * 1e9), jobs, dask):
         counted.add(conversation)
         models.update(m.model for m in conversation.model_calls)
         providers.update(m.provider for m in conversation.model_calls if m.provider)

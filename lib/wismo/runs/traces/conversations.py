@@ -176,6 +176,16 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
     return found
 
 
+def _named(span: Span, call: ModelCall | ToolCall | None) -> str:
+    """The conversation a span names (gen_ai.conversation.id, or its call's), "" when none."""
+    return call.conversation if call is not None else str(span.attributes.get("gen_ai.conversation.id") or "")
+
+
+def named(span: Span) -> str:
+    """The conversation a span names, "" when none: with its trace id, what groups spans into conversations."""
+    return _named(span, _classified(span))
+
+
 def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -> Iterator[Conversation]:
     """The conversations the spans make, each as soon as it is complete (idle for `idle_ns` of span time, or at
     the end of the spans); counts what it read into `tally`."""
@@ -185,7 +195,7 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
     for span in spans:
         tally.spans += 1
         call = _classified(span)
-        named = call.conversation if call is not None else str(span.attributes.get("gen_ai.conversation.id") or "")
+        named = _named(span, call)
         key = named or of_trace.get(span.trace_id) or f"{TRACE_KEY}{span.trace_id}"
         bucket = open_.get(key)
         if bucket is None:
