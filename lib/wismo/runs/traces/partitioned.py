@@ -103,7 +103,7 @@ def run(client: Client, paths: Sequence[str], idle_ns: int, tally: Tally) -> Ite
     for found in client.gather(client.map(_edges, read)):
         edges |= found
     group_of = _groups(edges)
-    shared = client.scatter(group_of, broadcast=True)
+    [shared] = client.scatter([group_of], broadcast=True)  # one value (a dict would be scattered item by item)
     split = client.map(_split, read, group_of=shared, buckets=buckets)
     parts = [client.submit(lambda pieces, k: [p[k] for p in pieces], split, k) for k in range(buckets)]
     built = client.gather(client.map(_build, parts, idle_ns=idle_ns))
