@@ -69,7 +69,7 @@ class Span:
     line: int
 
 
-class _Malformed(ValueError):
+class _Malformed(InputError):
     """A value that is not what OTLP/JSON puts at its place; its message says which and what."""
 
 
