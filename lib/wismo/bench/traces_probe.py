@@ -1,6 +1,7 @@
-"""`python -m wismo.bench.traces_probe FILE MODE`: in a fresh process, FILE read line by line (MODE lines), each line
-JSON-decoded (json), or analysed as `wismo traces` reads it (analysis: protobuf's reader, conversations, chains);
-prints its time and peak memory as one JSON line."""
+"""`python -m wismo.bench.traces_probe MODE FILE...`: in a fresh process, the files read line by line (MODE lines),
+each line JSON-decoded (json), analysed as `wismo traces` reads them in one pass (analysis: spans, conversations,
+chains), or with the conversations built on two local worker processes (workers); prints its time and peak memory
+as one JSON line."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import time
 from wismo.bench.procfs import peak_rss_mb
 
 
-def main(path: str, mode: str) -> dict[str, object]:
-    """Time one way of reading the file, after the imports it needs."""
-    if mode == "analysis":
+def main(mode: str, paths: list[str]) -> dict[str, object]:
+    """Time one way of reading the files, after the imports it needs."""
+    if mode in ("analysis", "workers"):
         from wismo.accounting.cost import prices
         from wismo.runs.traces import analysis
 
@@ -22,15 +23,17 @@ def main(path: str, mode: str) -> dict[str, object]:
     started = time.perf_counter()
     conversations = None
     if mode == "lines":
-        with open(path, encoding="utf-8") as handle:
-            for _ in handle:
-                pass
+        for path in paths:
+            with open(path, encoding="utf-8") as handle:
+                for _ in handle:
+                    pass
     elif mode == "json":
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                json.loads(line)
+        for path in paths:
+            with open(path, encoding="utf-8") as handle:
+                for line in handle:
+                    json.loads(line)
     else:
-        conversations = analysis.analyse([path])["conversations"]
+        conversations = analysis.analyse(paths, jobs=2 if mode == "workers" else 1)["conversations"]
     return {
         "ms": (time.perf_counter() - started) * 1000,
         "peakRssMb": peak_rss_mb(),
@@ -40,4 +43,4 @@ def main(path: str, mode: str) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], sys.argv[2])))
+    print(json.dumps(main(sys.argv[1], sys.argv[2:])))
