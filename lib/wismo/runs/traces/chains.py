@@ -5,6 +5,7 @@ the same conversation, with the path where it appeared."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -58,6 +59,7 @@ def additions(conversation: Conversation) -> list[int]:
     return [b - a for a, b in zip(inputs, inputs[1:])]
 
 
+@functools.lru_cache(maxsize=4096)
 def _identifier(key: str) -> str:
     """A key as a JMESPath identifier (a study's links are JMESPath): quoted unless it is a bare name."""
     return key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else json.dumps(key)
@@ -105,10 +107,19 @@ class Link:
     argument: str
 
 
+def _index(result: object) -> dict[object, list[str]]:
+    """A decoded result's distinctive values, each with the paths it is found at (in the order _leaves finds them)."""
+    index: dict[object, list[str]] = {}
+    for path, value in _leaves(result):
+        index.setdefault(value, []).append(path)
+    return index
+
+
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    earlier: list[tuple[str, object]] = []  # (tool, decoded result) in call order
+    # (tool, a text result, or a JSON result's values with their paths) in call order: each result indexed once.
+    earlier: list[tuple[str, str | dict[object, list[str]]]] = []
     for call in conversation.tool_calls:
         arguments = _json(call.arguments)
         if isinstance(arguments, dict):
@@ -118,11 +129,11 @@ def links(conversation: Conversation) -> set[Link]:
                         if isinstance(value, str) and value in result:
                             found.add(Link(source, "", call.tool, argument))
                         continue
-                    for path, seen in _leaves(result):
-                        if seen == value:
-                            found.add(Link(source, path, call.tool, argument))
+                    for path in result.get(value, ()):
+                        found.add(Link(source, path, call.tool, argument))
         if call.result is not None and not call.is_error:
-            earlier.append((call.tool, _json(call.result)))
+            decoded = _json(call.result)
+            earlier.append((call.tool, decoded if isinstance(decoded, str) else _index(decoded)))
     return found
 
 
