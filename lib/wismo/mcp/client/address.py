@@ -8,8 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from wismo.mcp.client.process import client_env, server_command
-from wismo.mcp.servers import designs
+from wismo.mcp.client.process import client_env, server_command, server_env
 
 if TYPE_CHECKING:
     from wismo.mcp.client.connection import Connection
@@ -41,8 +40,8 @@ class Address:
 
     @property
     def transport(self) -> str:
-        """The transport it is reached over when none is asked: http for a URL, else stdio."""
-        return "http" if self.url else "stdio"
+        """The transport it is reached over when none is asked: the fixed one, else stdio."""
+        return self.fixed_transport or "stdio"
 
     def argv(self) -> list[str]:
         """The command that starts the server over stdio (a served design's `wismo serve`)."""
@@ -50,7 +49,7 @@ class Address:
 
     def process_env(self) -> dict[str, str]:
         """The whole environment the server process gets: the client's, the design registry's, then its own."""
-        return {**client_env(), **designs.env(), **self.env}
+        return {**client_env(), **(server_env(self.env) or {})}
 
     def describe(self) -> str:
         """The address as a sentence names it."""

@@ -85,13 +85,10 @@ def _build(pieces: list[list[Placed]], idle_ns: int) -> tuple[list[tuple[Order, 
     return built, tally
 
 
-def _sum(tallies: Sequence[Tally]) -> Tally:
-    """The tallies of every bucket added up."""
-    total = Tally()
-    for tally in tallies:
-        for f in fields(Tally):
-            setattr(total, f.name, getattr(total, f.name) + getattr(tally, f.name))
-    return total
+def _add(into: Tally, tally: Tally) -> None:
+    """A bucket's tally added to the run's."""
+    for f in fields(Tally):
+        setattr(into, f.name, getattr(into, f.name) + getattr(tally, f.name))
 
 
 def run(client: Client, paths: Sequence[str], idle_ns: int, tally: Tally) -> Iterator[Conversation]:
@@ -107,8 +104,8 @@ def run(client: Client, paths: Sequence[str], idle_ns: int, tally: Tally) -> Ite
     split = client.map(_split, read, group_of=shared, buckets=buckets)
     parts = [client.submit(lambda pieces, k: [p[k] for p in pieces], split, k) for k in range(buckets)]
     built = client.gather(client.map(_build, parts, idle_ns=idle_ns))
-    for f in fields(Tally):
-        setattr(tally, f.name, getattr(tally, f.name) + getattr(_sum([t for _, t in built]), f.name))
+    for _, seen in built:
+        _add(tally, seen)
     ordered = sorted((item for found, _ in built for item in found), key=lambda item: (item[0], item[1].key))
     for _, conversation in ordered:
         yield conversation
