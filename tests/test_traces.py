@@ -594,8 +594,39 @@ def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
     wrong = _document()
     _spans_of(wrong)[1]["attributes"][0]["value"] = {"intValue": "many"}
     assert (
-        "intValue must be an integer, not 'many'" in _unreadable(_write_lines(tmp_path / "bad-int.json", wrong)).problem
+        "intValue must be a 64-bit integer, not 'many'"
+        in _unreadable(_write_lines(tmp_path / "bad-int.json", wrong)).problem
     )
+
+
+def test_a_line_reads_alike_by_orjson_and_by_json_and_an_integer_beyond_64_bits_is_refused_by_both(tmp_path):
+    shipped = Path(__file__).parents[1] / "data" / "traces"
+    for path in (CONVENTIONS, OPENLLMETRY, *sorted(shipped.glob("*.json"))):
+        text = path.read_text(encoding="utf-8")
+        try:
+            documents = [text] if json.loads(text) else []  # one indented document
+        except json.JSONDecodeError:
+            documents = [line for line in text.splitlines() if line.strip()]  # the Collector's lines
+        assert documents
+        for number, document in enumerate(documents, start=1):
+            fast, plain = otlp.decoded(document), json.loads(document)
+            assert list(otlp._spans(fast, str(path), number)) == list(otlp._spans(plain, str(path), number))
+    # What orjson refuses is json's to read: a NaN double reads as json reads it.
+    nan = _document()
+    _spans_of(nan)[1]["attributes"].append({"key": "x.score", "value": {"doubleValue": float("nan")}})
+    (span,) = [s for s in otlp.read(_write_lines(tmp_path / "nan.json", nan)) if "x.score" in s.attributes]
+    assert span.attributes["x.score"] != span.attributes["x.score"]  # NaN
+    # Beyond 64 bits, orjson reads a number as a float and json as an int: refused either way, in the same words.
+    for huge in (2**64, str(2**64), -(2**63) - 1):
+        wide = _document()
+        _spans_of(wide)[0]["startTimeUnixNano"] = huge
+        assert (
+            "startTimeUnixNano must be a 64-bit integer"
+            in _unreadable(_write_lines(tmp_path / "wide.json", wide)).problem
+        )
+        _spans_of(wide)[0]["startTimeUnixNano"] = "1"
+        _spans_of(wide)[0]["kind"] = huge
+        assert "is none of SPAN_KIND_UNSPECIFIED" in _unreadable(_write_lines(tmp_path / "wide.json", wide)).problem
 
 
 def _summary(conversations_read):

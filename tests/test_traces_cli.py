@@ -204,6 +204,20 @@ def test_a_path_as_typed_and_a_runs_dir_inside_out(tmp_path):
     assert done.returncode == 2 and "is inside --out" in done.stderr
 
 
+def test_without_the_report_the_runs_are_written_only_where_runs_dir_names(tmp_path):
+    alone = _wismo("traces", *map(str, SHIPPED), "--out", str(tmp_path / "alone"), "--no-report")
+    assert alone.returncode == 0, alone.stderr
+    assert sorted(p.name for p in (tmp_path / "alone").iterdir()) == ["study.toml", "traces.json"]
+    runs = tmp_path / "runs"
+    named = _wismo(
+        "traces", *map(str, SHIPPED), "--out", str(tmp_path / "named"), "--no-report", "--runs-dir", str(runs)
+    )
+    assert named.returncode == 0, named.stderr
+    assert sorted(p.name.rsplit("-", 1)[0] for p in runs.iterdir()) == ["imported-focused", "imported-granular"]
+    assert (tmp_path / "alone" / "traces.json").read_bytes() == (tmp_path / "named" / "traces.json").read_bytes()
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no hidden runs folder left behind
+
+
 def test_report_05_says_what_was_read_and_the_saving_priced_or_why_not(out):
     from wismo.reports import trace_chains
 

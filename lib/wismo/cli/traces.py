@@ -21,8 +21,8 @@ DESCRIPTION = (
     "Read OTLP JSON trace files (the OpenTelemetry Collector's file exporter output, or one document), group the "
     "spans into conversations, find the chains of tool calls the model rebuilds and their links, model what one "
     "focused call would save, and write into DIR: report 05 (traces.json, the notebook and its HTML), study.toml "
-    "and the imported runs. With --record, trace wismo's own "
-    "agent loop on the article's study instead (the shipped traces)."
+    "and the imported runs (with --no-report, traces.json and study.toml, and the runs only where --runs-dir "
+    "names). With --record, trace wismo's own agent loop on the article's study instead (the shipped traces)."
 )
 ANALYSIS, STUDY = "traces.json", "study.toml"
 
@@ -51,7 +51,8 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     p.add_argument(
         "--runs-dir",
         metavar="DIR",
-        help="where the imported runs go, one per trace file (default: runs/ in the --out folder)",
+        help="where the imported runs go, one per trace file (default: runs/ in the --out folder; with --no-report, "
+        "none unless this names where)",
     )
     p.add_argument(
         "--study",
@@ -60,7 +61,10 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "the case its first call names (so notebook 03 shows them beside the study's other runs)",
     )
     p.add_argument(
-        "--no-report", action="store_true", help="write traces.json only, without executing report 05 (large files)"
+        "--no-report",
+        action="store_true",
+        help="write traces.json and the drafted study.toml only: no report 05 and, unless --runs-dir is given, no "
+        "imported runs (a file per conversation: at production volume, the most of the time)",
     )
     p.add_argument("--record", metavar="DIR", help="record traces of wismo's own loop into DIR instead of reading")
     p.add_argument(
@@ -118,7 +122,7 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
     def fill(folder: Path) -> None:
         if study_text is not None:
             (folder / STUDY).write_text(study_text, encoding="utf-8")
-        if not args.runs_dir:
+        if not args.runs_dir and finished:
             (folder / "runs").mkdir()
             for staging, run in finished:
                 atomic.put_in_place(staging, folder / "runs" / run.name)
@@ -180,13 +184,14 @@ def run(args: argparse.Namespace) -> int:
         Path(args.runs_dir) if args.runs_dir else Path(args.out).parent / f".{Path(args.out).name}.runs-{os.getpid()}"
     )
     importer = imported.Importer(list(args.files), runs_dir, block)
+    importing = not args.no_report or args.runs_dir is not None  # report 05 and notebook 03 read the runs
     try:
         # One pass: the runs are written as each conversation completes, into hidden folders moved only at the end.
         result = analysis.analyse(
             args.files,
             args.idle,
             args.price_model,
-            each=importer.add,
+            each=importer.add if importing else None,
             replacements=replacements,
             jobs=args.jobs,
             dask=args.dask,

@@ -157,9 +157,11 @@ def analyse(
     kinds: set[str] = set()
     for conversation in _conversations(paths, tally, int(idle_s * 1e9), jobs, dask):
         counted.add(conversation)
-        models.update(m.model for m in conversation.model_calls)
-        providers.update(m.provider for m in conversation.model_calls if m.provider)
-        kinds.update(m.usage_kind for m in conversation.model_calls)
+        for m in conversation.model_calls:
+            models.add(m.model)
+            kinds.add(m.usage_kind)
+            if m.provider:
+                providers.add(m.provider)
         if each is not None:
             each(conversation)
     ranked, total = counted.ranked(), counted.total

@@ -9,9 +9,9 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from wismo.runs.traces.conversations import Conversation
 from wismo.runs.traces.prediction import Replacement, case_key, estimate
@@ -75,17 +75,36 @@ def _distinctive(value: object) -> bool:
     return isinstance(value, str) and len(value) >= 3
 
 
-def _leaves(value: object, path: str = "") -> Iterator[tuple[str, object]]:
-    """Every distinctive scalar in a JSON value with its JMESPath path (`a.b`, `a[]` for any element of a list)."""
+def _leaves(value: object, path: str = "") -> list[tuple[str, object]]:
+    """Every distinctive scalar in a JSON value with its JMESPath path (`a.b`, `a[]` for any element of a list), in
+    document order."""
+    found: list[tuple[str, object]] = []
+    _collect(value, path, found)
+    return found
+
+
+def _collect(value: object, path: str, found: list[tuple[str, object]]) -> None:
+    # Appending into one list, with a text leaf (the most common) tested in its container's loop: the walk runs over
+    # every captured argument and result.
     if isinstance(value, dict):
         for key, inner in value.items():
-            name = _identifier(str(key))
-            yield from _leaves(inner, f"{path}.{name}" if path else name)
+            name = _identifier(key if isinstance(key, str) else str(key))
+            inner_path = f"{path}.{name}" if path else name
+            if isinstance(inner, str):
+                if len(inner) >= 3:
+                    found.append((inner_path, inner))
+            else:
+                _collect(inner, inner_path, found)
     elif isinstance(value, list):
+        inner_path = f"{path}[]"
         for inner in value:
-            yield from _leaves(inner, f"{path}[]")
+            if isinstance(inner, str):
+                if len(inner) >= 3:
+                    found.append((inner_path, inner))
+            else:
+                _collect(inner, inner_path, found)
     elif _distinctive(value):
-        yield path, value
+        found.append((path, value))
 
 
 def _json(text: str | None) -> object:
@@ -97,8 +116,7 @@ def _json(text: str | None) -> object:
         return text  # a text result: a value found in it is found at the path "" (the text itself)
 
 
-@dataclass(frozen=True, order=True)
-class Link:
+class Link(NamedTuple):  # a tuple: made, hashed and compared by the thousand
     """An argument of `tool` (at `argument`) whose value was at `path` in an earlier result of `source`."""
 
     source: str
@@ -118,22 +136,26 @@ def _index(result: object) -> dict[object, list[str]]:
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    # (tool, a text result, or a JSON result's values with their paths) in call order: each result indexed once.
-    earlier: list[tuple[str, str | dict[object, list[str]]]] = []
+    # (tool, its result) in call order, each result decoded and indexed once, when a later call's arguments first
+    # look into it (the last call's never is): a text result as it is, a JSON one as its values with their paths.
+    earlier: list[tuple[str, str]] = []
+    indexed: list[str | dict[object, list[str]]] = []
     for call in conversation.tool_calls:
-        arguments = _json(call.arguments)
+        arguments = _json(call.arguments) if earlier else None
         if isinstance(arguments, dict):
+            for _, text in earlier[len(indexed) :]:
+                decoded = _json(text)
+                indexed.append(decoded if isinstance(decoded, str) else _index(decoded))
             for argument, value in _leaves(arguments):
-                for source, result in earlier:
-                    if isinstance(result, str):
-                        if isinstance(value, str) and value in result:
+                for (source, _), held in zip(earlier, indexed):
+                    if isinstance(held, str):
+                        if isinstance(value, str) and value in held:
                             found.add(Link(source, "", call.tool, argument))
                         continue
-                    for path in result.get(value, ()):
+                    for path in held.get(value, ()):
                         found.add(Link(source, path, call.tool, argument))
         if call.result is not None and not call.is_error:
-            decoded = _json(call.result)
-            earlier.append((call.tool, decoded if isinstance(decoded, str) else _index(decoded)))
+            earlier.append((call.tool, call.result))
     return found
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from wismo.core.errors import WismoError
 from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
+from wismo.runs.traces import otlp
 from wismo.runs.traces.otlp import Span
 
 # GenAI semantic conventions: the operations that are a call to a model.
@@ -61,7 +62,7 @@ class SpanIncomplete(WismoError):
         self.missing = missing
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCall:
     """A call to a model as its span reports it (provider-reported tokens)."""
 
@@ -76,7 +77,7 @@ class ModelCall:
     usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCall:
     """A call to a tool as its span reports it; arguments and result are None where content was not captured."""
 
@@ -91,7 +92,11 @@ class ToolCall:
 
 
 def _first(attributes: dict[str, object], names: tuple[str, ...]) -> Any:
-    return next((attributes[n] for n in names if attributes.get(n) is not None), None)
+    for name in names:
+        value = attributes.get(name)
+        if value is not None:
+            return value
+    return None
 
 
 def _tokens(attributes: dict[str, object], names: tuple[str, ...], required: bool) -> int:
@@ -121,7 +126,7 @@ def messages(attributes: dict[str, object], attribute: str) -> list[dict[str, An
     """A captured message list (gen_ai.input.messages or gen_ai.output.messages) as dicts; [] when not captured."""
     raw = attributes.get(attribute)
     try:
-        decoded = json.loads(raw) if isinstance(raw, str) else raw
+        decoded = otlp.decoded(raw) if isinstance(raw, str) else raw  # read for texts and ids: orjson's reading
     except json.JSONDecodeError:
         return []
     return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
@@ -194,16 +199,19 @@ def tool_call(span: Span) -> ToolCall | None:
     """The tool call a span records, under whichever convention names it, None when it records none;
     SpanIncomplete when it names no tool."""
     a = span.attributes
+    operation, method = a.get("gen_ai.operation.name"), a.get("mcp.method.name")
+    if operation != "execute_tool" and method != MCP_TOOLS_CALL and a.get("traceloop.span.kind") != "tool":
+        return None  # most spans: decided before anything else is read
     conversation = str(a.get("gen_ai.conversation.id") or "")
     is_error = span.failed or bool(a.get("error.type"))
     call_id = str(a.get("gen_ai.tool.call.id") or "")
-    if a.get("gen_ai.operation.name") == "execute_tool" and a.get("mcp.method.name") is None:
+    if operation == "execute_tool" and method is None:
         tool = a.get("gen_ai.tool.name")
         if not tool:
             raise SpanIncomplete("gen_ai.tool.name")
         arguments, result = _text(a.get("gen_ai.tool.call.arguments")), _text(a.get("gen_ai.tool.call.result"))
         return ToolCall(span, str(tool), call_id, arguments, result, is_error, "gen_ai", conversation)
-    if a.get("mcp.method.name") == MCP_TOOLS_CALL:
+    if method == MCP_TOOLS_CALL:
         tool = _mcp_tool(span)
         if not tool:
             raise SpanIncomplete("gen_ai.tool.name")

@@ -6,7 +6,7 @@ one call, and each call belongs to the model call that requested it (by gen_ai.t
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from wismo.runs.traces.conventions import ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
 from wismo.runs.traces.otlp import Span, TraceUnreadable
@@ -102,12 +102,15 @@ def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
             continue
         tally.same_call_spans += 1
         outer = merged.get(top, by_span[top])
-        merged[top] = replace(
-            outer,
-            call_id=outer.call_id or t.call_id,
-            arguments=outer.arguments if outer.arguments is not None else t.arguments,
-            result=outer.result if outer.result is not None else t.result,
-            is_error=outer.is_error or t.is_error,
+        merged[top] = ToolCall(
+            outer.span,
+            outer.tool,
+            outer.call_id or t.call_id,
+            outer.arguments if outer.arguments is not None else t.arguments,
+            outer.result if outer.result is not None else t.result,
+            outer.is_error or t.is_error,
+            outer.convention,
+            outer.conversation,
         )
     return sorted(merged.values(), key=lambda t: (t.span.start_ns, t.span.span_id))
 
@@ -212,8 +215,10 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
         if not span.parent_id and not bucket.root:
             bucket.root = span.name
         bucket.spans += 1
-        bucket.last_ns = max(bucket.last_ns, span.end_ns)
-        latest[span.path] = max(latest.get(span.path, 0), span.end_ns)
+        if span.end_ns > bucket.last_ns:
+            bucket.last_ns = span.end_ns
+        if span.end_ns > latest.get(span.path, -1):
+            latest[span.path] = span.end_ns
         if isinstance(call, ModelCall):
             tally.model_call_spans += 1
             bucket.models.append(call)

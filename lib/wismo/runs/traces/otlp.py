@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+import orjson
 import zstandard
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class TraceUnreadable(InputError):
         self.problem = problem
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
     """One span as the analysis needs it: ids in hex, times in ns since the epoch, attributes as plain values, the
     service its resource names, and the file and line it came from."""
@@ -99,29 +100,45 @@ def _id(value: object, size: int, field: str) -> str:
     return decoded.hex()
 
 
+def decoded(text: str) -> object:
+    """JSON text parsed by orjson, or by json where orjson refuses it (NaN, a lone surrogate, text that is not JSON:
+    json's value or json's error). The two agree on every value but an integer beyond 64 bits, a float to orjson: OTLP
+    has none (_integer and _enum refuse it either way), and the captured messages are read for their texts and ids."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+INT64 = range(-(2**63), 2**64)  # a 64-bit integer, signed or unsigned (OTLP's int64, uint64 and fixed64)
+
+
 def _integer(value: object, field: str) -> int:
     """A 64-bit integer as OTLP/JSON gives it: a number or a decimal string; absent is 0."""
     if value is None:
         return 0
     if isinstance(value, bool):
         raise _Malformed(f"{field} must be an integer, not a boolean")
+    number: int | None = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
+        number = value
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        number = int(value)  # a float as large as 2**63 may be orjson's reading of an integer beyond 64 bits
+    elif isinstance(value, str):
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             pass
-    raise _Malformed(f"{field} must be an integer, not {str(value)[:40]!r}")
+    if number is None or number not in INT64:
+        raise _Malformed(f"{field} must be a 64-bit integer, not {str(value)[:40]!r}")
+    return number
 
 
 def _enum(value: object, names: dict[str, int], field: str) -> int:
     """An enum as OTLP/JSON gives it: its integer or its name; absent is 0."""
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and value in INT64:
         return value
     if isinstance(value, str) and value in names:
         return names[value]
@@ -192,12 +209,56 @@ def _attributes(values: object) -> dict[str, object]:
     """A list of KeyValue as a dict (a key given twice: the last)."""
     out: dict[str, object] = {}
     for kv in _list(values, "attributes"):
+        if isinstance(kv, dict):  # the common case, a string value, read without the general walk (the same value)
+            value = kv.get("value")
+            if isinstance(value, dict) and len(value) == 1:
+                text, key = value.get("stringValue"), kv.get("key", "")
+                if isinstance(text, str) and isinstance(key, str):
+                    out[key] = text
+                    continue
         pair = _table(kv, "an attribute")
         key = pair.get("key", "")
         if not isinstance(key, str):
             raise _Malformed(f"an attribute's key must be a string, not {type(key).__name__}")
         out[key] = plain(pair.get("value"))
     return out
+
+
+def _span(s: dict[str, object], service: str, where: str, line: int) -> Span:
+    """One span of a document; _Malformed says what in it is not OTLP/JSON."""
+    start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
+    # Decimal text of fewer than 20 digits (what the Collector writes) is a 64-bit integer as it stands.
+    if not (isinstance(start, str) and start.isdecimal() and len(start) < 20):
+        start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
+    if not (isinstance(end, str) and end.isdecimal() and len(end) < 20):
+        end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
+    start, end = int(start), int(end)
+    name = s.get("name", "")
+    if not isinstance(name, str):
+        raise _Malformed(f"a span's name must be a string, not {type(name).__name__}")
+    links = s.get("links")
+    if links is not None:
+        for link in _list(links, "links"):
+            linked = _table(link, "a link")
+            _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
+            _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
+    kind = s.get("kind")
+    status = s.get("status")
+    code = status.get("code") if type(status) is dict else _table(status, "status").get("code")
+    return Span(
+        _id(_field(s, "traceId", "trace_id"), 16, "traceId"),
+        _id(_field(s, "spanId", "span_id"), 8, "spanId"),
+        _id(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId"),
+        name,
+        kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind"),
+        start,
+        max(end, start),  # an end not traced: no duration
+        _attributes(s.get("attributes")),
+        (code if type(code) is int and code in INT64 else _enum(code, STATUS_CODES, "status.code")) == STATUS_ERROR,
+        service,
+        where,
+        line,
+    )
 
 
 def _spans(document: object, path: str, line: int) -> Iterator[Span]:
@@ -216,35 +277,7 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
             service = str(resource.get("service.name") or "")
             for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
                 for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
-                    s = _table(raw, "a span")
-                    start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
-                    end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
-                    name = s.get("name", "")
-                    if not isinstance(name, str):
-                        raise _Malformed(f"a span's name must be a string, not {type(name).__name__}")
-                    for link in _list(s.get("links"), "links"):
-                        linked = _table(link, "a link")
-                        _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
-                        _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
-                    found.append(
-                        Span(
-                            trace_id=_id(_field(s, "traceId", "trace_id"), ID_BYTES["traceId"], "traceId"),
-                            span_id=_id(_field(s, "spanId", "span_id"), ID_BYTES["spanId"], "spanId"),
-                            parent_id=_id(
-                                _field(s, "parentSpanId", "parent_span_id"), ID_BYTES["parentSpanId"], "parentSpanId"
-                            ),
-                            name=name,
-                            kind=_enum(s.get("kind"), SPAN_KINDS, "kind"),
-                            start_ns=start,
-                            end_ns=max(end, start),  # an end not traced: no duration
-                            attributes=_attributes(s.get("attributes")),
-                            failed=_enum(_table(s.get("status"), "status").get("code"), STATUS_CODES, "status.code")
-                            == STATUS_ERROR,
-                            service=service,
-                            path=where,
-                            line=line,
-                        )
-                    )
+                    found.append(_span(_table(raw, "a span"), service, where, line))
     except _Malformed as exc:
         raise TraceUnreadable(path, line, f"not OTLP JSON ({exc})") from None
     except RecursionError:
@@ -344,10 +377,10 @@ def read(path: str | Path) -> Iterator[Span]:
         first = True
         try:
             for number, text in enumerate(handle, start=1):
-                if not text.strip():
+                if not text or text.isspace():  # not text.strip(): that copies every line
                     continue
                 try:
-                    document = json.loads(text)
+                    document = decoded(text)
                 except RecursionError:
                     raise TraceUnreadable(where, number, "not OTLP JSON (nested too deeply)") from None
                 except json.JSONDecodeError as exc:
@@ -374,7 +407,7 @@ def _whole(where: str) -> Iterator[Span]:
     try:
         with _open(where) as handle:
             text = handle.read()
-        document = json.loads(text)
+        document = decoded(text)
     except (OSError, EOFError, zstandard.ZstdError) as exc:  # a compressed file damaged or cut short
         raise TraceUnreadable(where, 0, f"cannot be decompressed ({exc})") from None
     except UnicodeDecodeError:
