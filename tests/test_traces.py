@@ -677,3 +677,84 @@ def test_a_conversation_split_across_two_files_is_one(tmp_path):
     assert len(whole) == 1 and _summary(split) == _summary(whole) and tally.conversations == 1
     newest_first, _ = _read(b, a)
     assert _summary(newest_first) == _summary(whole)
+
+
+@pytest.fixture(scope="module")
+def threads():
+    """A Dask cluster of two workers in this process (threads): the partitioned pipeline's logic, without the
+    processes a real cluster runs (test_traces_cli starts those)."""
+    from distributed import Client
+
+    with Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+        yield client
+
+
+def _pipeline(client, paths, chunk):
+    from wismo.runs.traces import partitioned
+
+    tally = conversations.Tally()
+    found = [f for f, _ in partitioned.run(client, [str(p) for p in paths], conversations.IDLE_NS, tally, chunk=chunk)]
+    return found, tally
+
+
+def _one_pass(paths):
+    tally = conversations.Tally()
+    spans = (s for p in paths for s in otlp.read(p))
+    return [chains.facts(c) for c in conversations.conversations(spans, tally)], tally
+
+
+def _lines_with_a_split_conversation(path: Path) -> Path:
+    """Generated conversations, one a line, with one more conversation's spans on the first and the last line."""
+    from wismo.bench.trace_file import generate
+
+    generated = path.with_suffix(".generated")
+    generate(generated, 20_000)
+    spans = _spans_of(_document())
+    halves = [_document(), _document()]
+    _spans_of(halves[0])[:] = spans[:4]
+    _spans_of(halves[1])[:] = spans[4:]
+    first, last = (json.dumps(h, separators=(",", ":")) + "\n" for h in halves)
+    path.write_text(first + generated.read_text(encoding="utf-8") + last, encoding="utf-8")
+    return path
+
+
+def test_a_file_read_in_parts_gives_the_conversations_of_one_pass_one_across_the_parts_too(tmp_path, threads):
+    from wismo.runs.traces import partitioned
+
+    path = _lines_with_a_split_conversation(tmp_path / "rotated.json")
+    assert len(partitioned.plan([str(path)], 3000)) > 5  # many byte ranges: the split conversation spans them
+    found, tally = _pipeline(threads, [path], 3000)
+    alone, alone_tally = _one_pass([path])
+    assert sorted(found, key=lambda f: f.key) == sorted(alone, key=lambda f: f.key)
+    assert tally == alone_tally and tally.conversations > 5
+    (split,) = [
+        f for f in found if f.key == "conv_5j66UpCpwteGg4YSxUnt7lPY"
+    ]  # the conventions example's conversation, whole
+    assert split.model_calls == 3 and split.steps == (("get_order", 1), ("get_tracking", 1))
+    # The same parts whatever their size: the facts come in the order of their first call.
+    assert [f.key for f in _pipeline(threads, [path], 7000)[0]] == [f.key for f in found]
+
+
+def test_the_first_bad_line_is_said_by_its_line_in_the_file_whichever_part_holds_it(tmp_path, threads):
+    from wismo.bench.trace_file import generate
+
+    path = tmp_path / "bad.json"
+    generate(path, 250_000)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    late = [*lines[:11], '{"resourceSpans": [\n', *lines[11:]]
+    path.write_text("".join(late), encoding="utf-8")
+    with pytest.raises(otlp.TraceUnreadable) as caught:
+        _pipeline(threads, [path], 2000)
+    one_pass = _unreadable(path)
+    assert (caught.value.line, caught.value.problem) == (one_pass.line, one_pass.problem) and one_pass.line == 12
+    # A span lacking its tokens on line 5 comes before the bad JSON on line 12, as in one pass.
+    document = json.loads(late[4])
+    for resource in document["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [a for a in span["attributes"] if a["key"] != "gen_ai.usage.input_tokens"]
+    late[4] = json.dumps(document) + "\n"
+    path.write_text("".join(late), encoding="utf-8")
+    with pytest.raises(otlp.TraceUnreadable) as caught:
+        _pipeline(threads, [path], 2000)
+    assert caught.value.line == 5 == _unreadable(path).line and "gen_ai.usage.input_tokens" in caught.value.problem

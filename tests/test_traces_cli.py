@@ -402,13 +402,20 @@ def test_a_dask_cluster_local_workers_and_one_pass_give_the_same_analysis(tmp_pa
     results = {}
     for name, options in {
         "one pass": [],
-        "local workers": ["--jobs", "2"],
-        "cluster": ["--dask", dask_cluster],
+        "local workers": ["--jobs", "2", "--part-mb", "0.05"],  # the first file in byte ranges, several
+        "cluster": ["--dask", dask_cluster, "--part-mb", "0.05"],
     }.items():
-        done = _wismo("traces", *files, "--out", str(tmp_path / name), "--no-report", *options)
+        runs = ["--runs-dir", str(tmp_path / f"{name} runs")]
+        done = _wismo("traces", *files, "--out", str(tmp_path / name), "--no-report", *options, *runs)
         assert done.returncode == 0, (name, done.stderr[-3000:])
         results[name] = json.loads((tmp_path / name / "traces.json").read_text(encoding="utf-8"))
     assert results["cluster"] == results["local workers"] == results["one pass"]
+
+    def tree(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    # The imported runs too: the conversations come back from the workers when runs are written.
+    assert tree(tmp_path / "cluster runs") == tree(tmp_path / "one pass runs") != {}
     # The conversation split across the two files is one: as many as when every line is in one file.
     whole = tmp_path / "whole.json"
     whole.write_text(first.read_text(encoding="utf-8") + second.read_text(encoding="utf-8"), encoding="utf-8")
@@ -419,3 +426,9 @@ def test_a_dask_cluster_local_workers_and_one_pass_give_the_same_analysis(tmp_pa
     assert one_file["chains"] == results["cluster"]["chains"]
     refused = _wismo("traces", *files, "--out", str(tmp_path / "bad"), "--no-report", "--dask", "127.0.0.1:1")
     assert refused.returncode == 2 and "--dask wants a scheduler's address" in refused.stderr
+    for size in ("0", "nan", "inf"):
+        refused = _wismo(
+            "traces", *files, "--out", str(tmp_path / "bad"), "--no-report", "--jobs", "2", "--part-mb", size
+        )
+        assert refused.returncode == 2 and "--part-mb must be a number of MB above 0" in refused.stderr, size
+    assert not (tmp_path / "bad").exists()

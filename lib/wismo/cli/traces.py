@@ -30,6 +30,7 @@ ANALYSIS, STUDY = "traces.json", "study.toml"
 def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Declare `wismo traces` and its options."""
     from wismo.runs.traces.conversations import IDLE_NS
+    from wismo.runs.traces.partitioned import CHUNK
 
     p = subparser(subparsers, NAME, SUMMARY, EXAMPLE, DESCRIPTION)
     p.add_argument(
@@ -73,6 +74,14 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         default=1,
         metavar="N",
         help="build the conversations on N local worker processes (default 1: in this process, in one pass)",
+    )
+    p.add_argument(
+        "--part-mb",
+        type=float,
+        default=CHUNK / 2**20,
+        metavar="MB",
+        help="with --jobs or --dask: an uncompressed file of the Collector's lines is read in byte ranges of this "
+        "size, one task each (default %(default)g); the analysis is the same whatever the size",
     )
     p.add_argument(
         "--dask",
@@ -158,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give at least one OTLP JSON trace file to read (or --record DIR)")
     positive_seconds("--idle", args.idle)
     at_least("--jobs", args.jobs, 1)
+    if not 0 < args.part_mb < float("inf"):
+        raise InputError(f"--part-mb must be a number of MB above 0, not {args.part_mb:g}")
     if args.dask is not None and not args.dask.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
         raise InputError(f"--dask wants a scheduler's address such as tcp://127.0.0.1:8786, not {args.dask!r}")
     writable_folder("--out" if not args.record else "--record", args.record or args.out)
@@ -195,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
             replacements=replacements,
             jobs=args.jobs,
             dask=args.dask,
+            part_bytes=max(1, int(args.part_mb * 2**20)),
         )
         _write(args, result, importer.finish())
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 
 from wismo.core.kinds import MODELLED, PROVIDER
 from wismo.runs.traces import chains, conversations, otlp, prediction
+from wismo.runs.traces.partitioned import CHUNK
 
 PER_CONVERSATIONS = 1000  # savings are stated per this many conversations
 # How a chain's replacement is modelled: the accounting of report 02 where the study gives the replacing tool, else
@@ -116,12 +117,21 @@ def _camel(name: str) -> str:
     return head + "".join(w.title() for w in rest)
 
 
-def _conversations(
-    paths: Sequence[str | Path], tally: conversations.Tally, idle_ns: int, jobs: int, dask: str | None
-) -> Iterator[conversations.Conversation]:
-    """The files' conversations: in one pass in this process, or partitioned on local workers or a Dask cluster."""
+def _facts(
+    paths: Sequence[str | Path],
+    tally: conversations.Tally,
+    idle_ns: int,
+    replacements: Sequence[prediction.Replacement],
+    keep: bool,
+    jobs: int,
+    dask: str | None,
+    part_bytes: int,
+) -> Iterator[tuple[chains.Facts, conversations.Conversation | None]]:
+    """What each of the files' conversations adds to its chain, with the conversation when `keep`: in one pass in this
+    process, or partitioned on local workers or a Dask cluster."""
     if jobs <= 1 and dask is None:
-        yield from conversations.conversations(spans(paths), tally, idle_ns)
+        for conversation in conversations.conversations(spans(paths), tally, idle_ns):
+            yield chains.facts(conversation, replacements), conversation
         return
     from distributed import Client, LocalCluster
 
@@ -130,7 +140,7 @@ def _conversations(
     cluster = None if dask else LocalCluster(n_workers=jobs, threads_per_worker=1, dashboard_address=None)
     with Client(dask or cluster) as client:
         try:
-            yield from partitioned.run(client, [str(p) for p in paths], idle_ns, tally)
+            yield from partitioned.run(client, [str(p) for p in paths], idle_ns, tally, replacements, keep, part_bytes)
         finally:
             if cluster is not None:
                 cluster.close()
@@ -144,25 +154,28 @@ def analyse(
     replacements: Sequence[prediction.Replacement] = (),
     jobs: int = 1,
     dask: str | None = None,
+    part_bytes: int | None = None,
 ) -> dict[str, Any]:
     """The analysis of the trace files (JSON-ready), read in one pass that holds only the conversations open at
     once; `each` is given every conversation as it completes; each of `replacements` (prediction.from_study) is
     predicted for the chains of its tools and checked against the conversations that used it; with `jobs` above 1
     the conversations are built on that many local worker processes, with `dask` (a scheduler's address) on that Dask
-    cluster (runs.traces.partitioned). TraceUnreadable names the first bad line."""
+    cluster (runs.traces.partitioned), an uncompressed file of lines read in byte ranges of `part_bytes` (default
+    partitioned.CHUNK). TraceUnreadable names the first bad line."""
     tally = conversations.Tally()
     counted = chains.Chains(replacements)
     models: set[str] = set()
     providers: set[str] = set()
     kinds: set[str] = set()
-    for conversation in _conversations(paths, tally, int(idle_s * 1e9), jobs, dask):
-        counted.add(conversation)
-        for m in conversation.model_calls:
-            models.add(m.model)
-            kinds.add(m.usage_kind)
-            if m.provider:
-                providers.add(m.provider)
-        if each is not None:
+    found = _facts(
+        paths, tally, int(idle_s * 1e9), counted.replacements, each is not None, jobs, dask, part_bytes or CHUNK
+    )
+    for facts, conversation in found:
+        counted.add_facts(facts)
+        models |= facts.models
+        providers |= facts.providers
+        kinds |= facts.kinds
+        if each is not None and conversation is not None:
             each(conversation)
     ranked, total = counted.ranked(), counted.total
     summaries = []

@@ -210,6 +210,69 @@ def first_arguments(conversation: Conversation) -> dict[str, object] | None:
     return given or None
 
 
+@dataclass(slots=True)
+class Facts:
+    """What one conversation adds to its chain, found where the conversation was built (in this process, or on a
+    worker: runs.traces.partitioned) and counted wherever the chains are: small beside the conversation's spans."""
+
+    key: str
+    steps: Steps
+    model_calls: int
+    turned: tuple[tuple[str, ...], ...]
+    added: list[int]  # the tokens each turn added
+    total: int  # provider-reported input
+    resends: int  # resends_saved
+    models: set[str]
+    providers: set[str]
+    kinds: set[str]  # what its token counts are (conventions.usage_kind)
+    arguments: dict[str, object] | None  # first_arguments
+    predicted: list[tuple[str, int]]  # (replacing tool, its input) for each replacement of its tools that predicts
+    estimate: tuple[int, int] | None  # prediction.estimate, where no replacement is named
+    first_model: tuple[str, str] | None  # its first model call's model and provider
+    captured: bool  # every call's arguments and result captured
+    links: set[Link]
+
+
+def facts(conversation: Conversation, replacements: Sequence[Replacement] = ()) -> Facts:
+    """What one conversation adds to its chain (replacements sorted by tool, as Chains keeps them)."""
+    found = steps(conversation)
+    tools = {tool for tool, _ in found}
+    models = conversation.model_calls
+    arguments = first_arguments(conversation)
+    predicted: list[tuple[str, int]] = []
+    if arguments is not None and len(found) > 1 and models:
+        for r in replacements:
+            if tools <= r.chain:
+                value = r.predict(models[0].input_tokens, arguments)
+                if value is not None:
+                    predicted.append((r.tool, value))
+    bounds = None
+    if not replacements and len(found) > 1 and models:
+        calls = [(c.tool, c.arguments, c.result) for c in conversation.tool_calls]
+        bounds = estimate(models[0].input_tokens, models[0].span.attributes, calls)
+    captured = bool(conversation.tool_calls) and all(
+        c.arguments is not None and c.result is not None for c in conversation.tool_calls
+    )
+    return Facts(
+        key=conversation.key,
+        steps=found,
+        model_calls=len(models),
+        turned=turns(conversation),
+        added=additions(conversation),
+        total=sum(m.input_tokens for m in models),
+        resends=resends_saved(conversation),
+        models={m.model for m in models},
+        providers={m.provider for m in models if m.provider},
+        kinds={m.usage_kind for m in models},
+        arguments=arguments,
+        predicted=predicted,
+        estimate=bounds,
+        first_model=(models[0].model, models[0].provider) if models else None,
+        captured=captured,
+        links=links(conversation) if captured else set(),
+    )
+
+
 @dataclass
 class Chain:
     """One recurring chain: its tools in order, and histograms of what its conversations cost (memory grows with
@@ -239,59 +302,48 @@ class Chain:
     # Per model (and its provider): conversations and the input they would save, never pooled across models.
     by_model: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
-    def add(
-        self, conversation: Conversation, counts: tuple[int, ...], replacements: Sequence[Replacement] = ()
-    ) -> None:
-        """Counts one conversation showing this chain (and, for each replacement of its tools, what it would take)."""
+    def add(self, facts: Facts) -> None:
+        """Counts one conversation showing this chain, by its facts (and, for each replacement of its tools, what it
+        would take)."""
         self.conversations += 1
         if len(self.examples) < EXAMPLES:
-            self.examples.append(conversation.key)
-        self.fewest = [min(a, b) for a, b in zip(self.fewest, counts)] if self.fewest else list(counts)
+            self.examples.append(facts.key)
+        counts = [count for _, count in facts.steps]
+        self.fewest = [min(a, b) for a, b in zip(self.fewest, counts)] if self.fewest else counts
         self.most = [max(a, b) for a, b in zip(self.most, counts)] if self.most else list(counts)
-        self.turns[len(conversation.model_calls)] += 1
-        self.turned[turns(conversation)] += 1
-        for i, tokens in enumerate(additions(conversation)):
+        self.turns[facts.model_calls] += 1
+        self.turned[facts.turned] += 1
+        for i, tokens in enumerate(facts.added):
             if i == len(self.added):
                 self.added.append(Counter())
             self.added[i][tokens] += 1
-        total, saved = sum(m.input_tokens for m in conversation.model_calls), resends_saved(conversation)
+        total, saved = facts.total, facts.resends
         self.input_tokens[total] += 1
         self.saved[saved] += 1
-        self.models.update({m.model for m in conversation.model_calls})
-        arguments = first_arguments(conversation)
+        self.models.update(facts.models)
+        arguments = facts.arguments
         if arguments is not None and len(self.cases) < CASES and arguments not in self.cases:
             self.cases.append(arguments)
             self.by_case.append(Counter())
         if arguments is not None and arguments in self.cases:
             at = self.cases.index(arguments)
             self.by_case[at][total] += 1
-            decided = False
-            for r in replacements:  # by tool name (Chains sorts them once)
-                if len(self.tools) > 1 and set(self.tools) <= r.chain and conversation.model_calls:
-                    predicted = r.predict(conversation.model_calls[0].input_tokens, arguments)
-                    if predicted is not None:
-                        per = self.predicted.setdefault(r.tool, [])
-                        per += [Counter() for _ in range(len(self.cases) - len(per))]
-                        per[at][predicted] += 1
-                        if not decided:  # the first replacement by name, as the chain's own saving takes it
-                            saved, decided = total - predicted, True
-        if not replacements and len(self.tools) > 1 and conversation.model_calls:
-            first = conversation.model_calls[0]
-            calls = [(c.tool, c.arguments, c.result) for c in conversation.tool_calls]
-            bounds = estimate(first.input_tokens, first.span.attributes, calls)
-            if bounds is not None:
-                for i, v in enumerate((1, total, *bounds)):
-                    self.estimated[i] += v
-        if conversation.model_calls:
-            first = conversation.model_calls[0]
-            tally = self.by_model.setdefault((first.model, first.provider), [0, 0])
+            for k, (tool, predicted) in enumerate(facts.predicted):  # by tool name (Chains sorts them once)
+                per = self.predicted.setdefault(tool, [])
+                per += [Counter() for _ in range(len(self.cases) - len(per))]
+                per[at][predicted] += 1
+                if k == 0:  # the first replacement by name, as the chain's own saving takes it
+                    saved = total - predicted
+        if facts.estimate is not None:
+            for i, v in enumerate((1, total, *facts.estimate)):
+                self.estimated[i] += v
+        if facts.first_model is not None:
+            tally = self.by_model.setdefault(facts.first_model, [0, 0])
             tally[0] += 1
             tally[1] += saved
-        if conversation.tool_calls and all(
-            c.arguments is not None and c.result is not None for c in conversation.tool_calls
-        ):
+        if facts.captured:
             self.captured += 1
-            self.links.update(links(conversation))
+            self.links.update(facts.links)
 
     def _steps(self) -> tuple[tuple[str, ...], ...]:
         """The grouping of calls into model responses most of its conversations show (the first such, on a tie)."""
@@ -366,12 +418,13 @@ class Chains:
 
     def add(self, conversation: Conversation) -> None:
         """Counts one conversation in its chain."""
+        self.add_facts(facts(conversation, self.replacements))
+
+    def add_facts(self, found: Facts) -> None:
+        """Counts one conversation in its chain, by its facts (found with this count's replacements)."""
         self.total += 1
-        s = steps(conversation)
-        tools = tuple(tool for tool, _ in s)
-        self.by_tools.setdefault(tools, Chain(tools)).add(
-            conversation, tuple(count for _, count in s), self.replacements
-        )
+        tools = tuple(tool for tool, _ in found.steps)
+        self.by_tools.setdefault(tools, Chain(tools)).add(found)
 
     def ranked(self) -> list[Chain]:
         """Most conversations first, then by tools."""

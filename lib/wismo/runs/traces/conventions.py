@@ -19,6 +19,7 @@ INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")  # th
 OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 CACHED_TOKENS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
 MCP_TOOLS_CALL = "tools/call"
+CONVERSATION = "gen_ai.conversation.id"  # the attribute that names a span's conversation
 # What a model call's usage is, when the agent says (wismo's own loop does: its scripted model's usage is a tiktoken
 # estimate); otherwise it is what the provider reported, as the GenAI conventions define gen_ai.usage.*.
 USAGE_KIND = "wismo.usage.kind"
@@ -154,7 +155,7 @@ def model_call(span: Span) -> ModelCall | None:
         input_tokens=_tokens(a, INPUT_TOKENS, required=True),
         output_tokens=_tokens(a, OUTPUT_TOKENS, required=True),
         cached_input_tokens=_tokens(a, CACHED_TOKENS, required=False),
-        conversation=str(a.get("gen_ai.conversation.id") or ""),
+        conversation=str(a.get(CONVERSATION) or ""),
         requested=_requested(a),
         usage_kind=usage_kind(a),
     )
@@ -202,7 +203,7 @@ def tool_call(span: Span) -> ToolCall | None:
     operation, method = a.get("gen_ai.operation.name"), a.get("mcp.method.name")
     if operation != "execute_tool" and method != MCP_TOOLS_CALL and a.get("traceloop.span.kind") != "tool":
         return None  # most spans: decided before anything else is read
-    conversation = str(a.get("gen_ai.conversation.id") or "")
+    conversation = str(a.get(CONVERSATION) or "")
     is_error = span.failed or bool(a.get("error.type"))
     call_id = str(a.get("gen_ai.tool.call.id") or "")
     if operation == "execute_tool" and method is None:

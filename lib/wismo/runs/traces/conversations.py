@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from wismo.runs.traces.conventions import ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
+from wismo.runs.traces.conventions import CONVERSATION, ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
 from wismo.runs.traces.otlp import Span, TraceUnreadable
 
 TRACE_KEY = "trace "  # a conversation no gen_ai.conversation.id names is keyed by this and its trace id
@@ -181,12 +181,13 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
 
 def _named(span: Span, call: ModelCall | ToolCall | None) -> str:
     """The conversation a span names (gen_ai.conversation.id, or its call's), "" when none."""
-    return call.conversation if call is not None else str(span.attributes.get("gen_ai.conversation.id") or "")
+    return call.conversation if call is not None else str(span.attributes.get(CONVERSATION) or "")
 
 
 def named(span: Span) -> str:
-    """The conversation a span names, "" when none: with its trace id, what groups spans into conversations."""
-    return _named(span, _classified(span))
+    """The conversation a span names (gen_ai.conversation.id), "" when none: with its trace id, what groups spans
+    into conversations (a call's own conversation is the same attribute: conventions.model_call, tool_call)."""
+    return str(span.attributes.get(CONVERSATION) or "")
 
 
 def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -> Iterator[Conversation]:

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import orjson
 import zstandard
@@ -285,6 +285,11 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
     return iter(found)
 
 
+def named(path: str | Path) -> str:
+    """A trace file's path as its spans name it (Span.path)."""
+    return str(path) if remote(str(path)) else str(Path(path))
+
+
 def remote(where: str) -> bool:
     """Whether a trace file's path names another filesystem (s3://..., and the like), read through fsspec."""
     return "://" in where and not where.startswith("file://")
@@ -364,19 +369,103 @@ def _open(where: str) -> IO[str]:
     return open(where, encoding="utf-8")
 
 
-def read(path: str | Path) -> Iterator[Span]:
-    """Every span of an OTLP JSON file in file order, read line by line as it streams (a file that is one indented
-    document is read whole); TraceUnreadable names the file, the line and the problem."""
-    where = str(path) if remote(str(path)) else str(Path(path))  # as the file is named everywhere else
+def compressed(where: str) -> bool:
+    """Whether a trace file is read through a decompressor (which cannot start inside it)."""
+    if where.endswith((".gz", ".zst")):
+        return True
+    if remote(where):
+        from fsspec.utils import infer_compression
+
+        return infer_compression(where) is not None
+    return False
+
+
+def lines_start(where: str) -> bool:
+    """Whether an uncompressed trace file is the Collector's lines (its first line one OTLP JSON document), which a
+    byte range can be read from, not one indented document."""
     try:
-        handle = _open(where)
+        with _open_bytes(where) as handle:
+            first = handle.readline()
+        return isinstance(decoded(first.decode("utf-8")), dict)
+    except (OSError, ValueError, ImportError, RecursionError):
+        return False
+
+
+def _open_bytes(where: str) -> IO[bytes]:
+    """An uncompressed trace file's bytes, local or remote, to seek in."""
+    if remote(where):
+        import fsspec
+
+        opened: IO[bytes] = fsspec.open(where, "rb").open()
+        return opened
+    return open(where, "rb")
+
+
+def _range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
+    """The lines that start at or after byte `start` and before byte `end`: a line that starts before `start` is the
+    previous range's, and one that starts at `end` the next's."""
+    if start:
+        handle.seek(start - 1)
+        handle.readline()  # the end of the line that started before `start` (only its newline when at `start`)
+    position = handle.tell()
+    while position < end:
+        raw = handle.readline()
+        if not raw:
+            return
+        position += len(raw)
+        yield raw
+
+
+def traced(path: str, attribute: str, start: int = 0, end: int | None = None) -> tuple[list[tuple[str, object]], int]:
+    """Each span's trace id with its value of one attribute (None where it has none), and the lines read, without
+    making spans: what cutting the files into parts needs. A line that is not OTLP JSON is passed over (read() says
+    what is wrong with it); a file that is one indented document is read whole."""
+    where, found, number = named(path), [], 0
+    with _open(where) if end is None else _open_bytes(where) as opened:
+        texts: Iterable[str | bytes] = opened if end is None else _range(cast("IO[bytes]", opened), start, end)
+        for number, text in enumerate(texts, start=1):
+            try:
+                document = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                if number == 1 and isinstance(text, str) and text.lstrip().startswith("{"):
+                    return [(s.trace_id, s.attributes.get(attribute)) for s in _whole(where)], 1
+                continue
+            try:
+                for resource_spans in _list(_table(document, "a line").get("resourceSpans"), "resourceSpans"):
+                    rs = _table(resource_spans, "a resourceSpans entry")
+                    for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
+                        for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
+                            span = _table(raw, "a span")
+                            value = None
+                            for kv in _list(span.get("attributes"), "attributes"):
+                                pair = _table(kv, "an attribute")
+                                if pair.get("key") == attribute:
+                                    value = plain(pair.get("value"))
+                            found.append((_id(_field(span, "traceId", "trace_id"), 16, "traceId"), value))
+            except (_Malformed, RecursionError):
+                continue
+    return found, number
+
+
+def read(path: str | Path, start: int = 0, end: int | None = None, first_line: int = 1) -> Iterator[Span]:
+    """Every span of an OTLP JSON file in file order, read line by line as it streams (a file that is one indented
+    document is read whole); with `end`, only of the lines that start in bytes [start, end) of an uncompressed file,
+    numbered from `first_line`. TraceUnreadable names the file, the line and the problem."""
+    where = named(path)
+    try:
+        opened: IO[str] | IO[bytes] = _open(where) if end is None else _open_bytes(where)
     except (OSError, ValueError, ImportError) as exc:
         raise TraceUnreadable(where, 0, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    with handle:
-        number = 0
-        first = True
+    with opened:
+        number = first_line - 1
+        first = end is None  # only a whole file may be one indented document
+        texts: Iterable[str] = (
+            cast("IO[str]", opened)
+            if end is None
+            else (raw.decode("utf-8") for raw in _range(cast("IO[bytes]", opened), start, end))
+        )
         try:
-            for number, text in enumerate(handle, start=1):
+            for number, text in enumerate(texts, start=first_line):
                 if not text or text.isspace():  # not text.strip(): that copies every line
                     continue
                 try:
