@@ -178,6 +178,10 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     traces = smoke["benchmarks"]["traces"]
     assert traces["conversations"]["large"] > traces["conversations"]["small"] > 0 and traces["megabytesPerSecond"] > 0
     assert traces["bytes"]["large"] >= 4 * traces["bytes"]["small"] * 0.9
+    assert traces["speedUpOneToTwoWorkers"] > 0 and traces["megabytesPerSecondPerWorker"] > 0
+    assert traces["peakRssMb"]["command"] > 0  # the whole command's own process, not the probe's
+    names = [t["target"] for t in traces["targets"]]
+    assert "traces: the whole command, times decoding each line as JSON" in names
     large = smoke["benchmarks"]["largeOrder"]
     assert large["differences"] == 0 and large["resultBytes"] > 1_000_000 and large["peakRssMb"] > 0
 

@@ -30,9 +30,9 @@ TARGETS_X_FLOOR = {
     # CPU per call rises by half or more among eight (0.45 to 0.73 ms, measured): 0.9 measured with a core free, 1.6-1.7
     # with other work on the other one. The same quarter above queuing: load may not cost more than waiting one's turn.
     "stdio, N servers: median, times N calls alone": 1.25,
-    # The traces' analysis (spans, conversations, chains; no runs written) against a loop that only decodes each line
-    # as JSON: reading a Collector's output must stay near the cost of parsing it.
-    "traces: analysis, times decoding each line as JSON": 4.0,
+    # `wismo traces FILE --no-report` (its process's start, the spans, conversations, chains and traces.json) against
+    # a loop that only decodes each line as JSON: reading a Collector's output must stay near the cost of parsing it.
+    "traces: the whole command, times decoding each line as JSON": 4.0,
 }
 # Peak memory as a ratio to the same work's peak on a smaller input (memory grows with the conversations open at once,
 # not with the file): a file four times larger may cost a quarter more (the interpreter's own arenas

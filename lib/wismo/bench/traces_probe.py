@@ -1,12 +1,15 @@
 """`python -m wismo.bench.traces_probe MODE FILE...`: in a fresh process, the files read line by line (MODE lines),
 each line JSON-decoded (json), analysed as `wismo traces` reads them in one pass (analysis: spans, conversations,
-chains), or with the conversations built on two local worker processes (workers); prints its time and peak memory
-as one JSON line."""
+chains), the whole command `wismo traces FILE... --no-report` as its own process (command), or analysed by the
+partitioned pipeline on a local Dask cluster of one or two worker processes started before the clock starts
+(pipeline1, pipeline2: the per-worker rate); prints its time and peak memory as one JSON line."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import tempfile
 import time
 
 from wismo.bench.procfs import peak_rss_mb
@@ -14,11 +17,16 @@ from wismo.bench.procfs import peak_rss_mb
 
 def main(mode: str, paths: list[str]) -> dict[str, object]:
     """Time one way of reading the files, after the imports it needs."""
-    if mode in ("analysis", "workers"):
+    if mode in ("analysis", "pipeline1", "pipeline2"):
         from wismo.accounting.cost import prices
         from wismo.runs.traces import analysis
 
         prices.lookup("gpt-4.1-mini")  # the price library's data loaded before timing, so base memory includes it
+    cluster, child_peak_mb = None, None
+    if mode.startswith("pipeline"):
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=int(mode[-1]), threads_per_worker=1, dashboard_address=None)
     base = peak_rss_mb()
     started = time.perf_counter()
     conversations = None
@@ -32,12 +40,24 @@ def main(mode: str, paths: list[str]) -> dict[str, object]:
             with open(path, encoding="utf-8") as handle:
                 for line in handle:
                     json.loads(line)
+    elif mode == "command":
+        with tempfile.TemporaryDirectory(prefix="wismo-bench-command-") as out:
+            command = [sys.executable, "-m", "wismo", "traces", *paths, "--no-report", "--out", f"{out}/traces"]
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        import resource
+
+        child_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # Linux: KiB
     else:
-        conversations = analysis.analyse(paths, jobs=2 if mode == "workers" else 1)["conversations"]
+        address = cluster.scheduler_address if cluster is not None else None
+        conversations = analysis.analyse(paths, dask=address)["conversations"]
+    elapsed = time.perf_counter() - started
+    if cluster is not None:
+        cluster.close()
     return {
-        "ms": (time.perf_counter() - started) * 1000,
+        "ms": elapsed * 1000,
         "peakRssMb": peak_rss_mb(),
         "baseRssMb": base,
+        "commandPeakRssMb": child_peak_mb,  # the command's own process, where MODE is command
         "conversations": conversations,
     }
 

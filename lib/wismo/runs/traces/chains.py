@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from wismo.runs.traces import otlp
 from wismo.runs.traces.conversations import Conversation
 from wismo.runs.traces.prediction import Replacement, case_key, estimate
 
@@ -107,13 +108,16 @@ def _collect(value: object, path: str, found: list[tuple[str, object]]) -> None:
         found.append((path, value))
 
 
-def _json(text: str | None) -> object:
+def _json(text: str | None, exact: bool = True) -> object:
+    """A captured argument or result decoded, or the text itself where it is not JSON (a value found in a text
+    result is found at the path "", the text); `exact=False` for values only compared with one another, read by
+    orjson (otlp.decoded: an integer beyond 64 bits reads as a float, alike on both sides)."""
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return json.loads(text) if exact else otlp.decoded(text)
     except json.JSONDecodeError:
-        return text  # a text result: a value found in it is found at the path "" (the text itself)
+        return text
 
 
 class Link(NamedTuple):  # a tuple: made, hashed and compared by the thousand
@@ -141,10 +145,10 @@ def links(conversation: Conversation) -> set[Link]:
     earlier: list[tuple[str, str]] = []
     indexed: list[str | dict[object, list[str]]] = []
     for call in conversation.tool_calls:
-        arguments = _json(call.arguments) if earlier else None
+        arguments = _json(call.arguments, exact=False) if earlier else None
         if isinstance(arguments, dict):
             for _, text in earlier[len(indexed) :]:
-                decoded = _json(text)
+                decoded = _json(text, exact=False)
                 indexed.append(decoded if isinstance(decoded, str) else _index(decoded))
             for argument, value in _leaves(arguments):
                 for (source, _), held in zip(earlier, indexed):

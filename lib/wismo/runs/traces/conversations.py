@@ -47,7 +47,7 @@ class Tally:
     tool_calls_without_model_call: int = 0  # distinct tool calls in those: calls no model call can be given
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     key: str
     named: bool  # keyed by gen_ai.conversation.id, not by a trace
@@ -198,13 +198,16 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
     latest: dict[str, int] = {}  # file -> the latest end read in it: files may be given in any order of time
     for span in spans:
         tally.spans += 1
-        call = _classified(span)
+        try:
+            call = model_call(span) or tool_call(span)
+        except SpanIncomplete:
+            call = _classified(span)  # raises TraceUnreadable, naming the span
         named = _named(span, call)
-        key = named or of_trace.get(span.trace_id) or f"{TRACE_KEY}{span.trace_id}"
+        earlier = of_trace.get(span.trace_id)
+        key = named or earlier or f"{TRACE_KEY}{span.trace_id}"
         bucket = open_.get(key)
         if bucket is None:
             bucket = open_[key] = _Open(key, named=bool(named))
-        earlier = of_trace.get(span.trace_id)
         if earlier is not None and earlier != key and earlier in open_ and not open_[earlier].named:
             bucket.absorb(open_.pop(earlier))  # the trace's earlier spans named no conversation: now they do
             for trace in bucket.traces:

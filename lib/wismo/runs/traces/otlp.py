@@ -224,8 +224,19 @@ def _attributes(values: object) -> dict[str, object]:
     return out
 
 
-def _span(s: dict[str, object], service: str, where: str, line: int) -> Span:
-    """One span of a document; _Malformed says what in it is not OTLP/JSON."""
+def _known(value: object, size: int, field: str, ids: dict[str, str]) -> str:
+    """An id as _id reads it, from `ids` where this document gave it before."""
+    if isinstance(value, str):
+        known = ids.get(value)
+        if known is None or len(known) != 2 * size:  # a trace id given where a span id belongs is still refused
+            known = ids[value] = _id(value, size, field)
+        return known
+    return _id(value, size, field)
+
+
+def _span(s: dict[str, object], service: str, where: str, line: int, ids: dict[str, str]) -> Span:
+    """One span of a document; _Malformed says what in it is not OTLP/JSON. `ids` holds the trace and parent ids
+    already read in the document, as given and in hex: the spans of a trace repeat them."""
     start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
     # Decimal text of fewer than 20 digits (what the Collector writes) is a 64-bit integer as it stands.
     if not (isinstance(start, str) and start.isdecimal() and len(start) < 20):
@@ -246,9 +257,9 @@ def _span(s: dict[str, object], service: str, where: str, line: int) -> Span:
     status = s.get("status")
     code = status.get("code") if type(status) is dict else _table(status, "status").get("code")
     return Span(
-        _id(_field(s, "traceId", "trace_id"), 16, "traceId"),
+        _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids),
         _id(_field(s, "spanId", "span_id"), 8, "spanId"),
-        _id(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId"),
+        _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids),
         name,
         kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind"),
         start,
@@ -271,13 +282,14 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
         # Every span of the document first: a malformed one anywhere makes the whole line unreadable, as protobuf's
         # reader did, and nothing of it is given.
         found: list[Span] = []
+        ids: dict[str, str] = {}
         for resource_spans in _list(document["resourceSpans"], "resourceSpans"):
             rs = _table(resource_spans, "a resourceSpans entry")
             resource = _attributes(_table(rs.get("resource"), "resource").get("attributes"))
             service = str(resource.get("service.name") or "")
             for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
                 for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
-                    found.append(_span(_table(raw, "a span"), service, where, line))
+                    found.append(_span(_table(raw, "a span"), service, where, line, ids))
     except _Malformed as exc:
         raise TraceUnreadable(path, line, f"not OTLP JSON ({exc})") from None
     except RecursionError:

@@ -11,12 +11,14 @@ import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import conversation, framing
 from wismo.core import walk
-from wismo.studies.declaration import Study
+
+if TYPE_CHECKING:
+    from wismo.studies.declaration import Study
 
 
 def case_key(arguments: Mapping[str, object]) -> str:
