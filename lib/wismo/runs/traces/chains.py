@@ -428,7 +428,10 @@ class Chains:
         """Counts one conversation in its chain, by its facts (found with this count's replacements)."""
         self.total += 1
         tools = tuple(tool for tool, _ in found.steps)
-        self.by_tools.setdefault(tools, Chain(tools)).add(found)
+        chain = self.by_tools.get(tools)
+        if chain is None:  # not setdefault: that would make a chain (and its histograms) per conversation
+            chain = self.by_tools[tools] = Chain(tools)
+        chain.add(found)
 
     def ranked(self) -> list[Chain]:
         """Most conversations first, then by tools."""
