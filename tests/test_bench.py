@@ -179,6 +179,7 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     assert traces["conversations"]["large"] > traces["conversations"]["small"] > 0 and traces["megabytesPerSecond"] > 0
     assert traces["bytes"]["large"] >= 4 * traces["bytes"]["small"] * 0.9
     assert traces["speedUpOneToTwoWorkers"] > 0 and traces["megabytesPerSecondPerWorker"] > 0
+    assert traces["timeAtGrowthAgainstOnce"] > 1  # four times the traces take longer
     assert traces["peakRssMb"]["command"] > 0  # the whole command's own process, not the probe's
     names = [t["target"] for t in traces["targets"]]
     assert "traces: the whole command, times decoding each line as JSON" in names

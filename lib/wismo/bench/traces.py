@@ -42,6 +42,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
         summary([r["ms"] for r in runs]) for runs in (lines, decoded, analysed, commands)
     )
     one_ms, two_ms = (summary([r["ms"] for r in runs]) for runs in (one_worker, two_workers))
+    larger_ms = summary([r["ms"] for r in larger])
     speed_up = one_ms["median"] / two_ms["median"]
     peak_lines = max(r["peakRssMb"] for r in lines)
     peak_small = max(r["peakRssMb"] for r in analysed)
@@ -79,6 +80,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
             figure(f"floor: read the {mb:.0f} MB file's lines", floor, None),
             figure("decode each line as JSON (reference)", json_ms, floor["median"]),
             figure("analysis in one pass: spans read, conversations, chains", time_ms, floor["median"]),
+            figure(f"analysis in one pass, {GROWTH} times the file", larger_ms, floor["median"]),
             figure("the whole command: wismo traces FILE --no-report", command_ms, floor["median"]),
             figure("partitioned pipeline, one local worker (cluster started)", one_ms, floor["median"]),
             figure("partitioned pipeline, two local workers (cluster started)", two_ms, floor["median"]),
@@ -86,6 +88,8 @@ def bench_traces(s: Settings) -> dict[str, object]:
         # The partitioned pipeline (runs.traces.partitioned) on one worker against two, the same analysis: how it
         # scales, and the rate one worker reads at (what a cluster of N is estimated from).
         "speedUpOneToTwoWorkers": round(speed_up, 2),
+        # How the time grows with the traces: the analysis of a file GROWTH times larger against the file's.
+        "timeAtGrowthAgainstOnce": round(larger_ms["median"] / time_ms["median"], 2),
         "megabytesPerSecondPerWorker": round(per_worker, 2),
         "bytes": sizes,
         "conversations": {"small": analysed[0]["conversations"], "large": larger[0]["conversations"]},

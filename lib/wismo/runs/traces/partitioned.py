@@ -8,9 +8,10 @@ Dask cluster (`--dask tcp://HOST:PORT`), where a worker reaches the files:
    adds to its chain (chains.Facts); the spans of marked groups are set aside;
 4. the set-aside spans are sent to the worker of their group (a shuffle on the conversation key), and each such
    group built there alone;
-5. the facts come back, small beside the spans, in the order of their conversations' first call (file, line,
-   conversation key) and are counted into the chains' histograms here. The conversations themselves come back only
-   when asked for (the imported runs need them).
+5. the facts come back, small beside the spans, one part's at a time, in the order of their conversations' first
+   call (file, line, conversation key), and are counted into the chains' histograms here: this process holds the
+   shared groups' facts and one part's, not the run's. The conversations themselves come back only when asked for
+   (the imported runs need them).
 
 The parts depend on the files alone, not on the workers, so any number of workers, local or on a cluster, gives the
 same analysis. One pass in one process gives the same but where a conversation lies idle for longer than the idle
@@ -20,6 +21,7 @@ twelve its cases may then differ. A bad line is the first in file order either w
 
 from __future__ import annotations
 
+import heapq
 import os
 import zlib
 from collections.abc import Iterator, Sequence
@@ -206,8 +208,13 @@ def _build_shared(
 
 
 def _results(built: Built) -> tuple[list[Found], Tally, Problem | None]:
-    """What the client takes of a part's build: not its set-aside spans (run on a worker)."""
-    return built.found, built.tally, built.problem
+    """What the client takes of a part's build, its conversations in the order of their first call: not its
+    set-aside spans (run on a worker)."""
+    return sorted(built.found, key=_first), built.tally, built.problem
+
+
+def _first(found: Found) -> Order:
+    return found[0]
 
 
 def _add(into: Tally, tally: Tally) -> None:
@@ -229,7 +236,6 @@ def run(
     order of their first call; what reading saw is added to `tally`. TraceUnreadable names the first bad line."""
     parts: list[Part] = client.submit(plan, list(paths), chunk, pure=False).result()
     scans: list[Scan] = client.gather(client.map(_scan, parts, pure=False))
-    problems: list[Problem] = []
     first_lines, seen = [], dict[int, int]()  # each part's first line: the lines of the file's earlier parts, plus 1
     for part, scan in zip(parts, scans):
         first_lines.append(seen.get(part.file, 0) + 1)
@@ -266,15 +272,26 @@ def run(
         )
         for bucket in range(buckets if shared_groups else 0)
     ]
-    found: list[Found] = []
-    for results in client.gather([*client.map(_results, built, pure=False), *client.map(_results, shared, pure=False)]):
-        part_found, part_tally, problem = results
-        found += part_found
+    # The shared groups' conversations first (few): a part's come in the order of their first call, and the parts in
+    # file order, so the two merge as they come, one part's facts held here at a time.
+    problems: list[Problem] = []
+    shared_found: list[Found] = []
+    for part_found, part_tally, problem in client.gather(client.map(_results, shared, pure=False)):
+        shared_found += part_found
         _add(tally, part_tally)
-        if problem is not None:
-            problems.append(problem)
-    if problems:
-        _, path, line, problem = min(problems)
-        raise otlp.TraceUnreadable(path, line, problem)
-    for _, f, conversation in sorted(found, key=lambda item: item[0]):
+        problems += [problem] if problem is not None else []
+    pending = client.map(_results, built, pure=False)
+    if problems:  # the first bad line may still be in a part: every part's is looked at
+        problems += [problem for _, _, problem in client.gather(pending) if problem is not None]
+        raise otlp.TraceUnreadable(*min(problems)[1:])
+
+    def parts_found() -> Iterator[Found]:
+        while pending:
+            part_found, part_tally, problem = pending.pop(0).result()  # released once read
+            _add(tally, part_tally)
+            if problem is not None:  # no earlier part and no shared group had one: the first in file order
+                raise otlp.TraceUnreadable(*problem[1:])
+            yield from part_found
+
+    for _, f, conversation in heapq.merge(parts_found(), sorted(shared_found, key=_first), key=_first):
         yield f, conversation
