@@ -758,3 +758,88 @@ def test_the_first_bad_line_is_said_by_its_line_in_the_file_whichever_part_holds
     with pytest.raises(otlp.TraceUnreadable) as caught:
         _pipeline(threads, [path], 2000)
     assert caught.value.line == 5 == _unreadable(path).line and "gen_ai.usage.input_tokens" in caught.value.problem
+
+
+def test_the_parts_are_read_as_one_pass_reads_them_where_orjson_refuses_a_line(tmp_path, threads):
+    # A lone surrogate (a truncated emoji in captured content) is refused by orjson and read by json: the scan must
+    # still find the conversation that line names, or its halves in two files would be two conversations.
+    path = _lines_with_a_split_conversation(tmp_path / "rotated.json")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = json.loads(lines[0])
+    _spans_of(first)[0]["attributes"].append({"key": "x.note", "value": {"stringValue": "PLACEHOLDER"}})
+    lines[0] = json.dumps(first, separators=(",", ":")).replace("PLACEHOLDER", "\\ud83d") + "\n"
+    second = tmp_path / "second.json"
+    second.write_text(lines[-1], encoding="utf-8")
+    path.write_text("".join(lines[:-1]), encoding="utf-8")
+    found, tally = _pipeline(threads, [path, second], 3000)
+    alone, alone_tally = _one_pass([path, second])
+    assert sorted(found, key=lambda f: f.key) == sorted(alone, key=lambda f: f.key) and tally == alone_tally
+    assert [f.model_calls for f in found if f.key == "conv_5j66UpCpwteGg4YSxUnt7lPY"] == [3]
+
+
+def test_a_line_has_one_number_whether_its_file_is_read_whole_or_in_parts(tmp_path, threads):
+    from wismo.bench.trace_file import generate
+
+    path = tmp_path / "lines.json"
+    generate(path, 250_000)
+    lines = path.read_bytes().splitlines(keepends=True)
+    # A carriage return is JSON's whitespace inside a line, not the end of one.
+    lines[3] = lines[3].replace(b'{"resourceSpans":', b'{\r"resourceSpans":', 1)
+    path.write_bytes(b"".join(lines))
+    assert [f.key for f in _pipeline(threads, [path], 2000)[0]] == [f.key for f in _one_pass([path])[0]]
+    # Bytes that are not UTF-8 on line 9: that line, read whole or in parts.
+    lines[8] = lines[8].replace(b"get_order", b"get_\xffrder", 1)
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(otlp.TraceUnreadable) as caught:
+        _pipeline(threads, [path], 2000)
+    assert caught.value.line == _unreadable(path).line == 9 and caught.value.problem == "not UTF-8 text"
+
+
+def test_a_compressed_file_cut_short_is_said_so_by_the_pipeline_too(tmp_path, threads):
+    import gzip
+
+    from wismo.bench.trace_file import generate
+
+    plain = tmp_path / "plain.json"
+    generate(plain, 100_000)
+    cut = tmp_path / "cut.json.gz"
+    packed = gzip.compress(plain.read_bytes())
+    cut.write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(otlp.TraceUnreadable) as caught:
+        _pipeline(threads, [cut], 2000)
+    one_pass = _unreadable(cut)
+    assert (caught.value.line, caught.value.problem) == (one_pass.line, one_pass.problem)
+    assert "cannot be decompressed" in one_pass.problem
+
+
+def test_a_shared_conversation_is_built_alike_whatever_the_bucket_it_shares(monkeypatch):
+    from wismo.runs.traces import partitioned
+
+    # Sweeps every few spans: a group built after another in its bucket must be built as it is alone.
+    monkeypatch.setattr(conversations, "SWEEP_EVERY", 4)
+    idle = 10
+
+    def span(trace: str, span_id: str, conversation: str, end: int, line: int, tool: bool = False) -> otlp.Span:
+        attributes: dict[str, object] = (
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup"}
+            if tool
+            else {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 1}
+        )
+        attributes["gen_ai.conversation.id"] = conversation
+        return otlp.Span(trace * 32, span_id * 16, "", "x", 3, end, end, attributes, False, "", "f.json", line)
+
+    group = [
+        span("1", "1", "A", 0, 10),
+        span("1", "5", "A", 0, 10, tool=True),
+        span("1", "2", "B", 0, 11),
+        span("2", "3", "B", 2 * idle, 12),
+        span("3", "4", "A", 2 * idle + 1, 13),
+    ]
+    other = [span("9", "9", "Z", 0, 1)]
+    group_of = {"1" * 32: "g1", "2" * 32: "g1", "3" * 32: "g1", "9" * 32: "g0"}
+
+    def built(spans: list[otlp.Span]) -> list:
+        found = partitioned._build_shared([[(0, s) for s in spans]], group_of, idle, [], False).found
+        return sorted((f.key, f.model_calls, f.steps) for _, f, _ in found if f.key != "Z")
+
+    assert built(other + group) == built(group) != []

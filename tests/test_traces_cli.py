@@ -426,9 +426,9 @@ def test_a_dask_cluster_local_workers_and_one_pass_give_the_same_analysis(tmp_pa
     assert one_file["chains"] == results["cluster"]["chains"]
     refused = _wismo("traces", *files, "--out", str(tmp_path / "bad"), "--no-report", "--dask", "127.0.0.1:1")
     assert refused.returncode == 2 and "--dask wants a scheduler's address" in refused.stderr
-    for size in ("0", "nan", "inf"):
+    for size in ("0", "0.001", "nan", "inf"):
         refused = _wismo(
             "traces", *files, "--out", str(tmp_path / "bad"), "--no-report", "--jobs", "2", "--part-mb", size
         )
-        assert refused.returncode == 2 and "--part-mb must be a number of MB above 0" in refused.stderr, size
+        assert refused.returncode == 2 and "--part-mb must be a number of MB, at least 0.01" in refused.stderr, size
     assert not (tmp_path / "bad").exists()

@@ -25,6 +25,7 @@ DESCRIPTION = (
     "names). With --record, trace wismo's own agent loop on the article's study instead (the shipped traces)."
 )
 ANALYSIS, STUDY = "traces.json", "study.toml"
+MIN_PART_MB = 0.01  # smaller byte ranges would make a task of every few lines
 
 
 def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -81,7 +82,8 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         default=CHUNK / 2**20,
         metavar="MB",
         help="with --jobs or --dask: an uncompressed file of the Collector's lines is read in byte ranges of this "
-        "size, one task each (default %(default)g); the analysis is the same whatever the size",
+        "size, one task each (default %(default)g, at least 0.01); the analysis is the same for any number of "
+        "workers, and for any size but where a conversation lies idle for longer than --idle",
     )
     p.add_argument(
         "--dask",
@@ -167,8 +169,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give at least one OTLP JSON trace file to read (or --record DIR)")
     positive_seconds("--idle", args.idle)
     at_least("--jobs", args.jobs, 1)
-    if not 0 < args.part_mb < float("inf"):
-        raise InputError(f"--part-mb must be a number of MB above 0, not {args.part_mb:g}")
+    if not MIN_PART_MB <= args.part_mb < float("inf"):
+        raise InputError(f"--part-mb must be a number of MB, at least {MIN_PART_MB:g}, not {args.part_mb:g}")
     if args.dask is not None and not args.dask.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
         raise InputError(f"--dask wants a scheduler's address such as tcp://127.0.0.1:8786, not {args.dask!r}")
     writable_folder("--out" if not args.record else "--record", args.record or args.out)

@@ -122,8 +122,8 @@ def _integer(value: object, field: str) -> int:
     number: int | None = None
     if isinstance(value, int):
         number = value
-    elif isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
-        number = int(value)  # a float as large as 2**63 may be orjson's reading of an integer beyond 64 bits
+    elif isinstance(value, float) and value.is_integer() and -(2**63) < value < 2**64:
+        number = int(value)  # not -2**63 or below, nor 2**64 or above: orjson's reading of an integer beyond 64 bits
     elif isinstance(value, str):
         try:
             number = int(value)
@@ -253,22 +253,18 @@ def _span(s: dict[str, object], service: str, where: str, line: int, ids: dict[s
             linked = _table(link, "a link")
             _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
             _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
+    # Checked in the order the general reader checked them, so a span wrong twice is said wrong in the same words.
+    trace_id = _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids)
+    span_id = _id(_field(s, "spanId", "span_id"), 8, "spanId")
+    parent_id = _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids)
     kind = s.get("kind")
+    kind = kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind")
+    attributes = _attributes(s.get("attributes"))
     status = s.get("status")
     code = status.get("code") if type(status) is dict else _table(status, "status").get("code")
+    failed = (code if type(code) is int and code in INT64 else _enum(code, STATUS_CODES, "status.code")) == STATUS_ERROR
     return Span(
-        _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids),
-        _id(_field(s, "spanId", "span_id"), 8, "spanId"),
-        _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids),
-        name,
-        kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind"),
-        start,
-        max(end, start),  # an end not traced: no duration
-        _attributes(s.get("attributes")),
-        (code if type(code) is int and code in INT64 else _enum(code, STATUS_CODES, "status.code")) == STATUS_ERROR,
-        service,
-        where,
-        line,
+        trace_id, span_id, parent_id, name, kind, start, max(end, start), attributes, failed, service, where, line
     )
 
 
@@ -367,18 +363,23 @@ class _ZstdFrames(io.RawIOBase):
 
 
 def _open(where: str) -> IO[str]:
-    """A trace file's text as it streams: gzip (.gz) and zstd (.zst) decompressed as they are read, a remote path
+    """A trace file's text as it streams (a file read whole as one document)."""
+    return io.TextIOWrapper(_stream(where), encoding="utf-8")
+
+
+def _stream(where: str) -> IO[bytes]:
+    """A trace file's bytes as they stream: gzip (.gz) and zstd (.zst) decompressed as they are read, a remote path
     through fsspec (its filesystem's package installed by the user), anything else a local file."""
     if remote(where):
         import fsspec
 
-        opened: IO[str] = fsspec.open(where, "rt", encoding="utf-8", compression="infer").open()
+        opened: IO[bytes] = fsspec.open(where, "rb", compression="infer").open()
         return opened
     if where.endswith(".gz"):
-        return gzip.open(where, "rt", encoding="utf-8")
+        return cast("IO[bytes]", gzip.open(where, "rb"))
     if where.endswith(".zst"):
-        return io.TextIOWrapper(io.BufferedReader(_ZstdFrames(open(where, "rb"))), encoding="utf-8")
-    return open(where, encoding="utf-8")
+        return cast("IO[bytes]", io.BufferedReader(_ZstdFrames(open(where, "rb"))))
+    return open(where, "rb")
 
 
 def compressed(where: str) -> bool:
@@ -428,35 +429,81 @@ def _range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
         yield raw
 
 
+class _Mark:
+    """What a line is when it holds no document: blank, or the start of a file that is one indented document."""
+
+
+BLANK, WHOLE = _Mark(), _Mark()
+
+
+def _documents(where: str, start: int, end: int | None, first_line: int) -> Iterator[tuple[int, object]]:
+    """Each line of a file (or of the lines that start in bytes [start, end) of it) with its number and its JSON:
+    BLANK for a blank line, WHOLE (and nothing after it) where the file is one indented document. Lines are split at
+    "\n" alone and each decoded apart, whether the file is read whole or in ranges, so a line has one number either
+    way. TraceUnreadable names a line that is not JSON."""
+    try:
+        opened = _stream(where) if end is None else _open_bytes(where)
+    except (OSError, ValueError, ImportError) as exc:
+        raise TraceUnreadable(where, 0, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    with opened:
+        number = first_line - 1
+        first = end is None  # only a whole file may be one indented document
+        try:
+            for number, raw in enumerate(opened if end is None else _range(opened, start, end), start=first_line):
+                if not raw or raw.isspace():  # not raw.strip(): that copies every line
+                    yield number, BLANK
+                    continue
+                try:
+                    document = orjson.loads(raw)
+                except orjson.JSONDecodeError:  # json's reading decides: its value, or its error in its words
+                    text = raw.decode("utf-8")
+                    try:
+                        document = json.loads(text)
+                    except RecursionError:
+                        raise TraceUnreadable(where, number, "not OTLP JSON (nested too deeply)") from None
+                    except json.JSONDecodeError as exc:
+                        if first and text.lstrip().startswith("{"):
+                            yield number, WHOLE
+                            return
+                        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+                            raise TraceUnreadable(
+                                where, number, f"truncated: the line ends before its JSON does ({exc.msg})"
+                            ) from None
+                        raise TraceUnreadable(where, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
+                first = False
+                yield number, document
+        except UnicodeDecodeError:
+            raise TraceUnreadable(where, number, "not UTF-8 text") from None
+        except (OSError, EOFError, zstandard.ZstdError) as exc:  # a compressed file damaged or cut short
+            raise TraceUnreadable(where, number + 1, f"cannot be decompressed ({exc})") from None
+
+
 def traced(path: str, attribute: str, start: int = 0, end: int | None = None) -> tuple[list[tuple[str, object]], int]:
     """Each span's trace id with its value of one attribute (None where it has none), and the lines read, without
-    making spans: what cutting the files into parts needs. A line that is not OTLP JSON is passed over (read() says
-    what is wrong with it); a file that is one indented document is read whole."""
-    where, found, number = named(path), [], 0
-    with _open(where) if end is None else _open_bytes(where) as opened:
-        texts: Iterable[str | bytes] = opened if end is None else _range(cast("IO[bytes]", opened), start, end)
-        for number, text in enumerate(texts, start=1):
-            try:
-                document = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                if number == 1 and isinstance(text, str) and text.lstrip().startswith("{"):
-                    return [(s.trace_id, s.attributes.get(attribute)) for s in _whole(where)], 1
-                continue
-            try:
-                for resource_spans in _list(_table(document, "a line").get("resourceSpans"), "resourceSpans"):
-                    rs = _table(resource_spans, "a resourceSpans entry")
-                    for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
-                        for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
-                            span = _table(raw, "a span")
-                            value = None
-                            for kv in _list(span.get("attributes"), "attributes"):
-                                pair = _table(kv, "an attribute")
-                                if pair.get("key") == attribute:
-                                    value = plain(pair.get("value"))
-                            found.append((_id(_field(span, "traceId", "trace_id"), 16, "traceId"), value))
-            except (_Malformed, RecursionError):
-                continue
-    return found, number
+    making spans: what cutting the files into parts needs. Its lines are read()'s; a span that read() would refuse
+    is passed over (read() says what is wrong with it)."""
+    where, found, lines = named(path), [], 0
+    for number, document in _documents(where, start, end, 1):
+        lines = number
+        if document is BLANK:
+            continue
+        if document is WHOLE:
+            return [(s.trace_id, s.attributes.get(attribute)) for s in _whole(where)], 0
+        try:
+            for resource_spans in _list(_table(document, "a line").get("resourceSpans"), "resourceSpans"):
+                rs = _table(resource_spans, "a resourceSpans entry")
+                for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
+                    for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
+                        span = _table(raw, "a span")
+                        value = None
+                        for kv in _list(span.get("attributes"), "attributes"):
+                            pair = _table(kv, "an attribute")
+                            if pair.get("key") == attribute:
+                                value = plain(pair.get("value"))
+                        found.append((_id(_field(span, "traceId", "trace_id"), 16, "traceId"), value))
+        except (_Malformed, RecursionError):
+            continue
+    return found, lines
 
 
 def read(path: str | Path, start: int = 0, end: int | None = None, first_line: int = 1) -> Iterator[Span]:
@@ -464,43 +511,12 @@ def read(path: str | Path, start: int = 0, end: int | None = None, first_line: i
     document is read whole); with `end`, only of the lines that start in bytes [start, end) of an uncompressed file,
     numbered from `first_line`. TraceUnreadable names the file, the line and the problem."""
     where = named(path)
-    try:
-        opened: IO[str] | IO[bytes] = _open(where) if end is None else _open_bytes(where)
-    except (OSError, ValueError, ImportError) as exc:
-        raise TraceUnreadable(where, 0, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    with opened:
-        number = first_line - 1
-        first = end is None  # only a whole file may be one indented document
-        texts: Iterable[str] = (
-            cast("IO[str]", opened)
-            if end is None
-            else (raw.decode("utf-8") for raw in _range(cast("IO[bytes]", opened), start, end))
-        )
-        try:
-            for number, text in enumerate(texts, start=first_line):
-                if not text or text.isspace():  # not text.strip(): that copies every line
-                    continue
-                try:
-                    document = decoded(text)
-                except RecursionError:
-                    raise TraceUnreadable(where, number, "not OTLP JSON (nested too deeply)") from None
-                except json.JSONDecodeError as exc:
-                    if first and text.lstrip().startswith("{"):
-                        break  # one indented document: read whole below
-                    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-                        raise TraceUnreadable(
-                            where, number, f"truncated: the line ends before its JSON does ({exc.msg})"
-                        ) from None
-                    raise TraceUnreadable(where, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
-                first = False
-                yield from _spans(document, where, number)
-            else:
-                return
-        except UnicodeDecodeError:
-            raise TraceUnreadable(where, number + 1, "not UTF-8 text") from None
-        except (OSError, EOFError, zstandard.ZstdError) as exc:  # a compressed file damaged or cut short
-            raise TraceUnreadable(where, number + 1, f"cannot be decompressed ({exc})") from None
-    yield from _whole(where)
+    for number, document in _documents(where, start, end, first_line):
+        if document is WHOLE:
+            yield from _whole(where)
+            return
+        if document is not BLANK:
+            yield from _spans(document, where, number)
 
 
 def _whole(where: str) -> Iterator[Span]:

@@ -54,10 +54,12 @@ class Part(NamedTuple):
 
 
 class Scan(NamedTuple):
-    """What reading a part found: its lines and each trace with the conversation a span of it names."""
+    """What reading a part found: its lines, each trace with the conversation a span of it names, and why it could
+    not be read (its line counted from the part's first), if it could not."""
 
     lines: int
     edges: set[tuple[str, str]]
+    problem: tuple[int, str, str] | None = None  # (line in the part, path, problem)
 
 
 class Built(NamedTuple):
@@ -101,11 +103,11 @@ def _read(part: Part, first_line: int) -> Iterator[otlp.Span]:
 
 def _scan(part: Part) -> Scan:
     """Each trace of a part with the conversation a span of it names ("" for none), read without making spans (run
-    on a worker): a bad line is found and said when the part is built."""
+    on a worker)."""
     try:
         found, lines = otlp.traced(part.path, CONVERSATION, part.start, part.end)
-    except (OSError, ValueError, ImportError, otlp.TraceUnreadable):
-        return Scan(0, set())  # the part cannot be read: building it says why
+    except otlp.TraceUnreadable as exc:
+        return Scan(0, set(), (exc.line, exc.path, exc.problem))
     return Scan(lines, {(trace, str(value or "")) for trace, value in found})
 
 
@@ -197,13 +199,15 @@ def _build_shared(
     for group in sorted(by_group):
         spans = sorted(by_group[group], key=lambda item: (item[0], item[1].line))
         file_of = {span.path: file for file, span in spans}
+        alone = Tally()  # each group read as if alone, whichever groups its bucket holds
         try:
-            for conversation in conversations((span for _, span in spans), tally, idle_ns):
+            for conversation in conversations((span for _, span in spans), alone, idle_ns):
                 found.append(
                     (_order(conversation, file_of), facts(conversation, replacements), conversation if keep else None)
                 )
         except otlp.TraceUnreadable as exc:
             problems.append(_problem(exc, file_of.get(exc.path, 0)))
+        _add(tally, alone)
     return Built(found, [], tally, min(problems) if problems else None)
 
 
@@ -211,6 +215,11 @@ def _results(built: Built) -> tuple[list[Found], Tally, Problem | None]:
     """What the client takes of a part's build, its conversations in the order of their first call: not its
     set-aside spans (run on a worker)."""
     return sorted(built.found, key=_first), built.tally, built.problem
+
+
+def _problem_of(results: tuple[list[Found], Tally, Problem | None]) -> Problem | None:
+    """A part's first bad line, without its facts (run on a worker)."""
+    return results[2]
 
 
 def _first(found: Found) -> Order:
@@ -274,16 +283,23 @@ def run(
     ]
     # The shared groups' conversations first (few): a part's come in the order of their first call, and the parts in
     # file order, so the two merge as they come, one part's facts held here at a time.
+    pending = client.map(_results, built, pure=False)
+    del built  # each part's build is released on its worker once its results are read
     problems: list[Problem] = []
     shared_found: list[Found] = []
     for part_found, part_tally, problem in client.gather(client.map(_results, shared, pure=False)):
         shared_found += part_found
         _add(tally, part_tally)
         problems += [problem] if problem is not None else []
-    pending = client.map(_results, built, pure=False)
-    if problems:  # the first bad line may still be in a part: every part's is looked at
-        problems += [problem for _, _, problem in client.gather(pending) if problem is not None]
-        raise otlp.TraceUnreadable(*min(problems)[1:])
+    unscanned = [
+        ((part.file, line and first + line - 1), path, line and first + line - 1, problem)
+        for part, first, scan in zip(parts, first_lines, scans)
+        if scan.problem is not None
+        for line, path, problem in [scan.problem]
+    ]
+    if problems or unscanned:  # the first bad line may be in any part: each part's is looked at
+        problems += [p for p in client.gather(client.map(_problem_of, pending, pure=False)) if p is not None]
+        raise otlp.TraceUnreadable(*min(problems or unscanned)[1:])
 
     def parts_found() -> Iterator[Found]:
         while pending:
