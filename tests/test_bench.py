@@ -180,6 +180,12 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     assert traces["bytes"]["large"] >= 4 * traces["bytes"]["small"] * 0.9
     assert traces["speedUpOneToTwoWorkers"] > 0 and traces["megabytesPerSecondPerWorker"] > 0
     assert traces["timeAtGrowthAgainstOnce"] > 1  # four times the traces take longer
+    assert set(traces["againstDecoding"]) == {
+        "analysisOneCore",
+        "commandOneCore",
+        "pipelineOneWorker",
+        "pipelineTwoWorkers",
+    }
     assert traces["peakRssMb"]["command"] > 0  # the whole command's own process, not the probe's
     names = [t["target"] for t in traces["targets"]]
     assert "traces: the whole command, times decoding each line as JSON" in names

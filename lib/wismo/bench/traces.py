@@ -107,6 +107,14 @@ def bench_traces(s: Settings) -> dict[str, object]:
             "peakMemory": round(peak_small / peak_lines, 2),
             f"peakMemoryAt{GROWTH}x": round(peak_large / peak_lines, 2),
         },
+        # Each way of reading against decoding each line as JSON: on one core (the analysis, the whole command, the
+        # pipeline on one worker) and on all of this machine's (the pipeline on two workers).
+        "againstDecoding": {
+            "analysisOneCore": round(time_ms["median"] / json_ms["median"], 2),
+            "commandOneCore": round(command_ms["median"] / json_ms["median"], 2),
+            "pipelineOneWorker": round(one_ms["median"] / json_ms["median"], 2),
+            "pipelineTwoWorkers": round(two_ms["median"] / json_ms["median"], 2),
+        },
         "timeWhy": time_why(),
         "memoryNote": memory_note(),
         "targets": [
