@@ -140,18 +140,22 @@ def _index(result: object) -> dict[object, list[str]]:
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    # (tool, its result) in call order, each result decoded and indexed once, when a later call's arguments first
-    # look into it (the last call's never is): a text result as it is, a JSON one as its values with their paths.
-    earlier: list[tuple[str, str]] = []
-    indexed: list[str | dict[object, list[str]]] = []
+    # (tool, its result) in call order. A result is decoded and indexed (a text result as it is, a JSON one as its
+    # values with their paths) only when a later argument may be in it: a text with no backslash escapes nothing, so
+    # each string decoded from it stands in it as written, and a string argument it does not hold is in none of them.
+    earlier: list[tuple[str, str, bool]] = []  # (tool, result, whether the result escapes nothing)
+    indexed: dict[int, str | dict[object, list[str]]] = {}
     for call in conversation.tool_calls:
         arguments = _json(call.arguments, exact=False) if earlier else None
         if isinstance(arguments, dict):
-            for _, text in earlier[len(indexed) :]:
-                decoded = _json(text, exact=False)
-                indexed.append(decoded if isinstance(decoded, str) else _index(decoded))
             for argument, value in _leaves(arguments):
-                for (source, _), held in zip(earlier, indexed):
+                for i, (source, text, unescaped) in enumerate(earlier):
+                    if unescaped and type(value) is str and value not in text:
+                        continue
+                    held = indexed.get(i)
+                    if held is None:
+                        decoded = _json(text, exact=False)
+                        held = indexed[i] = decoded if isinstance(decoded, str) else _index(decoded)
                     if isinstance(held, str):
                         if isinstance(value, str) and value in held:
                             found.add(Link(source, "", call.tool, argument))
@@ -159,7 +163,7 @@ def links(conversation: Conversation) -> set[Link]:
                     for path in held.get(value, ()):
                         found.add(Link(source, path, call.tool, argument))
         if call.result is not None and not call.is_error:
-            earlier.append((call.tool, call.result))
+            earlier.append((call.tool, call.result, "\\" not in call.result))
     return found
 
 

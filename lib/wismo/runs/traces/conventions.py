@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from wismo.core.errors import WismoError
 from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
@@ -63,8 +62,7 @@ class SpanIncomplete(WismoError):
         self.missing = missing
 
 
-@dataclass(slots=True)
-class ModelCall:
+class ModelCall(NamedTuple):
     """A call to a model as its span reports it (provider-reported tokens)."""
 
     span: Span
@@ -78,8 +76,7 @@ class ModelCall:
     usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     """A call to a tool as its span reports it; arguments and result are None where content was not captured."""
 
     span: Span

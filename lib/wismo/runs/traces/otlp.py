@@ -13,9 +13,8 @@ import gzip
 import io
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, NamedTuple, cast
 
 import orjson
 import zstandard
@@ -51,8 +50,7 @@ class TraceUnreadable(InputError):
         self.problem = problem
 
 
-@dataclass(slots=True)
-class Span:
+class Span(NamedTuple):
     """One span as the analysis needs it: ids in hex, times in ns since the epoch, attributes as plain values, the
     service its resource names, and the file and line it came from."""
 
