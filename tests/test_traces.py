@@ -270,7 +270,7 @@ def test_a_session_of_several_questions_is_one_conversation_per_question_and_reu
 
 def test_a_model_span_inside_another_is_one_request():
     outer = _chat("t", "a", 2, tokens=100)
-    inner = _chat("t", "b", 2, tokens=100)._replace(parent_id="a")
+    inner = dataclasses.replace(_chat("t", "b", 2, tokens=100), parent_id="a")
     tally = conversations.Tally()
     (c,) = conversations.conversations([outer, inner], tally)
     assert [m.span.span_id for m in c.model_calls] == ["a"] and tally.same_model_call_spans == 1
@@ -344,12 +344,12 @@ def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
 def test_files_given_newest_first_close_no_conversation_early(monkeypatch):
     monkeypatch.setattr(conversations, "SWEEP_EVERY", 1)
     day = 86_400
-    newer = [_chat(f"n{i}", f"n{i}", day + i)._replace(path="new.json") for i in range(3)]
+    newer = [dataclasses.replace(_chat(f"n{i}", f"n{i}", day + i), path="new.json") for i in range(3)]
     older = []
     for i in range(3):  # each older conversation: a call asking for a tool, the tool, the answer, a second apart
-        older += [_chat(f"o{i}", f"o{i}a", 10 * i, "c-" + str(i))._replace(path="old.json")]
-        older += [_tool(f"o{i}", f"o{i}t", 10 * i + 1, "get_order")._replace(path="old.json")]
-        older += [_chat(f"o{i}", f"o{i}b", 10 * i + 2, "c-" + str(i))._replace(path="old.json")]
+        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}a", 10 * i, "c-" + str(i)), path="old.json")]
+        older += [dataclasses.replace(_tool(f"o{i}", f"o{i}t", 10 * i + 1, "get_order"), path="old.json")]
+        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}b", 10 * i + 2, "c-" + str(i)), path="old.json")]
     found = list(conversations.conversations(newer + older, conversations.Tally(), idle_ns=5 * 10**9))
     assert sorted(len(c.model_calls) for c in found if c.key.startswith("c-")) == [2, 2, 2]
 
@@ -533,7 +533,9 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
     (c,) = conversations.conversations(spans, conversations.Tally())
     assert c.root == "invoke_agent support-bot"
     assert imported.case_of(c, None) == "invoke_agent support-bot"  # no content: the agent's run names it
-    with_content = dataclasses.replace(c, tool_calls=(c.tool_calls[0]._replace(arguments='{"orderId": "O-1"}'),))
+    with_content = dataclasses.replace(
+        c, tool_calls=(dataclasses.replace(c.tool_calls[0], arguments='{"orderId": "O-1"}'),)
+    )
     assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"
 
 
@@ -565,7 +567,9 @@ def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_def
     tools = tuple(conventions.ToolCall(span, t, "", a, r, False, "", "") for t, a, r in calls)
     model = conventions.ModelCall(span, "m", "openai", 400, 1, 0, "", ())
     later = conventions.ModelCall(span, "m", "openai", 520, 1, 0, "", ())
-    c = conversations.Conversation("k", (model, later, later._replace(input_tokens=600)), tools, (0, 1), ("f",))
+    c = conversations.Conversation(
+        "k", (model, later, dataclasses.replace(later, input_tokens=600)), tools, (0, 1), ("f",)
+    )
     counted = chains.Chains()
     counted.add(c)
     (chain,) = counted.ranked()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 from wismo.core.errors import WismoError
 from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
@@ -62,7 +63,8 @@ class SpanIncomplete(WismoError):
         self.missing = missing
 
 
-class ModelCall(NamedTuple):
+@dataclass(slots=True)
+class ModelCall:
     """A call to a model as its span reports it (provider-reported tokens)."""
 
     span: Span
@@ -76,7 +78,8 @@ class ModelCall(NamedTuple):
     usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
 
 
-class ToolCall(NamedTuple):
+@dataclass(slots=True)
+class ToolCall:
     """A call to a tool as its span reports it; arguments and result are None where content was not captured."""
 
     span: Span

@@ -13,8 +13,9 @@ import gzip
 import io
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NamedTuple, cast
+from typing import IO, TYPE_CHECKING, cast
 
 import orjson
 import zstandard
@@ -50,7 +51,8 @@ class TraceUnreadable(InputError):
         self.problem = problem
 
 
-class Span(NamedTuple):
+@dataclass(slots=True)
+class Span:
     """One span as the analysis needs it: ids in hex, times in ns since the epoch, attributes as plain values, the
     service its resource names, and the file and line it came from."""
 
