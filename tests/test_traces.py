@@ -4,10 +4,13 @@ several spans counted once, the chains and links, and bad input named by file, l
 
 import base64
 import dataclasses
+import gc
 import json
+import pickle
 from pathlib import Path
 
 import pytest
+from msgspec import structs
 
 from wismo.runs.traces import chains, conventions, conversations, otlp
 
@@ -270,7 +273,7 @@ def test_a_session_of_several_questions_is_one_conversation_per_question_and_reu
 
 def test_a_model_span_inside_another_is_one_request():
     outer = _chat("t", "a", 2, tokens=100)
-    inner = dataclasses.replace(_chat("t", "b", 2, tokens=100), parent_id="a")
+    inner = structs.replace(_chat("t", "b", 2, tokens=100), parent_id="a")
     tally = conversations.Tally()
     (c,) = conversations.conversations([outer, inner], tally)
     assert [m.span.span_id for m in c.model_calls] == ["a"] and tally.same_model_call_spans == 1
@@ -344,12 +347,12 @@ def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
 def test_files_given_newest_first_close_no_conversation_early(monkeypatch):
     monkeypatch.setattr(conversations, "SWEEP_EVERY", 1)
     day = 86_400
-    newer = [dataclasses.replace(_chat(f"n{i}", f"n{i}", day + i), path="new.json") for i in range(3)]
+    newer = [structs.replace(_chat(f"n{i}", f"n{i}", day + i), path="new.json") for i in range(3)]
     older = []
     for i in range(3):  # each older conversation: a call asking for a tool, the tool, the answer, a second apart
-        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}a", 10 * i, "c-" + str(i)), path="old.json")]
-        older += [dataclasses.replace(_tool(f"o{i}", f"o{i}t", 10 * i + 1, "get_order"), path="old.json")]
-        older += [dataclasses.replace(_chat(f"o{i}", f"o{i}b", 10 * i + 2, "c-" + str(i)), path="old.json")]
+        older += [structs.replace(_chat(f"o{i}", f"o{i}a", 10 * i, "c-" + str(i)), path="old.json")]
+        older += [structs.replace(_tool(f"o{i}", f"o{i}t", 10 * i + 1, "get_order"), path="old.json")]
+        older += [structs.replace(_chat(f"o{i}", f"o{i}b", 10 * i + 2, "c-" + str(i)), path="old.json")]
     found = list(conversations.conversations(newer + older, conversations.Tally(), idle_ns=5 * 10**9))
     assert sorted(len(c.model_calls) for c in found if c.key.startswith("c-")) == [2, 2, 2]
 
@@ -534,7 +537,7 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
     assert c.root == "invoke_agent support-bot"
     assert imported.case_of(c, None) == "invoke_agent support-bot"  # no content: the agent's run names it
     with_content = dataclasses.replace(
-        c, tool_calls=(dataclasses.replace(c.tool_calls[0], arguments='{"orderId": "O-1"}'),)
+        c, tool_calls=(structs.replace(c.tool_calls[0], arguments='{"orderId": "O-1"}'),)
     )
     assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"
 
@@ -567,9 +570,7 @@ def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_def
     tools = tuple(conventions.ToolCall(span, t, "", a, r, False, "", "") for t, a, r in calls)
     model = conventions.ModelCall(span, "m", "openai", 400, 1, 0, "", ())
     later = conventions.ModelCall(span, "m", "openai", 520, 1, 0, "", ())
-    c = conversations.Conversation(
-        "k", (model, later, dataclasses.replace(later, input_tokens=600)), tools, (0, 1), ("f",)
-    )
+    c = conversations.Conversation("k", (model, later, structs.replace(later, input_tokens=600)), tools, (0, 1), ("f",))
     counted = chains.Chains()
     counted.add(c)
     (chain,) = counted.ranked()
@@ -865,3 +866,14 @@ def test_a_shared_conversation_is_built_alike_whatever_the_bucket_it_shares(monk
         return sorted((f.key, f.model_calls, f.steps) for _, f, _ in found if f.key != "Z")
 
     assert built(other + group) == built(group) != []
+
+
+def test_spans_and_calls_are_not_traced_by_the_cycle_collector_and_travel_to_workers_whole():
+    # Untracked, the spans of the open conversations cost the collector nothing; nothing in them refers back to
+    # them, so no cycle is missed. Pickled (to a Dask worker and back), each is the same span.
+    spans = [s for p in (CONVENTIONS, OPENLLMETRY) for s in otlp.read(p)]
+    calls = [c for s in spans if (c := conventions.model_call(s) or conventions.tool_call(s)) is not None]
+    assert spans and any(isinstance(c, conventions.ModelCall) for c in calls)
+    assert any(isinstance(c, conventions.ToolCall) for c in calls)
+    assert not any(gc.is_tracked(x) for x in [*spans, *calls])
+    assert [pickle.loads(pickle.dumps(x)) for x in [*spans, *calls]] == [*spans, *calls]

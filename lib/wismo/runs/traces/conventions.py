@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from wismo.core.errors import WismoError
 from wismo.core.kinds import PROVIDER, SCRIPTED, SERVER, TIKTOKEN
@@ -63,8 +64,7 @@ class SpanIncomplete(WismoError):
         self.missing = missing
 
 
-@dataclass(slots=True)
-class ModelCall:
+class ModelCall(msgspec.Struct, gc=False):  # untracked by the cycle collector, as its span is (otlp.Span)
     """A call to a model as its span reports it (provider-reported tokens)."""
 
     span: Span
@@ -78,8 +78,7 @@ class ModelCall:
     usage_kind: str = PROVIDER  # what its token counts are (USAGE_KINDS)
 
 
-@dataclass(slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, gc=False):  # untracked by the cycle collector, as its span is (otlp.Span)
     """A call to a tool as its span reports it; arguments and result are None where content was not captured."""
 
     span: Span
