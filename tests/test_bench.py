@@ -12,6 +12,7 @@ import pytest
 
 from wismo import cli
 from wismo.bench import floors, importtime, parallel, stats, suite
+from wismo.bench import traces as bench_traces
 from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.core import processes
@@ -124,6 +125,15 @@ def test_the_echo_floor_answers_one_line_and_refuses_an_unknown_mode():
     assert done.returncode == 0 and done.stdout == b'{"a":1}\n'
     wrong = subprocess.run(floors.echo_command("shout"), capture_output=True, timeout=30)
     assert wrong.returncode == 2 and b"usage" in wrong.stderr
+
+
+def test_the_traces_ratios_pair_runs_taken_in_rounds(monkeypatch, tmp_path):
+    # Every one-core way of reading is run once per round, so a ratio's two medians share the machine's drift.
+    order: list[str] = []
+    monkeypatch.setattr(bench_traces, "_measure", lambda path, mode, runs: order.append(mode) or [{"mode": mode}])
+    found = bench_traces._rounds(tmp_path / "f.json", ("json", "command"), 3)
+    assert order == ["json", "command"] * 3
+    assert found == [[{"mode": "json"}] * 3, [{"mode": "command"}] * 3]
 
 
 def test_importtime_is_parsed_into_packages_and_heaviest_modules():

@@ -33,7 +33,7 @@ class Settings:
     parallel_rounds: int = 3  # one client alone then N at once, interleaved, per design and transport
     parallel_designs: tuple[str, ...] = designs.article()  # which of PROBES go under load
     trace_mb: int = 96  # the generated trace file (and four times it) for the traces benchmark
-    trace_runs: int = 2  # fresh processes per way of reading it
+    trace_runs: int = 3  # fresh processes per way of reading it (one-core ways in rounds of one run each)
 
     @classmethod
     def quick(cls) -> Settings:

@@ -24,6 +24,16 @@ def _measure(path: Path | list[Path], mode: str, runs: int) -> list[dict[str, An
     return [probe("traces_probe", mode, *paths, timeout_s=3600) for _ in range(runs)]
 
 
+def _rounds(path: Path, modes: tuple[str, ...], runs: int) -> list[list[dict[str, Any]]]:
+    """Each mode's runs, taken in rounds of one run of every mode: a shared machine's speed drifts over a minute, and
+    a ratio holds only between figures measured under the same drift."""
+    found: list[list[dict[str, Any]]] = [[] for _ in modes]
+    for _ in range(runs):
+        for runs_of, mode in zip(found, modes):
+            runs_of += _measure(path, mode, 1)
+    return found
+
+
 def bench_traces(s: Settings) -> dict[str, object]:
     """9. A generated trace file read as `wismo traces` reads it, beside reading its lines; then at four times it."""
     with tempfile.TemporaryDirectory(prefix="wismo-bench-traces-") as folder:
@@ -31,10 +41,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
         generate(small, s.trace_mb * 1_000_000)
         generate(large, GROWTH * s.trace_mb * 1_000_000)
         sizes = {"small": small.stat().st_size, "large": large.stat().st_size}
-        lines = _measure(small, "lines", s.trace_runs)
-        decoded = _measure(small, "json", s.trace_runs)
-        analysed = _measure(small, "analysis", s.trace_runs)
-        commands = _measure(small, "command", s.trace_runs)
+        lines, decoded, analysed, commands = _rounds(small, ("lines", "json", "analysis", "command"), s.trace_runs)
         larger = _measure(large, "analysis", 1)
         one_worker = _measure(small, "pipeline1", s.trace_runs)
         two_workers = _measure(small, "pipeline2", s.trace_runs)
