@@ -332,6 +332,47 @@ def test_a_value_is_found_in_an_earlier_result_however_the_result_writes_it():
     assert linked('{"id": "ORD-1005"}', '{"id": "ORD-1004"}') == set()
 
 
+def test_a_result_or_arguments_nested_too_deeply_are_read_as_text_not_a_crash():
+    span = _span("t", "s", 1, {})
+    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    deep = "[" * 5000 + '"ORD-1004"' + "]" * 5000  # beyond both JSON readers' depth and Python's recursion
+
+    def conversation(result: str, arguments: str) -> conversations.Conversation:
+        tools = (
+            conventions.ToolCall(span, "find", "", arguments, result, False, "", ""),
+            conventions.ToolCall(span, "get", "", '{"id": "ORD-1004"}', "{}", False, "", ""),
+        )
+        return conversations.Conversation("k", (model,), tools, (0, 0), ("f",))
+
+    # The deep result is searched as its text, as a result that is not JSON is.
+    assert chains.links(conversation(deep, "{}")) == {chains.Link("find", "", "get", "id")}
+    # Deep arguments are no JSON object to take values from; the facts still count the conversation.
+    found = chains.facts(conversation("{}", '{"a": ' + deep + "}"))
+    assert found.links == set() and found.arguments is None
+
+
+def test_a_result_is_searched_a_few_times_then_decoded_once(monkeypatch):
+    # Many arguments looked for in one large result cost one decoding, not a search of its text each.
+    span = _span("t", "s", 1, {})
+    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    result = json.dumps([{"id": f"R-{i}", "text": "lorem ipsum " * 5} for i in range(500)])
+    decoded: list[str] = []
+    held = chains._held
+    monkeypatch.setattr(chains, "_held", lambda text: decoded.append(text) or held(text))
+
+    def linked(arguments: dict) -> set[chains.Link]:
+        tools = (
+            conventions.ToolCall(span, "list", "", "{}", result, False, "", ""),
+            conventions.ToolCall(span, "get", "", json.dumps(arguments), "{}", False, "", ""),
+        )
+        return chains.links(conversations.Conversation("k", (model,), tools, (0, 0), ("f",)))
+
+    assert linked({f"a{j}": f"VAL-{j}" for j in range(chains.SCANS)}) == set() and decoded == []
+    assert linked({f"a{j}": f"VAL-{j}" for j in range(50)}) == set() and decoded == [result]
+    decoded.clear()
+    assert linked({"a": "VAL", "b": "R-7"}) == {chains.Link("list", "[].id", "get", "b")} and decoded == [result]
+
+
 def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
     from wismo.runs.traces import analysis
 

@@ -116,7 +116,7 @@ def _json(text: str | None, exact: bool = True) -> object:
         return None
     try:
         return json.loads(text) if exact else otlp.decoded(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deeply to read: its text
         return text
 
 
@@ -137,25 +137,47 @@ def _index(result: object) -> dict[object, list[str]]:
     return index
 
 
+def _held(text: str) -> str | dict[object, list[str]]:
+    """An earlier result as a later argument is looked for in it: a JSON one as its values with their paths, a text
+    one (or one nested too deeply to walk) as its text."""
+    decoded = _json(text, exact=False)
+    if isinstance(decoded, str):
+        return decoded
+    try:
+        return _index(decoded)
+    except RecursionError:
+        return text
+
+
+SCANS = 2  # times a result's text is searched for an argument's value before it is decoded and indexed instead
+
+
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    # (tool, its result) in call order. A result is decoded and indexed (a text result as it is, a JSON one as its
-    # values with their paths) only when a later argument may be in it: a text with no backslash escapes nothing, so
-    # each string decoded from it stands in it as written, and a string argument it does not hold is in none of them.
+    # (tool, its result) in call order. A result is decoded and indexed once a later argument may be in it: a text
+    # with no backslash escapes nothing, so each string decoded from it stands in it as written, and a string it
+    # does not hold is in none of them. After SCANS such searches it is indexed anyway, so that many arguments
+    # against one large result cost one decoding, not a search each.
     earlier: list[tuple[str, str, bool]] = []  # (tool, result, whether the result escapes nothing)
     indexed: dict[int, str | dict[object, list[str]]] = {}
+    scanned: dict[int, int] = {}
     for call in conversation.tool_calls:
         arguments = _json(call.arguments, exact=False) if earlier else None
         if isinstance(arguments, dict):
-            for argument, value in _leaves(arguments):
+            try:
+                leaves = _leaves(arguments)
+            except RecursionError:  # arguments nested too deeply to walk: no value of theirs is looked for
+                leaves = []
+            for argument, value in leaves:
                 for i, (source, text, unescaped) in enumerate(earlier):
-                    if unescaped and type(value) is str and value not in text:
-                        continue
                     held = indexed.get(i)
                     if held is None:
-                        decoded = _json(text, exact=False)
-                        held = indexed[i] = decoded if isinstance(decoded, str) else _index(decoded)
+                        if unescaped and type(value) is str and scanned.get(i, 0) < SCANS:
+                            scanned[i] = scanned.get(i, 0) + 1
+                            if value not in text:
+                                continue
+                        held = indexed[i] = _held(text)
                     if isinstance(held, str):
                         if isinstance(value, str) and value in held:
                             found.add(Link(source, "", call.tool, argument))
