@@ -432,3 +432,31 @@ def test_a_dask_cluster_local_workers_and_one_pass_give_the_same_analysis(tmp_pa
         )
         assert refused.returncode == 2 and "--part-mb must be a number of MB, at least 0.01" in refused.stderr, size
     assert not (tmp_path / "bad").exists()
+
+
+def test_captured_content_nested_too_deeply_is_read_as_not_json_and_the_command_completes(tmp_path):
+    # Hostile content: every captured value (messages, definitions, arguments, results, OpenLLMetry's input and
+    # output) a JSON text nested beyond the readers' depth. It is kept as text, never a traceback.
+    deep = "[" * 5000 + '"ORD-1004"' + "]" * 5000
+    captured = ("messages", "definitions", "arguments", "result", "traceloop.entity.input", "traceloop.entity.output")
+    written = []
+    for source in (REPO_ROOT / "tests" / "traces").glob("*.json"):
+        document = json.loads(source.read_text(encoding="utf-8"))
+        for resource in document["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for attribute in span["attributes"]:
+                        if attribute["key"].endswith(captured):
+                            attribute["value"] = {"stringValue": deep}
+                    if any(
+                        a["key"] == "gen_ai.operation.name" and a["value"] == {"stringValue": "chat"}
+                        for a in span["attributes"]
+                    ):
+                        span["attributes"].append({"key": "gen_ai.tool.definitions", "value": {"stringValue": deep}})
+        path = tmp_path / source.name
+        path.write_text(json.dumps(document) + "\n", encoding="utf-8")
+        written.append(str(path))
+    done = _wismo("traces", *written, "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "out" / "traces.json").read_text(encoding="utf-8"))
+    assert result["read"]["conversations"] >= 2

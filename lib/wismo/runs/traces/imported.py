@@ -146,7 +146,7 @@ def case_of(conversation: Conversation, key: str | None) -> str:
     if key is not None and conversation.tool_calls and conversation.tool_calls[0].arguments:
         try:
             arguments = json.loads(conversation.tool_calls[0].arguments)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             arguments = None
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):
             return cast("str", arguments[key])

@@ -144,7 +144,7 @@ def sent_definitions(attributes: Mapping[str, object]) -> list[dict[str, object]
     raw = attributes.get(DEFINITIONS)
     try:
         decoded = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return []
     out = []
     for d in decoded if isinstance(decoded, list) else []:
@@ -186,11 +186,11 @@ def estimate(
     for _, _, result in calls:
         try:
             records.append(json.loads(result or ""))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             records.append(result)
     try:
         arguments = json.loads(calls[0][1] or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         arguments = {}
     merged = json.dumps(records, separators=(",", ":"), ensure_ascii=False)
     turn = [walk.result(UNNAMED, arguments if isinstance(arguments, dict) else {}, merged)]
