@@ -310,16 +310,22 @@ def test_links_need_a_value_no_chance_could_give():
     assert chains.links(c) == {chains.Link("list", '"next-id"', "get", "id")}  # a JMESPath identifier, quoted
 
 
-def test_a_value_is_found_in_an_earlier_result_however_the_result_writes_it():
+def _two_calls(
+    result: str, arguments: str, first: str = "find", first_arguments: str = "{}"
+) -> conversations.Conversation:
+    """A conversation of two tool calls: `first` returning `result`, then `get` taking `arguments`."""
     span = _span("t", "s", 1, {})
+    tools = (
+        conventions.ToolCall(span, first, "", first_arguments, result, False, "", ""),
+        conventions.ToolCall(span, "get", "", arguments, "{}", False, "", ""),
+    )
     model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+    return conversations.Conversation("k", (model,), tools, (0, 0), ("f",))
 
+
+def test_a_value_is_found_in_an_earlier_result_however_the_result_writes_it():
     def linked(result: str, arguments: str) -> set[chains.Link]:
-        tools = (
-            conventions.ToolCall(span, "find", "", "{}", result, False, "", ""),
-            conventions.ToolCall(span, "get", "", arguments, "{}", False, "", ""),
-        )
-        return chains.links(conversations.Conversation("k", (model,), tools, (0, 0), ("f",)))
+        return chains.links(_two_calls(result, arguments))
 
     # Escaped in the result's text (a \u escape, an escaped slash), the value is still the one the argument took.
     assert linked('{"id": "ORD\\u002d1004"}', '{"id": "ORD-1004"}') == {chains.Link("find", "id", "get", "id")}
@@ -333,39 +339,23 @@ def test_a_value_is_found_in_an_earlier_result_however_the_result_writes_it():
 
 
 def test_a_result_or_arguments_nested_too_deeply_are_read_as_text_not_a_crash():
-    span = _span("t", "s", 1, {})
-    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
     deep = "[" * 5000 + '"ORD-1004"' + "]" * 5000  # beyond both JSON readers' depth and Python's recursion
-
-    def conversation(result: str, arguments: str) -> conversations.Conversation:
-        tools = (
-            conventions.ToolCall(span, "find", "", arguments, result, False, "", ""),
-            conventions.ToolCall(span, "get", "", '{"id": "ORD-1004"}', "{}", False, "", ""),
-        )
-        return conversations.Conversation("k", (model,), tools, (0, 0), ("f",))
-
     # The deep result is searched as its text, as a result that is not JSON is.
-    assert chains.links(conversation(deep, "{}")) == {chains.Link("find", "", "get", "id")}
+    assert chains.links(_two_calls(deep, '{"id": "ORD-1004"}')) == {chains.Link("find", "", "get", "id")}
     # Deep arguments are no JSON object to take values from; the facts still count the conversation.
-    found = chains.facts(conversation("{}", '{"a": ' + deep + "}"))
+    found = chains.facts(_two_calls("{}", '{"id": "ORD-1004"}', first_arguments='{"a": ' + deep + "}"))
     assert found.links == set() and found.arguments is None
 
 
 def test_a_result_is_searched_a_few_times_then_decoded_once(monkeypatch):
     # Many arguments looked for in one large result cost one decoding, not a search of its text each.
-    span = _span("t", "s", 1, {})
-    model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
     result = json.dumps([{"id": f"R-{i}", "text": "lorem ipsum " * 5} for i in range(500)])
     decoded: list[str] = []
     held = chains._held
     monkeypatch.setattr(chains, "_held", lambda text: decoded.append(text) or held(text))
 
     def linked(arguments: dict) -> set[chains.Link]:
-        tools = (
-            conventions.ToolCall(span, "list", "", "{}", result, False, "", ""),
-            conventions.ToolCall(span, "get", "", json.dumps(arguments), "{}", False, "", ""),
-        )
-        return chains.links(conversations.Conversation("k", (model,), tools, (0, 0), ("f",)))
+        return chains.links(_two_calls(result, json.dumps(arguments), first="list"))
 
     assert linked({f"a{j}": f"VAL-{j}" for j in range(chains.SCANS)}) == set() and decoded == []
     assert linked({f"a{j}": f"VAL-{j}" for j in range(50)}) == set() and decoded == [result]

@@ -116,7 +116,7 @@ def _json(text: str | None, exact: bool = True) -> object:
         return None
     try:
         return json.loads(text) if exact else otlp.decoded(text)
-    except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deeply to read: its text
+    except otlp.NOT_JSON:
         return text
 
 
@@ -173,8 +173,9 @@ def links(conversation: Conversation) -> set[Link]:
                 for i, (source, text, unescaped) in enumerate(earlier):
                     held = indexed.get(i)
                     if held is None:
-                        if unescaped and type(value) is str and scanned.get(i, 0) < SCANS:
-                            scanned[i] = scanned.get(i, 0) + 1
+                        searches = scanned.get(i, 0)
+                        if unescaped and type(value) is str and searches < SCANS:
+                            scanned[i] = searches + 1
                             if value not in text:
                                 continue
                         held = indexed[i] = _held(text)

@@ -127,7 +127,7 @@ def messages(attributes: dict[str, object], attribute: str) -> list[dict[str, An
     raw = attributes.get(attribute)
     try:
         decoded = otlp.decoded(raw) if isinstance(raw, str) else raw  # read for texts and ids: orjson's reading
-    except (json.JSONDecodeError, RecursionError):  # not JSON, or nested too deeply to read: not captured
+    except otlp.NOT_JSON:
         return []
     return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
 
@@ -183,14 +183,14 @@ def _openllmetry_io(span: Span) -> tuple[str | None, str | None]:
                 arguments = _text(decoded["kwargs"]) if decoded["kwargs"] else None
             else:
                 arguments = _text(decoded)
-        except (json.JSONDecodeError, RecursionError):
+        except otlp.NOT_JSON:
             arguments = raw_in
     if isinstance(raw_out, str):
         try:
             decoded = json.loads(raw_out)
             inner = decoded.get("result") if isinstance(decoded, dict) and "result" in decoded else decoded
             result = _text(inner)
-        except (json.JSONDecodeError, RecursionError):
+        except otlp.NOT_JSON:
             result = raw_out
     return arguments, result
 

@@ -22,7 +22,7 @@ from wismo.runs.records import Item, Manifest, RequestRecord, RequestUsage, RunF
 from wismo.runs.store import Counted, file_name
 from wismo.runs.traces.conventions import messages
 from wismo.runs.traces.conversations import TRACE_KEY, Conversation
-from wismo.runs.traces.otlp import Span
+from wismo.runs.traces.otlp import NOT_JSON, Span
 
 BACKEND = IMPORTED
 KEY = "conversation"  # a run's case key when no study names one: the conversation's id
@@ -146,7 +146,7 @@ def case_of(conversation: Conversation, key: str | None) -> str:
     if key is not None and conversation.tool_calls and conversation.tool_calls[0].arguments:
         try:
             arguments = json.loads(conversation.tool_calls[0].arguments)
-        except (json.JSONDecodeError, RecursionError):
+        except NOT_JSON:
             arguments = None
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):
             return cast("str", arguments[key])

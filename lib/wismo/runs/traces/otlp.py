@@ -102,6 +102,11 @@ def _id(value: object, size: int, field: str) -> str:
     return decoded.hex()
 
 
+# What reading captured content (messages, definitions, arguments, results) as JSON raises where it is not JSON, or is
+# nested too deeply to read: either way the content is taken as not JSON, never a traceback.
+NOT_JSON = (json.JSONDecodeError, RecursionError)
+
+
 def decoded(text: str) -> object:
     """JSON text parsed by orjson, or by json where orjson refuses it (NaN, a lone surrogate, text that is not JSON:
     json's value or json's error). The two agree on every value but an integer beyond 64 bits, a float to orjson: OTLP

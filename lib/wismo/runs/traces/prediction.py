@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from wismo.accounting import tokens
 from wismo.accounting.tokens import conversation, framing
 from wismo.core import walk
+from wismo.runs.traces.otlp import NOT_JSON
 
 if TYPE_CHECKING:
     from wismo.studies.declaration import Study
@@ -144,7 +145,7 @@ def sent_definitions(attributes: Mapping[str, object]) -> list[dict[str, object]
     raw = attributes.get(DEFINITIONS)
     try:
         decoded = json.loads(raw) if isinstance(raw, str) else raw
-    except (json.JSONDecodeError, RecursionError):
+    except NOT_JSON:
         return []
     out = []
     for d in decoded if isinstance(decoded, list) else []:
@@ -186,11 +187,11 @@ def estimate(
     for _, _, result in calls:
         try:
             records.append(json.loads(result or ""))
-        except (json.JSONDecodeError, RecursionError):
+        except NOT_JSON:
             records.append(result)
     try:
         arguments = json.loads(calls[0][1] or "{}")
-    except (json.JSONDecodeError, RecursionError):
+    except NOT_JSON:
         arguments = {}
     merged = json.dumps(records, separators=(",", ":"), ensure_ascii=False)
     turn = [walk.result(UNNAMED, arguments if isinstance(arguments, dict) else {}, merged)]
