@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from msgspec import structs
 
+from wismo.core.errors import InputError
 from wismo.runs.traces import chains, conventions, conversations, otlp
 
 HERE = Path(__file__).parent / "traces"
@@ -651,6 +652,32 @@ def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
         "intValue must be a 64-bit integer, not 'many'"
         in _unreadable(_write_lines(tmp_path / "bad-int.json", wrong)).problem
     )
+
+
+@pytest.mark.parametrize(
+    ("pair", "read"),
+    [
+        ({"key": "a", "value": {"stringValue": "x"}}, {"a": "x"}),
+        ({"key": "a", "value": {"string_value": "x"}}, {"a": "x"}),
+        ({"key": "a", "value": {"stringValue": "x", "intValue": "3"}}, {"a": "x"}),  # the first field set
+        ({"key": "a", "value": {"intValue": "3", "stringValue": "x"}}, {"a": 3}),
+        ({"key": "a", "value": {"future": 1, "stringValue": "x"}}, {"a": "x"}),
+        ({"value": {"stringValue": "x"}}, {"": "x"}),  # no key: the empty one, as protobuf's reader gives it
+        ({"key": "a"}, {"a": None}),
+        ({"key": "a", "value": {"arrayValue": {"values": [{"stringValue": "x"}]}}}, {"a": ["x"]}),
+        ({"key": 5, "value": {"stringValue": "x"}}, "an attribute's key must be a string, not int"),
+        (["key", "value"], "an attribute must be an object, not list"),
+        ({"key": "a", "value": "x"}, "an attribute's value must be an object, not str"),
+        ({"key": "a", "value": {"stringValue": 5}}, "stringValue must be a string, not int"),
+    ],
+)
+def test_an_attribute_reads_as_the_general_walk_reads_it(pair, read):
+    # A string value is read by a shortcut; every other shape, or a wrong one, by the general walk, in its words.
+    if isinstance(read, dict):
+        assert otlp._attributes([pair]) == read
+    else:
+        with pytest.raises(InputError, match=read):
+            otlp._attributes([pair])
 
 
 def test_a_line_reads_alike_by_orjson_and_by_json_and_an_integer_beyond_64_bits_is_refused_by_both(tmp_path):

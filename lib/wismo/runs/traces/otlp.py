@@ -14,7 +14,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import msgspec
 import orjson
@@ -215,14 +215,18 @@ def plain(value: object) -> object:
 def _attributes(values: object) -> dict[str, object]:
     """A list of KeyValue as a dict (a key given twice: the last)."""
     out: dict[str, object] = {}
-    for kv in _list(values, "attributes"):
-        if isinstance(kv, dict):  # the common case, a string value, read without the general walk (the same value)
-            value = kv.get("value")
-            if isinstance(value, dict) and len(value) == 1:
-                text, key = value.get("stringValue"), kv.get("key", "")
-                if isinstance(text, str) and isinstance(key, str):
-                    out[key] = text
-                    continue
+    listed: list[Any] = _list(values, "attributes")  # Any: each is tried as a dict first, then checked
+    for kv in listed:
+        # The common case, a string value, read without the general walk (the same value): subscripts raise where
+        # this is not a dict holding those keys, which costs nothing where it is.
+        try:
+            key, value = kv["key"], kv["value"]
+            text = value["stringValue"]
+        except (KeyError, TypeError):
+            text = None
+        if type(text) is str and type(key) is str and len(value) == 1:
+            out[key] = text
+            continue
         pair = _table(kv, "an attribute")
         key = pair.get("key", "")
         if not isinstance(key, str):
