@@ -39,6 +39,36 @@ def _write_lines(path: Path, *documents: dict) -> Path:
     return path
 
 
+@pytest.mark.parametrize(
+    ("field", "given", "read"),
+    [
+        ("traceId", "4BF92F3577B34DA6A3CE929D0E0E4736", "4bf92f3577b34da6a3ce929d0e0e4736"),  # hex in capitals
+        ("spanId", "00F067AA0BA902B7", "00f067aa0ba902b7"),
+        ("parentSpanId", "", ""),
+    ],
+)
+def test_an_id_reads_as_the_general_rules_read_it(tmp_path, field, given, read):
+    document = _document()
+    _spans_of(document)[1][field] = given
+    span = list(otlp.read(_write_lines(tmp_path / "ids.json", document)))[1]
+    assert {"traceId": span.trace_id, "spanId": span.span_id, "parentSpanId": span.parent_id}[field] == read
+
+
+@pytest.mark.parametrize(
+    ("field", "given", "problem"),
+    [
+        ("spanId", "zzzzzzzzzzzzzzzz", "spanId 'zzzzzzzzzzzzzzzz' is neither 16 hex digits nor base64 of 8 bytes"),
+        ("traceId", "00f067aa0ba902b7", "traceId '00f067aa0ba902b7' is neither 32 hex digits nor base64 of 16"),
+        # The trace id read a span before, given where a span id belongs: refused, not taken from what was read.
+        ("parentSpanId", "4bf92f3577b34da6a3ce929d0e0e4736", "parentSpanId '4bf92f3577b34da6a3ce929d0e0e4736' is"),
+    ],
+)
+def test_a_wrong_id_is_refused_in_the_general_rules_words(tmp_path, field, given, problem):
+    document = _document()
+    _spans_of(document)[1][field] = given
+    assert problem in _unreadable(_write_lines(tmp_path / "ids.json", document)).problem
+
+
 KIND_NAMES = {1: "SPAN_KIND_INTERNAL", 3: "SPAN_KIND_CLIENT"}
 
 

@@ -245,9 +245,11 @@ def _known(value: object, size: int, field: str, ids: dict[str, str]) -> str:
     return _id(value, size, field)
 
 
-def _span(s: dict[str, object], service: str, where: str, line: int, ids: dict[str, str]) -> Span:
+def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str]) -> Span:
     """One span of a document; _Malformed says what in it is not OTLP/JSON. `ids` holds the trace and parent ids
-    already read in the document, as given and in hex: the spans of a trace repeat them."""
+    already read in the document, as given and in hex: the spans of a trace repeat them. Each id is read first as
+    the Collector writes it, by the general rules only where it is not (every span passes here)."""
+    s = raw if type(raw) is dict else _table(raw, "a span")
     start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
     # Decimal text of fewer than 20 digits (what the Collector writes) is a 64-bit integer as it stands.
     if not (isinstance(start, str) and start.isdecimal() and len(start) < 20):
@@ -265,9 +267,23 @@ def _span(s: dict[str, object], service: str, where: str, line: int, ids: dict[s
             _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
             _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
     # Checked in the order the general reader checked them, so a span wrong twice is said wrong in the same words.
-    trace_id = _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids)
-    span_id = _id(_field(s, "spanId", "span_id"), 8, "spanId")
-    parent_id = _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids)
+    given = s.get("traceId")
+    trace_id = ids.get(given) if type(given) is str else None
+    if trace_id is None or len(trace_id) != 32:
+        trace_id = _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids)
+    given = s.get("spanId")
+    span_id = ""
+    if type(given) is str and len(given) == 16:
+        try:
+            span_id = bytes.fromhex(given).hex()
+        except ValueError:
+            pass
+    if not span_id:
+        span_id = _id(_field(s, "spanId", "span_id"), 8, "spanId")
+    given = s.get("parentSpanId")
+    parent_id = ids.get(given) if type(given) is str else None
+    if parent_id is None or len(parent_id) != 16:
+        parent_id = _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids)
     kind = s.get("kind")
     kind = kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind")
     attributes = _attributes(s.get("attributes"))
@@ -296,7 +312,7 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
             service = str(resource.get("service.name") or "")
             for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
                 for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
-                    found.append(_span(_table(raw, "a span"), service, where, line, ids))
+                    found.append(_span(raw, service, where, line, ids))
     except _Malformed as exc:
         raise TraceUnreadable(path, line, f"not OTLP JSON ({exc})") from None
     except RecursionError:
