@@ -604,6 +604,25 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
     assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"
 
 
+def test_a_pass_for_facts_alone_keeps_of_a_model_call_only_what_facts_read(tmp_path):
+    from wismo.runs.traces import analysis, prediction
+
+    document = _document()
+    sent = [{"type": "function", "name": t, "description": t, "parameters": {}} for t in ("get_order", "get_tracking")]
+    for chat in (s for s in _spans_of(document) if s["name"].startswith("chat")):
+        chat["attributes"].append({"key": prediction.DEFINITIONS, "value": {"stringValue": json.dumps(sent)}})
+    defined = _write_lines(tmp_path / "defined.json", document)
+    shipped = sorted((Path(__file__).parents[1] / "data" / "traces").glob("*.json"))
+    for paths in ([defined], [OPENLLMETRY], shipped):
+        full = list(conversations.conversations(analysis.spans(paths), conversations.Tally()))
+        lean = list(conversations.conversations(analysis.spans(paths), conversations.Tally(), kept=chains.READ))
+        assert [chains.facts(c) for c in lean] == [chains.facts(c) for c in full]
+        assert {k for c in lean for m in c.model_calls for k in m.span.attributes} <= set(chains.READ)
+        assert analysis.analyse(paths) == analysis.analyse(paths, each=lambda c: None)  # lean, then kept whole
+    (c,) = conversations.conversations(otlp.read(defined), conversations.Tally(), kept=chains.READ)
+    assert chains.facts(c).estimate is not None  # the definitions kept, and read
+
+
 def test_without_a_study_the_replacement_is_estimated_within_bounds_from_the_definitions_sent():
     from wismo.accounting import tokens
     from wismo.runs.traces import prediction

@@ -130,7 +130,7 @@ def _facts(
     """What each of the files' conversations adds to its chain, with the conversation when `keep`: in one pass in this
     process, or partitioned on local workers or a Dask cluster."""
     if jobs <= 1 and dask is None:
-        for conversation in conversations.conversations(spans(paths), tally, idle_ns):
+        for conversation in conversations.conversations(spans(paths), tally, idle_ns, None if keep else chains.READ):
             yield chains.facts(conversation, replacements), conversation
         return
     from distributed import Client, LocalCluster

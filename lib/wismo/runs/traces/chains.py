@@ -15,9 +15,12 @@ from typing import Any, NamedTuple
 
 from wismo.runs.traces import otlp
 from wismo.runs.traces.conversations import Conversation
-from wismo.runs.traces.prediction import Replacement, case_key, estimate
+from wismo.runs.traces.prediction import DEFINITIONS, Replacement, case_key, estimate
 
 Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
+# What facts() reads of a model call's span attributes: the definitions the agent sent (prediction.estimate). A pass
+# that wants only facts keeps no more of them (conversations.conversations' `kept`).
+READ = (DEFINITIONS,)
 
 
 def steps(conversation: Conversation) -> Steps:

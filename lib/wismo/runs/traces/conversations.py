@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from msgspec import structs
+
 from wismo.runs.traces.conventions import CONVERSATION, ModelCall, SpanIncomplete, ToolCall, model_call, tool_call
 from wismo.runs.traces.otlp import Span, TraceUnreadable
 
@@ -190,9 +192,19 @@ def named(span: Span) -> str:
     return str(span.attributes.get(CONVERSATION) or "")
 
 
-def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -> Iterator[Conversation]:
+def _lean(span: Span, kept: tuple[str, ...]) -> Span:
+    """The span with only the `kept` attributes."""
+    attributes = span.attributes
+    return structs.replace(span, attributes={k: attributes[k] for k in kept if k in attributes})
+
+
+def conversations(
+    spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS, kept: tuple[str, ...] | None = None
+) -> Iterator[Conversation]:
     """The conversations the spans make, each as soon as it is complete (idle for `idle_ns` of span time, or at
-    the end of the spans); counts what it read into `tally`."""
+    the end of the spans); counts what it read into `tally`. With `kept`, a model call's span keeps only those
+    attributes once the call is read from it: what the open conversations hold is then what their facts need, not
+    the messages each request carried (chains.READ)."""
     open_: dict[str, _Open] = {}
     of_trace: dict[str, str] = {}  # trace id -> the key of its open conversation
     latest: dict[str, int] = {}  # file -> the latest end read in it: files may be given in any order of time
@@ -225,6 +237,8 @@ def conversations(spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS) -
             latest[span.path] = span.end_ns
         if isinstance(call, ModelCall):
             tally.model_call_spans += 1
+            if kept is not None:  # the call was made here from this span: no one else holds it
+                call.span = _lean(span, kept)
             bucket.models.append(call)
         elif isinstance(call, ToolCall):
             tally.tool_call_spans += 1

@@ -29,7 +29,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, NamedTuple
 
 from wismo.runs.traces import otlp
-from wismo.runs.traces.chains import Facts, facts
+from wismo.runs.traces.chains import READ, Facts, facts
 from wismo.runs.traces.conventions import CONVERSATION
 from wismo.runs.traces.conversations import TRACE_KEY, Conversation, Tally, conversations
 from wismo.runs.traces.prediction import Replacement
@@ -162,7 +162,7 @@ def _build(
                 yield span
 
     try:
-        for conversation in conversations(own(), tally, idle_ns):
+        for conversation in conversations(own(), tally, idle_ns, None if keep else READ):
             found.append(
                 (_order(conversation, file_of), facts(conversation, replacements), conversation if keep else None)
             )
@@ -201,7 +201,7 @@ def _build_shared(
         file_of = {span.path: file for file, span in spans}
         alone = Tally()  # each group read as if alone, whichever groups its bucket holds
         try:
-            for conversation in conversations((span for _, span in spans), alone, idle_ns):
+            for conversation in conversations((span for _, span in spans), alone, idle_ns, None if keep else READ):
                 found.append(
                     (_order(conversation, file_of), facts(conversation, replacements), conversation if keep else None)
                 )
