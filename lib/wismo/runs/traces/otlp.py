@@ -40,6 +40,11 @@ SPAN_KINDS = {
 STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 
 
+# Bytes a trace file is read in at once: the Collector's lines are often longer than the default 8 KiB buffer, and a
+# line longer than its reader's buffer is read piece by piece (readline took three times as long on 14 KB lines).
+LINE_BUFFER = 1 << 20
+
+
 class TraceUnreadable(InputError):
     """A trace file wismo cannot read: `path`, the 1-based `line` (0 when the file as a whole) and the `problem`."""
 
@@ -405,8 +410,8 @@ def _stream(where: str) -> IO[bytes]:
     if where.endswith(".gz"):
         return cast("IO[bytes]", gzip.open(where, "rb"))
     if where.endswith(".zst"):
-        return cast("IO[bytes]", io.BufferedReader(_ZstdFrames(open(where, "rb"))))
-    return open(where, "rb")
+        return cast("IO[bytes]", io.BufferedReader(_ZstdFrames(open(where, "rb")), LINE_BUFFER))
+    return open(where, "rb", buffering=LINE_BUFFER)
 
 
 def compressed(where: str) -> bool:
@@ -438,7 +443,7 @@ def _open_bytes(where: str) -> IO[bytes]:
 
         opened: IO[bytes] = fsspec.open(where, "rb").open()
         return opened
-    return open(where, "rb")
+    return open(where, "rb", buffering=LINE_BUFFER)
 
 
 def _range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
