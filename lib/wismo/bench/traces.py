@@ -105,7 +105,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
             "readingLines": round(peak_lines, 1),
             "analysis": round(peak_small, 1),
             f"analysisAt{GROWTH}x": round(peak_large, 1),
-            "afterImports": round(base, 1),  # the interpreter, protobuf, OTLP's classes and the price data
+            "afterImports": round(base, 1),  # the interpreter, the analysis' modules, the price library and its data
             "command": round(peak_command, 1),  # the whole command's own process
         },
         # The issue's ratios: the analysis against reading the same file's lines, in time and in peak memory.
