@@ -714,6 +714,15 @@ def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
         ({"value": {"stringValue": "x"}}, {"": "x"}),  # no key: the empty one, as protobuf's reader gives it
         ({"key": "a"}, {"a": None}),
         ({"key": "a", "value": {"arrayValue": {"values": [{"stringValue": "x"}]}}}, {"a": ["x"]}),
+        ({"key": "a", "value": {"intValue": "412"}}, {"a": 412}),
+        ({"key": "a", "value": {"intValue": 412}}, {"a": 412}),
+        ({"key": "a", "value": {"intValue": "-5"}}, {"a": -5}),
+        ({"key": "a", "value": {"intValue": "\u0663"}}, {"a": 3}),  # a decimal digit int() reads, either way
+        ({"key": "a", "value": {"intValue": "18446744073709551615"}}, {"a": 2**64 - 1}),  # 20 digits: the checks
+        ({"key": "a", "value": {"intValue": "18446744073709551616"}}, "intValue must be a 64-bit integer"),
+        ({"key": "a", "value": {"intValue": None}}, {"a": 0}),
+        ({"key": "a", "value": {"boolValue": True}}, {"a": True}),
+        ({"key": "a", "value": None}, {"a": None}),
         ({"key": 5, "value": {"stringValue": "x"}}, "an attribute's key must be a string, not int"),
         (["key", "value"], "an attribute must be an object, not list"),
         ({"key": "a", "value": "x"}, "an attribute's value must be an object, not str"),

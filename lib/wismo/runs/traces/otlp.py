@@ -123,6 +123,9 @@ def decoded(text: str) -> object:
 
 
 INT64 = range(-(2**63), 2**64)  # a 64-bit integer, signed or unsigned (OTLP's int64, uint64 and fixed64)
+# Decimal text of fewer digits (what the Collector writes for 64-bit integers) is one as it stands: read without
+# _integer's checks where every span has some (its times, its token counts).
+SHORT_DECIMAL = 20
 
 
 def _integer(value: object, field: str) -> int:
@@ -222,16 +225,24 @@ def _attributes(values: object) -> dict[str, object]:
     out: dict[str, object] = {}
     listed: list[Any] = _list(values, "attributes")  # Any: each is tried as a dict first, then checked
     for kv in listed:
-        # The common case, a string value, read without the general walk (the same value): subscripts raise where
-        # this is not a dict holding those keys, which costs nothing where it is.
+        # The common case, a key and a value table, read without the general walk's checks (the same value; a string,
+        # the most common, without plain's): the lookups raise where they are not there, costing nothing where they are.
         try:
             key, value = kv["key"], kv["value"]
-            text = value["stringValue"]
-        except (KeyError, TypeError):
-            text = None
-        if type(text) is str and type(key) is str and len(value) == 1:
-            out[key] = text
-            continue
+            text = value.get("stringValue")
+        except (KeyError, TypeError, AttributeError):
+            pass
+        else:
+            if type(key) is str:
+                if type(text) is str and len(value) == 1:
+                    out[key] = text
+                    continue
+                number = value.get("intValue")
+                if type(number) is str and number.isdecimal() and len(number) < SHORT_DECIMAL and len(value) == 1:
+                    out[key] = int(number)
+                    continue
+                out[key] = plain(value)
+                continue
         pair = _table(kv, "an attribute")
         key = pair.get("key", "")
         if not isinstance(key, str):
@@ -256,10 +267,9 @@ def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str])
     the Collector writes it, by the general rules only where it is not (every span passes here)."""
     s = raw if type(raw) is dict else _table(raw, "a span")
     start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
-    # Decimal text of fewer than 20 digits (what the Collector writes) is a 64-bit integer as it stands.
-    if not (isinstance(start, str) and start.isdecimal() and len(start) < 20):
+    if not (isinstance(start, str) and start.isdecimal() and len(start) < SHORT_DECIMAL):
         start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
-    if not (isinstance(end, str) and end.isdecimal() and len(end) < 20):
+    if not (isinstance(end, str) and end.isdecimal() and len(end) < SHORT_DECIMAL):
         end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
     start, end = int(start), int(end)
     name = s.get("name", "")
