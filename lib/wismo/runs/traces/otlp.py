@@ -251,9 +251,14 @@ def _attributes(values: object) -> dict[str, object]:
     return out
 
 
-def _known(value: object, size: int, field: str, ids: dict[str, str]) -> str:
-    """An id as _id reads it, from `ids` where this document gave it before."""
-    if isinstance(value, str):
+def _known(s: dict[str, object], field: str, proto: str, ids: dict[str, str]) -> str:
+    """A span's id in `field` (or its proto name) as _id reads it, from `ids` where this document gave it before:
+    its spans repeat their trace's id, and a parent's id is an earlier span's."""
+    value = s.get(field)
+    if value is None:
+        value = s.get(proto)
+    size = ID_BYTES[field]
+    if type(value) is str:
         known = ids.get(value)
         if known is None or len(known) != 2 * size:  # a trace id given where a span id belongs is still refused
             known = ids[value] = _id(value, size, field)
@@ -262,9 +267,8 @@ def _known(value: object, size: int, field: str, ids: dict[str, str]) -> str:
 
 
 def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str]) -> Span:
-    """One span of a document; _Malformed says what in it is not OTLP/JSON. `ids` holds the trace and parent ids
-    already read in the document, as given and in hex: the spans of a trace repeat them. Each id is read first as
-    the Collector writes it, by the general rules only where it is not (every span passes here)."""
+    """One span of a document; _Malformed says what in it is not OTLP/JSON. `ids` holds the ids already read in the
+    document, as given and in hex (_known)."""
     s = raw if type(raw) is dict else _table(raw, "a span")
     start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
     if not (isinstance(start, str) and start.isdecimal() and len(start) < SHORT_DECIMAL):
@@ -282,23 +286,9 @@ def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str])
             _id(_field(linked, "traceId", "trace_id"), ID_BYTES["traceId"], "a link's traceId")
             _id(_field(linked, "spanId", "span_id"), ID_BYTES["spanId"], "a link's spanId")
     # Checked in the order the general reader checked them, so a span wrong twice is said wrong in the same words.
-    given = s.get("traceId")
-    trace_id = ids.get(given) if type(given) is str else None
-    if trace_id is None or len(trace_id) != 32:
-        trace_id = _known(_field(s, "traceId", "trace_id"), 16, "traceId", ids)
-    given = s.get("spanId")
-    span_id = ""
-    if type(given) is str and len(given) == 16:
-        try:
-            span_id = bytes.fromhex(given).hex()
-        except ValueError:
-            pass
-    if not span_id:
-        span_id = _id(_field(s, "spanId", "span_id"), 8, "spanId")
-    given = s.get("parentSpanId")
-    parent_id = ids.get(given) if type(given) is str else None
-    if parent_id is None or len(parent_id) != 16:
-        parent_id = _known(_field(s, "parentSpanId", "parent_span_id"), 8, "parentSpanId", ids)
+    trace_id = _known(s, "traceId", "trace_id", ids)
+    span_id = _known(s, "spanId", "span_id", ids)
+    parent_id = _known(s, "parentSpanId", "parent_span_id", ids)
     kind = s.get("kind")
     kind = kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind")
     attributes = _attributes(s.get("attributes"))
