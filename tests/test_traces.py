@@ -61,6 +61,9 @@ def test_an_id_reads_as_the_general_rules_read_it(tmp_path, field, given, read):
         ("traceId", "00f067aa0ba902b7", "traceId '00f067aa0ba902b7' is neither 32 hex digits nor base64 of 16"),
         # The trace id read a span before, given where a span id belongs: refused, not taken from what was read.
         ("parentSpanId", "4bf92f3577b34da6a3ce929d0e0e4736", "parentSpanId '4bf92f3577b34da6a3ce929d0e0e4736' is"),
+        # Hex with whitespace in it: bytes.fromhex skips the whitespace and reads fewer bytes than an id has.
+        ("traceId", "4bf92f3577b34da6a3ce929d0e 47 36", "traceId '4bf92f3577b34da6a3ce929d0e 47 36' is neither 32"),
+        ("spanId", "00f067aa\t0ba902 ", "spanId '00f067aa\\t0ba902 ' is neither 16 hex digits nor base64 of 8"),
     ],
 )
 def test_a_wrong_id_is_refused_in_the_general_rules_words(tmp_path, field, given, problem):

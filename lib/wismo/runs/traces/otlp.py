@@ -95,9 +95,11 @@ def _id(value: object, size: int, field: str) -> str:
         raise _Malformed(f"{field} must be a string of hex digits or base64, not {type(value).__name__}")
     if len(value) == 2 * size:
         try:
-            return bytes.fromhex(value).hex()
+            hexed = bytes.fromhex(value)
         except ValueError:
-            pass
+            hexed = b""
+        if len(hexed) == size:  # fromhex skips whitespace: hex with some in it is fewer bytes than the id's
+            return hexed.hex()
     try:
         decoded = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
