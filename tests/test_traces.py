@@ -305,6 +305,69 @@ def test_a_session_of_several_questions_is_one_conversation_per_question_and_reu
     assert [chains.resends_saved(c) for c in found] == [0, 0]
 
 
+def _requester_by_rule(models: list[conventions.ModelCall], tool: conventions.ToolCall) -> int:
+    """The rule as written: the latest model call started before the tool call whose output named its id, else the
+    last one started before it, else the first."""
+    started = [i for i, m in enumerate(models) if m.span.start_ns <= tool.span.start_ns]
+    named = [i for i in started if tool.call_id and tool.call_id in models[i].requested]
+    return named[-1] if named else started[-1] if started else 0
+
+
+def _questions_by_rule(models: list, by: list[int]) -> list[tuple[range, list[int]]]:
+    """The rule as written: a question ends at each model call that asked for no tool call, and at the last."""
+    cuts = [i for i in range(len(models)) if i not in by or i == len(models) - 1]
+    starts = [0] + [c + 1 for c in cuts[:-1]]
+    return [(range(a, c + 1), [j for j, b in enumerate(by) if a <= b <= c]) for a, c in zip(starts, cuts)]
+
+
+def test_long_sessions_give_each_tool_call_and_question_what_the_rules_as_written_give():
+    import random
+
+    rng = random.Random(7)
+    ids = ("", "0", "1", "call_a", "call_b")
+    for _ in range(3000):
+        models = [
+            conventions.ModelCall(
+                _span("t", f"m{i}", rng.randrange(1, 6), {}),
+                "m",
+                "p",
+                1,
+                1,
+                0,
+                "s",
+                tuple(rng.sample(ids[1:], rng.randrange(3))),
+            )
+            for i in range(rng.randrange(0, 7))
+        ]
+        models.sort(key=lambda m: (m.span.start_ns, m.span.span_id))
+        tools = [
+            conventions.ToolCall(
+                _span("t", f"t{j}", rng.randrange(0, 7), {}), "x", rng.choice(ids), None, None, False, "gen_ai", "s"
+            )
+            for j in range(rng.randrange(0, 7))
+        ]
+        by = conversations._requesters(models, tools)
+        assert by == [_requester_by_rule(models, t) for t in tools]
+        found = list(conversations._questions("s", models, tools, by, ("f",)))
+        expected = _questions_by_rule(models, by) if models else []
+        assert [(c.model_calls, c.tool_calls) for c in found] == [
+            (tuple(models[k] for k in kept), tuple(tools[j] for j in picked)) for kept, picked in expected
+        ]
+
+
+def test_a_trace_s_spans_naming_no_conversation_go_to_the_one_it_named_last():
+    spans = [
+        _chat("t1", "a", 1, "k"),
+        _chat("t1", "b", 2, "j"),  # the trace now names j
+        _tool("t2", "c", 3, "get_order"),  # a trace whose first span names none, then joins k
+        _chat("t2", "d", 4, "k"),
+        _tool("t1", "e", 5, "get_payment"),  # names none: its trace named j last
+    ]
+    found = {c.key: c for c in conversations.conversations(spans, conversations.Tally())}
+    assert [t.tool for t in found["j"].tool_calls] == ["get_payment"]
+    assert [t.tool for t in found["k"].tool_calls] == ["get_order"]
+
+
 def test_a_model_span_inside_another_is_one_request():
     outer = _chat("t", "a", 2, tokens=100)
     inner = structs.replace(_chat("t", "b", 2, tokens=100), parent_id="a")

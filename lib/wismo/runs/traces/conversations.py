@@ -5,6 +5,7 @@ one call, and each call belongs to the model call that requested it (by gen_ai.t
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -117,15 +118,22 @@ def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
     return sorted(merged.values(), key=lambda t: (t.span.start_ns, t.span.span_id))
 
 
-def _requester(models: list[ModelCall], tool: ToolCall) -> int:
-    """The model call that requested a tool call: the latest started before it whose output named its call id, else
-    the last model call started before it (the first, when none was)."""
-    started = [i for i, m in enumerate(models) if m.span.start_ns <= tool.span.start_ns]
-    if tool.call_id:  # the latest that named it: some agents reuse ids ("0") turn after turn
-        named = [i for i in started if tool.call_id in models[i].requested]
-        if named:
-            return named[-1]
-    return started[-1] if started else 0
+def _requesters(models: list[ModelCall], tools: list[ToolCall]) -> list[int]:
+    """For each tool call, the model call that requested it: the latest started before it whose output named its
+    call id, else the last model call started before it (the first, when none was). `models` in start order; each
+    found by bisection, so a long session's calls cost n log n, not n squared."""
+    starts = [m.span.start_ns for m in models]
+    naming: dict[str, list[int]] = {}  # call id -> the model calls whose output named it, in order
+    for i, m in enumerate(models):
+        for call_id in m.requested:
+            naming.setdefault(call_id, []).append(i)
+    by = []
+    for tool in tools:
+        started = bisect_right(starts, tool.span.start_ns)  # the model calls started before it: a prefix
+        named = naming.get(tool.call_id, ()) if tool.call_id else ()  # some agents reuse ids ("0") turn after turn
+        latest = bisect_left(named, started)
+        by.append(named[latest - 1] if latest else max(started - 1, 0))
+    return by
 
 
 def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
@@ -150,12 +158,15 @@ def _questions(
 ) -> Iterator[Conversation]:
     """The conversation cut after each model call that asked for no tool (an answer): a session that holds several
     questions is one conversation per question, the first keeping the key, the next "KEY #2" and so on."""
+    asked: dict[int, list[int]] = {}  # model call -> the tool calls it requested, in order
+    for j, b in enumerate(by):
+        asked.setdefault(b, []).append(j)
     start, n = 0, 1
     for i in range(len(models)):
-        if i in by and i < len(models) - 1:
+        if i in asked and i < len(models) - 1:
             continue  # it asked for tools: the question goes on
         if i < len(models) - 1 or start <= i:
-            picked = [j for j, b in enumerate(by) if start <= b <= i]
+            picked = sorted(j for b in range(start, i + 1) for j in asked.get(b, ()))
             yield Conversation(
                 key=key if n == 1 else f"{key} #{n}",
                 model_calls=tuple(models[start : i + 1]),
@@ -175,7 +186,7 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
         return []
     models = _outermost_models(bucket, tally)
     tools = _distinct(bucket, tally)
-    by = [_requester(models, t) for t in tools]
+    by = _requesters(models, tools)
     found = list(_questions(bucket.key, models, tools, by, tuple(sorted(bucket.sources)), bucket.root))
     tally.conversations += len(found)
     return found
@@ -221,8 +232,9 @@ def conversations(
         if bucket is None:
             bucket = open_[key] = _Open(key, named=bool(named))
         if earlier is not None and earlier != key and earlier in open_ and not open_[earlier].named:
-            bucket.absorb(open_.pop(earlier))  # the trace's earlier spans named no conversation: now they do
-            for trace in bucket.traces:
+            absorbed = open_.pop(earlier)  # the trace's earlier spans named no conversation: now they do
+            bucket.absorb(absorbed)
+            for trace in absorbed.traces:
                 of_trace[trace] = key
         of_trace[span.trace_id] = key
         bucket.traces.add(span.trace_id)
