@@ -460,6 +460,64 @@ def test_a_result_is_searched_a_few_times_then_decoded_once(monkeypatch):
     assert linked({"a": "VAL", "b": "R-7"}) == {chains.Link("list", "[].id", "get", "b")} and decoded == [result]
 
 
+def _links_by_rule(conversation: conversations.Conversation) -> set[chains.Link]:
+    """The rule as written: each distinctive value of a call's arguments looked for in every earlier result, decoded
+    (a result that is not JSON, or a JSON text, searched as its text)."""
+    found, earlier = set(), []
+    for call in conversation.tool_calls:
+        arguments = chains._json(call.arguments, exact=False)
+        for argument, value in chains._leaves(arguments) if earlier and isinstance(arguments, dict) else []:
+            for source, decoded in earlier:
+                if isinstance(decoded, str):
+                    if isinstance(value, str) and value in decoded:
+                        found.add(chains.Link(source, "", call.tool, argument))
+                    continue
+                found |= {chains.Link(source, path, call.tool, argument) for path, v in decoded if v == value}
+        if call.result is not None and not call.is_error:
+            decoded = chains._json(call.result, exact=False)
+            earlier.append((call.tool, decoded if isinstance(decoded, str) else chains._leaves(decoded)))
+    return found
+
+
+def test_links_of_long_conversations_are_what_the_rule_as_written_finds():
+    import random
+
+    rng = random.Random(11)
+    pool = ["ORD-1004", "PAY-77", "RES-5", 1004, 1004.0, 12345, "ok"]
+    escaped = {"ORD-1004": "ORD\\u002d1004", "PAY-77": "PAY-77"}
+
+    def result() -> str | None:
+        kind = rng.randrange(6)
+        if kind == 0:
+            return None
+        if kind == 1:
+            return f"order {rng.choice(pool)} shipped"  # a text result
+        if kind == 2:  # a value written with an escape
+            key = rng.choice(list(escaped))
+            return '{"id": "' + escaped[key] + '", "n": ' + str(rng.choice([1004, 1004.0, 7])) + "}"
+        values = {f"k{i}": rng.choice(pool) for i in range(rng.randrange(1, 4))}
+        return json.dumps({"items": [values, {"more": [rng.choice(pool)]}]} if kind == 3 else values)
+
+    span = _span("t", "s", 1, {})
+    for _ in range(400):
+        tools = tuple(
+            conventions.ToolCall(
+                span,
+                rng.choice(["a", "b", "c"]),
+                "",
+                json.dumps({f"p{i}": rng.choice(pool) for i in range(3)}),
+                result(),
+                rng.random() < 0.1,
+                "",
+                "",
+            )
+            for _ in range(rng.randrange(1, 12))
+        )
+        model = conventions.ModelCall(span, "m", "p", 10, 1, 0, "", ())
+        c = conversations.Conversation("k", (model,), tools, (0,) * len(tools), ("f",))
+        assert chains.links(c) == _links_by_rule(c)
+
+
 def test_usage_is_provider_reported_unless_the_agent_says_otherwise(tmp_path):
     from wismo.runs.traces import analysis
 

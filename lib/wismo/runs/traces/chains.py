@@ -132,39 +132,33 @@ class Link(NamedTuple):  # a tuple: made, hashed and compared by the thousand
     argument: str
 
 
-def _index(result: object) -> dict[object, list[str]]:
-    """A decoded result's distinctive values, each with the paths it is found at (in the order _leaves finds them)."""
-    index: dict[object, list[str]] = {}
-    for path, value in _leaves(result):
-        index.setdefault(value, []).append(path)
-    return index
-
-
-def _held(text: str) -> str | dict[object, list[str]]:
-    """An earlier result as a later argument is looked for in it: a JSON one as its values with their paths, a text
-    one (or one nested too deeply to walk) as its text."""
+def _held(text: str) -> str | list[tuple[str, object]]:
+    """An earlier result as a later argument is looked for in it: a JSON one as its distinctive values with their
+    paths (_leaves), a text one (or one nested too deeply to walk) as its text."""
     decoded = _json(text, exact=False)
     if isinstance(decoded, str):
         return decoded
     try:
-        return _index(decoded)
+        return _leaves(decoded)
     except RecursionError:
         return text
 
 
-SCANS = 2  # times a result's text is searched for an argument's value before it is decoded and indexed instead
+SCANS = 2  # times a result's text is searched for an argument's value before it is decoded instead
 
 
 def links(conversation: Conversation) -> set[Link]:
     """The links one conversation shows (where arguments and results were captured)."""
     found: set[Link] = set()
-    # (tool, its result) in call order. A result is decoded and indexed once a later argument may be in it: a text
-    # with no backslash escapes nothing, so each string decoded from it stands in it as written, and a string it
-    # does not hold is in none of them. After SCANS such searches it is indexed anyway, so that many arguments
-    # against one large result cost one decoding, not a search each.
-    earlier: list[tuple[str, str, bool]] = []  # (tool, result, whether the result escapes nothing)
-    indexed: dict[int, str | dict[object, list[str]]] = {}
-    scanned: dict[int, int] = {}
+    # A result is decoded once a later argument may be in it: a text with no backslash escapes nothing, so each string
+    # decoded from it stands in it as written, and a string it does not hold is in none of them. After SCANS such
+    # searches it is decoded anyway, so that many arguments against one large result cost one decoding, not a search
+    # each. A decoded result's values join one index of every decoded result's, so an argument's value is looked up
+    # once, not in each earlier result: a long conversation's calls cost n, not n squared.
+    waiting: list[list[Any]] = []  # results not decoded yet: [tool, result, escapes nothing, searches so far]
+    at: dict[object, list[tuple[str, str]]] = {}  # a decoded result's value -> (its tool, its path), every result's
+    texts: list[tuple[str, str]] = []  # (tool, result) for results that are text, not JSON (or too deep to walk)
+    earlier = False
     for call in conversation.tool_calls:
         arguments = _json(call.arguments, exact=False) if earlier else None
         if isinstance(arguments, dict):
@@ -173,24 +167,39 @@ def links(conversation: Conversation) -> set[Link]:
             except RecursionError:  # arguments nested too deeply to walk: no value of theirs is looked for
                 leaves = []
             for argument, value in leaves:
-                for i, (source, text, unescaped) in enumerate(earlier):
-                    held = indexed.get(i)
-                    if held is None:
-                        searches = scanned.get(i, 0)
+                if waiting:
+                    kept = []
+                    for result in waiting:
+                        source, text, unescaped, searches = result
                         if unescaped and type(value) is str and searches < SCANS:
-                            scanned[i] = searches + 1
+                            result[3] = searches + 1
                             if value not in text:
+                                kept.append(result)
                                 continue
-                        held = indexed[i] = _held(text)
-                    if isinstance(held, str):
-                        if isinstance(value, str) and value in held:
-                            found.add(Link(source, "", call.tool, argument))
-                        continue
-                    for path in held.get(value, ()):
-                        found.add(Link(source, path, call.tool, argument))
+                        _decode_into(source, text, at, texts)
+                    waiting = kept
+                for source, path in at.get(value, ()):
+                    found.add(Link(source, path, call.tool, argument))
+                if texts and isinstance(value, str):
+                    found.update(Link(source, "", call.tool, argument) for source, text in texts if value in text)
         if call.result is not None and not call.is_error:
-            earlier.append((call.tool, call.result, "\\" not in call.result))
+            waiting.append([call.tool, call.result, "\\" not in call.result, 0])
+            earlier = True
     return found
+
+
+def _decode_into(source: str, text: str, at: dict[object, list[tuple[str, str]]], texts: list[tuple[str, str]]) -> None:
+    """A result of `source` decoded (_held): its values with their paths added to `at`, or its text to `texts`."""
+    held = _held(text)
+    if isinstance(held, str):
+        texts.append((source, held))
+        return
+    for path, value in held:
+        spots = at.get(value)
+        if spots is None:
+            at[value] = [(source, path)]
+        else:
+            spots.append((source, path))
 
 
 def _median(histogram: Counter[int]) -> float:
