@@ -190,6 +190,9 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     assert traces["bytes"]["large"] >= 4 * traces["bytes"]["small"] * 0.9
     assert traces["speedUpOneToTwoWorkers"] > 0 and traces["megabytesPerSecondPerWorker"] > 0
     assert traces["timeAtGrowthAgainstOnce"] > 1  # four times the traces take longer
+    # One long session at two lengths, every copy a question under one conversation id.
+    assert traces["sessionQuestions"]["large"] > 2 * traces["sessionQuestions"]["small"] > 0
+    assert traces["sessionTimeAtGrowthAgainstOnce"] > 0
     assert set(traces["againstDecoding"]) == {
         "analysisOneCore",
         "commandOneCore",

@@ -981,6 +981,20 @@ def _lines_with_a_split_conversation(path: Path) -> Path:
     return path
 
 
+def test_a_long_session_is_a_conversation_per_question_in_one_pass_and_in_parts(tmp_path, threads):
+    from wismo.bench.trace_file import SESSION, generate
+
+    path = tmp_path / "session.json"
+    generate(path, 200_000, session=True)
+    alone, _ = _one_pass([path])
+    assert len(alone) > 10 and [f.key for f in alone] == [SESSION] + [
+        f"{SESSION} #{n}" for n in range(2, len(alone) + 1)
+    ]
+    assert all(f.links for f in alone)  # each question's links found, however many came before it
+    found, _ = _pipeline(threads, [path], 5000)
+    assert sorted(found, key=lambda f: f.key) == sorted(alone, key=lambda f: f.key)
+
+
 def test_a_file_read_in_parts_gives_the_conversations_of_one_pass_one_across_the_parts_too(tmp_path, threads):
     from wismo.runs.traces import partitioned
 

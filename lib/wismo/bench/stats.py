@@ -33,6 +33,10 @@ TARGETS_X_FLOOR = {
     # `wismo traces FILE --no-report` (its process's start, the spans, conversations, chains and traces.json) against
     # a loop that only decodes each line as JSON: reading a Collector's output must stay near the cost of parsing it.
     "traces: the whole command, times decoding each line as JSON": 4.0,
+    # One long session (every question under one conversation id, as an agent's long-lived thread) of four times the
+    # questions against once: work that grows with the calls is 4x, anything comparing each call with every other
+    # 16x; half as much again as 4x is the room for the machine's noise and a larger open session's memory.
+    "traces: a session 4 times as long, times once": 6.0,
 }
 # Peak memory as a ratio to the same work's peak on a smaller input (memory grows with the conversations open at once,
 # not with the file): a file four times larger may cost a quarter more (the interpreter's own arenas

@@ -17,6 +17,7 @@ from wismo.runs.traces.conversations import IDLE_NS
 IDLE_S = IDLE_NS / 1e9
 
 GROWTH = 4  # the larger file is this many times the smaller
+SESSION_PART = 8  # the long session's file is this fraction of the trace file (its longer one GROWTH times it)
 
 
 def _measure(path: Path | list[Path], mode: str, runs: int) -> list[dict[str, Any]]:
@@ -34,6 +35,15 @@ def _rounds(path: Path, modes: tuple[str, ...], runs: int) -> list[list[dict[str
     return found
 
 
+def _rounds_of(paths: tuple[Path, ...], mode: str, runs: int) -> list[list[dict[str, Any]]]:
+    """One mode's runs on each file, in rounds of one run of each (as _rounds takes modes)."""
+    found: list[list[dict[str, Any]]] = [[] for _ in paths]
+    for _ in range(runs):
+        for runs_of, path in zip(found, paths):
+            runs_of += _measure(path, mode, 1)
+    return found
+
+
 def bench_traces(s: Settings) -> dict[str, object]:
     """9. A generated trace file read as `wismo traces` reads it, beside reading its lines; then at four times it."""
     with tempfile.TemporaryDirectory(prefix="wismo-bench-traces-") as folder:
@@ -45,11 +55,17 @@ def bench_traces(s: Settings) -> dict[str, object]:
         larger = _measure(large, "analysis", 1)
         one_worker = _measure(small, "pipeline1", s.trace_runs)
         two_workers = _measure(small, "pipeline2", s.trace_runs)
+        # One long session at two lengths: what closing a conversation and finding its links cost as it grows.
+        session, longer_session = Path(folder) / "session.json", Path(folder) / "longer-session.json"
+        generate(session, s.trace_mb * 1_000_000 // SESSION_PART, session=True)
+        generate(longer_session, GROWTH * s.trace_mb * 1_000_000 // SESSION_PART, session=True)
+        sessions, longer_sessions = _rounds_of((session, longer_session), "analysis", s.trace_runs)
     floor, json_ms, time_ms, command_ms = (
         summary([r["ms"] for r in runs]) for runs in (lines, decoded, analysed, commands)
     )
     one_ms, two_ms = (summary([r["ms"] for r in runs]) for runs in (one_worker, two_workers))
     larger_ms = summary([r["ms"] for r in larger])
+    session_ms, longer_session_ms = (summary([r["ms"] for r in runs]) for runs in (sessions, longer_sessions))
     speed_up = one_ms["median"] / two_ms["median"]
     peak_lines = max(r["peakRssMb"] for r in lines)
     peak_small = max(r["peakRssMb"] for r in analysed)
@@ -66,6 +82,13 @@ def bench_traces(s: Settings) -> dict[str, object]:
             f"chains and links found, in one process); the command adds the interpreter's start and its imports "
             f"(the price library's data among them), a fixed cost that weighs less the larger the files; json.loads "
             f"alone takes {json_ms['median']:.0f} ms"
+        )
+
+    def session_why() -> str:
+        return (
+            f"a session of {longer_sessions[0]['conversations']:,} questions took {longer_session_ms['median']:.0f} ms "
+            f"against {session_ms['median']:.0f} ms for {sessions[0]['conversations']:,}: some step compares each of "
+            f"a session's calls with the others"
         )
 
     def memory_note() -> str:
@@ -91,12 +114,17 @@ def bench_traces(s: Settings) -> dict[str, object]:
             figure("the whole command: wismo traces FILE --no-report", command_ms, floor["median"]),
             figure("partitioned pipeline, one local worker (cluster started)", one_ms, floor["median"]),
             figure("partitioned pipeline, two local workers (cluster started)", two_ms, floor["median"]),
+            figure(f"one long session, {sessions[0]['conversations']:,} questions", session_ms, None),
+            figure(f"one long session, {GROWTH} times as long", longer_session_ms, session_ms["median"]),
         ],
         # The partitioned pipeline (runs.traces.partitioned) on one worker against two, the same analysis: how it
         # scales, and the rate one worker reads at (what a cluster of N is estimated from).
         "speedUpOneToTwoWorkers": round(speed_up, 2),
         # How the time grows with the traces: the analysis of a file GROWTH times larger against the file's.
         "timeAtGrowthAgainstOnce": round(larger_ms["median"] / time_ms["median"], 2),
+        # The same for one long session: its questions GROWTH times as many (linear work grows GROWTH times).
+        "sessionTimeAtGrowthAgainstOnce": round(longer_session_ms["median"] / session_ms["median"], 2),
+        "sessionQuestions": {"small": sessions[0]["conversations"], "large": longer_sessions[0]["conversations"]},
         "megabytesPerSecondPerWorker": round(per_worker, 2),
         "bytes": sizes,
         "conversations": {"small": analysed[0]["conversations"], "large": larger[0]["conversations"]},
@@ -131,6 +159,12 @@ def bench_traces(s: Settings) -> dict[str, object]:
                 command_ms["median"],
                 json_ms["median"],
                 time_why,
+            ),
+            check_ratio(
+                "traces: a session 4 times as long, times once",
+                longer_session_ms["median"],
+                session_ms["median"],
+                session_why,
             ),
         ],
     }
