@@ -7,6 +7,7 @@ import dataclasses
 import gc
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,10 @@ def _write_lines(path: Path, *documents: dict) -> Path:
         ("traceId", "4BF92F3577B34DA6A3CE929D0E0E4736", "4bf92f3577b34da6a3ce929d0e0e4736"),  # hex in capitals
         ("spanId", "00F067AA0BA902B7", "00f067aa0ba902b7"),
         ("parentSpanId", "", ""),
+        # Base64 as protobuf's JSON reader takes it: URL-safe, or without its padding.
+        ("spanId", "--_77_vv--8=", "fbeffbeffbeffbef"),
+        ("spanId", "APBnqgupArc", "00f067aa0ba902b7"),
+        ("traceId", "S_kvNXezTaajzpKdDg5HNg", "4bf92f3577b34da6a3ce929d0e0e4736"),
     ],
 )
 def test_an_id_reads_as_the_general_rules_read_it(tmp_path, field, given, read):
@@ -90,6 +95,27 @@ def test_hex_or_base64_ids_and_integer_or_named_enums_read_alike(tmp_path):
     ]
     assert a[0].trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and a[1].parent_id == "00f067aa0ba902b7"
     assert a[1].attributes["gen_ai.usage.input_tokens"] == 412 and a[0].service == "order-assistant"
+
+
+def test_a_request_may_name_its_resource_spans_by_the_proto_name(tmp_path):
+    document = _document()
+    renamed = {"resource_spans": document["resourceSpans"]}
+    path = _write_lines(tmp_path / "proto.json", renamed)
+    assert list(otlp.read(path)) == [structs.replace(s, path=str(path)) for s in otlp.read(CONVENTIONS)]
+
+
+def test_a_zstd_file_that_decompresses_to_far_more_is_held_a_slice_s_output_at_a_time():
+    import io
+
+    import zstandard
+
+    compressed = zstandard.ZstdCompressor().compress(b"{}\n" + b" " * (64 << 20) + b"\n")
+    reader, buffer, peak, total = otlp._ZstdFrames(io.BytesIO(compressed)), bytearray(1 << 20), 0, 0
+    while read := reader.readinto(buffer):
+        peak, total = max(peak, len(reader.pending)), total + read
+    assert total == (64 << 20) + 4
+    # A zstd block gives at most 128 KiB for its 3-byte header and one byte: a slice's output is bounded by that.
+    assert peak <= otlp._ZstdFrames.SLICE // 4 * (128 << 10) < total
 
 
 def test_an_indented_document_reads_as_its_lines_do(tmp_path):
@@ -841,7 +867,14 @@ def test_spans_read_from_the_json_as_otlp_json_defines_it(tmp_path):
         ({"key": "a", "value": {"intValue": "412"}}, {"a": 412}),
         ({"key": "a", "value": {"intValue": 412}}, {"a": 412}),
         ({"key": "a", "value": {"intValue": "-5"}}, {"a": -5}),
-        ({"key": "a", "value": {"intValue": "\u0663"}}, {"a": 3}),  # a decimal digit int() reads, either way
+        # Decimal text in ASCII digits only, as OTLP/JSON writes it: not another script's digits, no spaces or "_".
+        ({"key": "a", "value": {"intValue": "\u0663"}}, "intValue must be a 64-bit integer, not '\u0663'"),
+        ({"key": "a", "value": {"intValue": " 412"}}, "intValue must be a 64-bit integer, not ' 412'"),
+        ({"key": "a", "value": {"intValue": "1_000"}}, "intValue must be a 64-bit integer, not '1_000'"),
+        ({"key": "a", "value": {"intValue": "+5"}}, "intValue must be a 64-bit integer, not '+5'"),
+        ({"key": "a", "value": {"doubleValue": "\uff11.5"}}, "doubleValue must be a number, not '\uff11.5'"),
+        ({"key": "a", "value": {"doubleValue": "-Infinity"}}, {"a": float("-inf")}),
+        ({"key": "a", "value": {"doubleValue": "1.5e3"}}, {"a": 1500.0}),
         ({"key": "a", "value": {"intValue": "18446744073709551615"}}, {"a": 2**64 - 1}),  # 20 digits: the checks
         ({"key": "a", "value": {"intValue": "18446744073709551616"}}, "intValue must be a 64-bit integer"),
         ({"key": "a", "value": {"intValue": None}}, {"a": 0}),
@@ -858,7 +891,7 @@ def test_an_attribute_reads_as_the_general_walk_reads_it(pair, read):
     if isinstance(read, dict):
         assert otlp._attributes([pair]) == read
     else:
-        with pytest.raises(InputError, match=read):
+        with pytest.raises(InputError, match=re.escape(read)):
             otlp._attributes([pair])
 
 
@@ -884,12 +917,23 @@ def test_a_line_reads_alike_by_orjson_and_by_json_and_an_integer_beyond_64_bits_
         wide = _document()
         _spans_of(wide)[0]["startTimeUnixNano"] = huge
         assert (
-            "startTimeUnixNano must be a 64-bit integer"
+            "startTimeUnixNano must be an unsigned 64-bit integer"
             in _unreadable(_write_lines(tmp_path / "wide.json", wide)).problem
         )
         _spans_of(wide)[0]["startTimeUnixNano"] = "1"
         _spans_of(wide)[0]["kind"] = huge
         assert "is none of SPAN_KIND_UNSPECIFIED" in _unreadable(_write_lines(tmp_path / "wide.json", wide)).problem
+    for negative in ("-5", -5):  # a time is unsigned (fixed64)
+        earlier = _document()
+        _spans_of(earlier)[0]["startTimeUnixNano"] = negative
+        assert (
+            "must be an unsigned 64-bit integer, not '-5'"
+            in _unreadable(_write_lines(tmp_path / "neg.json", earlier)).problem
+        )
+    # An enum's number is an int32: beyond it, refused as no kind.
+    wide = _document()
+    _spans_of(wide)[0]["kind"] = 2**40
+    assert "kind '1099511627776' is none of" in _unreadable(_write_lines(tmp_path / "wide.json", wide)).problem
 
 
 def _summary(conversations_read):

@@ -460,3 +460,84 @@ def test_captured_content_nested_too_deeply_is_read_as_not_json_and_the_command_
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "out" / "traces.json").read_text(encoding="utf-8"))
     assert result["read"]["conversations"] >= 2
+
+
+def _set(span: dict, key: str, value: dict) -> None:
+    """The span's attribute `key` set to the AnyValue `value` (added where the span has none)."""
+    span["attributes"] = [a for a in span["attributes"] if a["key"] != key] + [{"key": key, "value": value}]
+
+
+def _text(value: object) -> dict:
+    return {"stringValue": value if isinstance(value, str) else json.dumps(value)}
+
+
+DEFINITIONS = [{"type": "function", "name": n, "parameters": {"type": "object"}} for n in ("get_order", "get_tracking")]
+# What other agents and hostile input put in a span, with what wismo traces makes of it: read (None), or refused in
+# one sentence naming the line (the words given). Never a traceback.
+HOSTILE = {
+    "an operation name that is a list": (0, "gen_ai.operation.name", {"arrayValue": {"values": []}}, None),
+    "output messages whose parts are a number": (1, "gen_ai.output.messages", _text([{"parts": 5}]), None),
+    "input tokens beyond 64 bits as a double": (
+        1, "gen_ai.usage.input_tokens", {"doubleValue": 1e308}, "gen_ai.usage.input_tokens between 0 and 2**63 - 1"
+    ),
+    "input tokens as a superscript digit": (
+        1, "gen_ai.usage.input_tokens", {"stringValue": "\u00b2"}, "gen_ai.usage.input_tokens as a whole number"
+    ),
+    "arguments holding a number of 5,000 digits": (2, "gen_ai.tool.call.arguments", {"stringValue": "9" * 5000}, None),
+    "a conversation id with half a UTF-16 pair": (1, "gen_ai.conversation.id", {"stringValue": "conv-\ud800"}, None),
+    "a tool name with half a UTF-16 pair": (5, "gen_ai.tool.name", {"stringValue": "get_tracking\udc00"}, None),
+    "first arguments holding a null in a list": (
+        2, "gen_ai.tool.call.arguments", _text({"orderId": "ORD-1004", "tags": [None]}), None
+    ),
+    "first arguments nested 600 deep": (
+        2, "gen_ai.tool.call.arguments", {"stringValue": '{"orderId": "ORD-1004", "d": ' + "[" * 600 + "]" * 600 + "}"},
+        None,
+    ),
+    "definitions with a null description": (
+        1, "gen_ai.tool.definitions", _text([d | {"description": None} for d in DEFINITIONS]), None
+    ),
+    "definitions whose parameters are a list": (
+        1, "gen_ai.tool.definitions", _text([d | {"parameters": ["orderId"]} for d in DEFINITIONS]), None
+    ),
+    "definitions with an enum that is a number": (
+        1, "gen_ai.tool.definitions",
+        _text([d | {"parameters": {"properties": {"orderId": {"enum": 5}}}} for d in DEFINITIONS]), None,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("span", "key", "value", "refused"), HOSTILE.values(), ids=HOSTILE.keys())
+def test_what_other_agents_and_hostile_input_put_in_a_span_is_read_or_refused_in_one_sentence(
+    tmp_path, capsys, span, key, value, refused
+):
+    from wismo.cli.main import main
+
+    document = json.loads((REPO_ROOT / "tests" / "traces" / "conventions-example.json").read_text(encoding="utf-8"))
+    _set(document["resourceSpans"][0]["scopeSpans"][0]["spans"][span], key, value)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(document) + "\n", encoding="utf-8")  # json's escapes: "\ud800" stays an escape
+    code = main(["traces", str(path), "--no-report", "--out", str(tmp_path / "out")])
+    said = capsys.readouterr()
+    if refused is None:
+        assert code == 0, said.err
+        result = json.loads((tmp_path / "out" / "traces.json").read_text(encoding="utf-8"))
+        if "\\ud8" in path.read_text(encoding="utf-8") or "\\udc" in path.read_text(encoding="utf-8"):
+            assert "\ufffd" in json.dumps(result, ensure_ascii=False)  # half a pair reads as U+FFFD, as the Collector's
+    else:
+        assert code == 2 and f"{path}, line 1: " in said.err and refused in said.err
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_traced_case_toml_cannot_write_is_left_out_of_the_study_saying_so(tmp_path, capsys):
+    from wismo.cli.main import main
+
+    document = json.loads((REPO_ROOT / "tests" / "traces" / "conventions-example.json").read_text(encoding="utf-8"))
+    _set(
+        document["resourceSpans"][0]["scopeSpans"][0]["spans"][2],
+        *HOSTILE["first arguments holding a null in a list"][1:3],
+    )
+    path = tmp_path / "null.json"
+    path.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    assert main(["traces", str(path), "--no-report", "--out", str(tmp_path / "out")]) == 0
+    study = (tmp_path / "out" / "study.toml").read_text(encoding="utf-8")
+    assert "[[cases]]" not in study and "# 1 traced case left out: arguments that hold a null" in study

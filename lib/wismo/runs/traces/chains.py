@@ -118,7 +118,7 @@ def _json(text: str | None, exact: bool = True) -> object:
     if text is None:
         return None
     try:
-        return json.loads(text) if exact else otlp.decoded(text)
+        return otlp.loads(text) if exact else otlp.decoded(text)
     except otlp.NOT_JSON:
         return text
 
@@ -158,6 +158,7 @@ def links(conversation: Conversation) -> set[Link]:
     waiting: list[list[Any]] = []  # results not decoded yet: [tool, result, escapes nothing, searches so far]
     at: dict[object, list[tuple[str, str]]] = {}  # a decoded result's value -> (its tool, its path), every result's
     texts: list[tuple[str, str]] = []  # (tool, result) for results that are text, not JSON (or too deep to walk)
+    searched: dict[str, tuple[int, list[str]]] = {}  # a value -> (texts searched for it, the tools of those holding it)
     earlier = False
     for call in conversation.tool_calls:
         arguments = _json(call.arguments, exact=False) if earlier else None
@@ -181,11 +182,21 @@ def links(conversation: Conversation) -> set[Link]:
                 for source, path in at.get(value, ()):
                     found.add(Link(source, path, call.tool, argument))
                 if texts and isinstance(value, str):
-                    found.update(Link(source, "", call.tool, argument) for source, text in texts if value in text)
+                    for source in _holding(value, texts, searched):
+                        found.add(Link(source, "", call.tool, argument))
         if call.result is not None and not call.is_error:
             waiting.append([call.tool, call.result, "\\" not in call.result, 0])
             earlier = True
     return found
+
+
+def _holding(value: str, texts: list[tuple[str, str]], searched: dict[str, tuple[int, list[str]]]) -> list[str]:
+    """The tools whose text results hold `value`: each text searched once for each value, however often it is asked."""
+    done, holding = searched.get(value, (0, []))
+    if done < len(texts):
+        holding = holding + [source for source, text in texts[done:] if value in text]
+        searched[value] = (len(texts), holding)
+    return holding
 
 
 def _decode_into(source: str, text: str, at: dict[object, list[tuple[str, str]]], texts: list[tuple[str, str]]) -> None:

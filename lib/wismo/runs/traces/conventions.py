@@ -28,6 +28,7 @@ USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER, SCRIPTED)
 # Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
 # function and test models (pydantic-ai's FunctionModel and TestModel). Their token counts are their own.
 STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
+COUNTS = range(2**63)  # a token count as an int64 attribute holds it, not negative
 
 
 def usage_kind(attributes: dict[str, object]) -> str:
@@ -106,12 +107,13 @@ def _tokens(attributes: dict[str, object], names: tuple[str, ...], required: boo
             raise SpanIncomplete(names[0])
         return 0
     whole = isinstance(value, int) and not isinstance(value, bool)
-    whole = whole or (isinstance(value, float) and value.is_integer()) or (isinstance(value, str) and value.isdigit())
+    whole = whole or (isinstance(value, float) and value.is_integer())
+    whole = whole or (isinstance(value, str) and value.isascii() and value.isdecimal())  # "²" is a digit, not decimal
     if not whole:
-        raise SpanIncomplete(f"{names[0]} as a whole number (it is {value!r})")
+        raise SpanIncomplete(f"{names[0]} as a whole number (it is {str(value)[:40]!r})")
     number = int(value)
-    if number < 0:
-        raise SpanIncomplete(f"{names[0]} at least 0 (it is {number})")
+    if number not in COUNTS:
+        raise SpanIncomplete(f"{names[0]} between 0 and 2**63 - 1 (it is {str(value)[:40]})")
     return number
 
 
@@ -137,16 +139,22 @@ def _requested(attributes: dict[str, object]) -> tuple[str, ...]:
     return tuple(
         part["id"]
         for message in messages(attributes, "gen_ai.output.messages")
-        for part in message.get("parts") or ()
+        for part in _listed(message.get("parts"))
         if isinstance(part, dict) and part.get("type") == "tool_call" and isinstance(part.get("id"), str)
     )
+
+
+def _listed(value: object) -> list[object]:
+    """A captured list as it stands; anything else (absent, a number, an object) as no items."""
+    return value if isinstance(value, list) else []
 
 
 def model_call(span: Span) -> ModelCall | None:
     """The model call a span records, None when it records none; SpanIncomplete when it lacks its tokens."""
     a = span.attributes
-    if a.get("gen_ai.operation.name") not in MODEL_OPERATIONS and a.get("llm.request.type") != "chat":
-        return None
+    operation = a.get("gen_ai.operation.name")
+    if not (type(operation) is str and operation in MODEL_OPERATIONS) and a.get("llm.request.type") != "chat":
+        return None  # an operation of another type (a list, say) is no model's: a set cannot hold it to compare
     return ModelCall(
         span=span,
         model=str(_first(a, ("gen_ai.response.model", "gen_ai.request.model")) or ""),
@@ -176,7 +184,7 @@ def _openllmetry_io(span: Span) -> tuple[str | None, str | None]:
     arguments = result = None
     if isinstance(raw_in, str):
         try:
-            decoded = json.loads(raw_in)
+            decoded = otlp.loads(raw_in)
             if isinstance(decoded, dict) and "arguments" in decoded:  # the MCP instrumentation's
                 arguments = _text(decoded["arguments"])
             elif isinstance(decoded, dict) and "kwargs" in decoded:  # the traceloop SDK's @tool decorator's
@@ -187,7 +195,7 @@ def _openllmetry_io(span: Span) -> tuple[str | None, str | None]:
             arguments = raw_in
     if isinstance(raw_out, str):
         try:
-            decoded = json.loads(raw_out)
+            decoded = otlp.loads(raw_out)
             inner = decoded.get("result") if isinstance(decoded, dict) and "result" in decoded else decoded
             result = _text(inner)
         except otlp.NOT_JSON:

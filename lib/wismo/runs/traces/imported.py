@@ -4,7 +4,6 @@ tool calls with their arguments and result sizes where captured, the model and t
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections import Counter
@@ -22,7 +21,7 @@ from wismo.runs.records import Item, Manifest, RequestRecord, RequestUsage, RunF
 from wismo.runs.store import Counted, file_name
 from wismo.runs.traces.conventions import messages
 from wismo.runs.traces.conversations import TRACE_KEY, Conversation
-from wismo.runs.traces.otlp import NOT_JSON, Span
+from wismo.runs.traces.otlp import NOT_JSON, Span, loads
 
 BACKEND = IMPORTED
 KEY = "conversation"  # a run's case key when no study names one: the conversation's id
@@ -145,7 +144,7 @@ def case_of(conversation: Conversation, key: str | None) -> str:
     its trace id."""
     if key is not None and conversation.tool_calls and conversation.tool_calls[0].arguments:
         try:
-            arguments = json.loads(conversation.tool_calls[0].arguments)
+            arguments = loads(conversation.tool_calls[0].arguments)
         except NOT_JSON:
             arguments = None
         if isinstance(arguments, dict) and isinstance(arguments.get(key), str):

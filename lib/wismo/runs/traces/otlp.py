@@ -12,6 +12,8 @@ import glob
 import gzip
 import io
 import json
+import re
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
@@ -101,7 +103,7 @@ def _id(value: object, size: int, field: str) -> str:
         if len(hexed) == size:  # fromhex skips whitespace: hex with some in it is fewer bytes than the id's
             return hexed.hex()
     try:
-        decoded = base64.b64decode(value, validate=True)
+        decoded = _base64(value)
     except (binascii.Error, ValueError):
         decoded = b""
     if len(decoded) != size:
@@ -111,27 +113,61 @@ def _id(value: object, size: int, field: str) -> str:
 
 # What reading captured content (messages, definitions, arguments, results) as JSON raises where it is not JSON, or is
 # nested too deeply to read: either way the content is taken as not JSON, never a traceback.
-NOT_JSON = (json.JSONDecodeError, RecursionError)
+NOT_JSON = (ValueError, RecursionError)  # json's error, a number of more digits than Python reads, or too deep
+TOO_LONG = f"a number of more than {sys.get_int_max_str_digits():,} digits, more than Python reads"
+
+
+def _base64(text: str) -> bytes:
+    """Base64 as protobuf's JSON reader takes it: standard or URL-safe, with or without its padding."""
+    text = text.replace("-", "+").replace("_", "/")
+    return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # JSON's escape of half a UTF-16 pair
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # what is left of a pair after json has joined the whole ones
+
+
+def loads(text: str) -> object:
+    """JSON text as json reads it (every number exact), with a lone surrogate (an escape of half a UTF-16 pair, which
+    is no character) read as U+FFFD, as the Collector's own reader reads it: what is read can be written as UTF-8.
+    Raises what NOT_JSON names where the text is not JSON."""
+    value = json.loads(text)
+    return _characters(value) if SURROGATE_ESCAPE.search(text) else value
+
+
+def _characters(value: object) -> object:
+    """A JSON value with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_characters(v) for v in value]
+    if isinstance(value, dict):
+        return {_characters(k): _characters(v) for k, v in value.items()}
+    return value
 
 
 def decoded(text: str) -> object:
     """JSON text parsed by orjson, or by json where orjson refuses it (NaN, a lone surrogate, text that is not JSON:
-    json's value or json's error). The two agree on every value but an integer beyond 64 bits, a float to orjson: OTLP
+    loads' value or json's error). The two agree on every value but an integer beyond 64 bits, a float to orjson: OTLP
     has none (_integer and _enum refuse it either way), and the captured messages are read for their texts and ids."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text)
+        return loads(text)
 
 
 INT64 = range(-(2**63), 2**64)  # a 64-bit integer, signed or unsigned (OTLP's int64, uint64 and fixed64)
+UINT64 = range(2**64)  # a span's times (fixed64)
+INT32 = range(-(2**31), 2**31)  # an enum's number
+DECIMAL = re.compile(r"-?[0-9]+")  # a 64-bit integer's text in OTLP/JSON: ASCII digits, "-" before a negative
 # Decimal text of fewer digits (what the Collector writes for 64-bit integers) is one as it stands: read without
 # _integer's checks where every span has some (its times, its token counts).
 SHORT_DECIMAL = 20
 
 
-def _integer(value: object, field: str) -> int:
-    """A 64-bit integer as OTLP/JSON gives it: a number or a decimal string; absent is 0."""
+def _integer(value: object, field: str, within: range = INT64) -> int:
+    """A 64-bit integer as OTLP/JSON gives it, `within` a range: a number or its decimal text (ASCII digits, no sign
+    but a minus, no spaces); absent is 0."""
     if value is None:
         return 0
     if isinstance(value, bool):
@@ -141,13 +177,11 @@ def _integer(value: object, field: str) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer() and -(2**63) < value < 2**64:
         number = int(value)  # not -2**63 or below, nor 2**64 or above: orjson's reading of an integer beyond 64 bits
-    elif isinstance(value, str):
-        try:
-            number = int(value)
-        except ValueError:
-            pass
-    if number is None or number not in INT64:
-        raise _Malformed(f"{field} must be a 64-bit integer, not {str(value)[:40]!r}")
+    elif isinstance(value, str) and DECIMAL.fullmatch(value) and len(value) <= SHORT_DECIMAL + 1:
+        number = int(value)
+    if number is None or number not in within:
+        kind = "an unsigned 64-bit integer" if within is UINT64 else "a 64-bit integer"
+        raise _Malformed(f"{field} must be {kind}, not {str(value)[:40]!r}")
     return number
 
 
@@ -155,22 +189,22 @@ def _enum(value: object, names: dict[str, int], field: str) -> int:
     """An enum as OTLP/JSON gives it: its integer or its name; absent is 0."""
     if value is None:
         return 0
-    if isinstance(value, int) and not isinstance(value, bool) and value in INT64:
+    if isinstance(value, int) and not isinstance(value, bool) and value in INT32:
         return value
     if isinstance(value, str) and value in names:
         return names[value]
     raise _Malformed(f"{field} {str(value)[:40]!r} is none of {', '.join(names)}")
 
 
+FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|-?Infinity")  # a double's text
+
+
 def _float(value: object, field: str) -> float:
-    """A double as OTLP/JSON gives it: a number, or "NaN", "Infinity", "-Infinity" or a decimal string."""
+    """A double as OTLP/JSON gives it: a number, or "NaN", "Infinity", "-Infinity" or a decimal string (ASCII)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
+    if isinstance(value, str) and FLOAT.fullmatch(value):
+        return float(value)
     raise _Malformed(f"{field} must be a number, not {str(value)[:40]!r}")
 
 
@@ -216,7 +250,7 @@ def plain(value: object) -> object:
             if not isinstance(item, str):
                 raise _Malformed(f"bytesValue must be base64 text, not {type(item).__name__}")
             try:
-                return base64.b64decode(item, validate=True).hex()
+                return _base64(item).hex()
             except (binascii.Error, ValueError):
                 raise _Malformed(f"bytesValue {item[:40]!r} is not base64") from None
     return None  # no value set (or only fields this reader does not know)
@@ -240,7 +274,13 @@ def _attributes(values: object) -> dict[str, object]:
                     out[key] = text
                     continue
                 number = value.get("intValue")
-                if type(number) is str and number.isdecimal() and len(number) < SHORT_DECIMAL and len(value) == 1:
+                if (
+                    type(number) is str
+                    and len(value) == 1
+                    and len(number) < SHORT_DECIMAL
+                    and number.isascii()
+                    and number.isdecimal()
+                ):
                     out[key] = int(number)
                     continue
                 out[key] = plain(value)
@@ -273,10 +313,10 @@ def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str])
     document, as given and in hex (_known)."""
     s = raw if type(raw) is dict else _table(raw, "a span")
     start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
-    if not (isinstance(start, str) and start.isdecimal() and len(start) < SHORT_DECIMAL):
-        start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
-    if not (isinstance(end, str) and end.isdecimal() and len(end) < SHORT_DECIMAL):
-        end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
+    if not (isinstance(start, str) and len(start) < SHORT_DECIMAL and start.isascii() and start.isdecimal()):
+        start = _integer(_field(s, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano", UINT64)
+    if not (isinstance(end, str) and len(end) < SHORT_DECIMAL and end.isascii() and end.isdecimal()):
+        end = _integer(_field(s, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano", UINT64)
     start, end = int(start), int(end)
     name = s.get("name", "")
     if not isinstance(name, str):
@@ -292,20 +332,34 @@ def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str])
     span_id = _known(s, "spanId", "span_id", ids)
     parent_id = _known(s, "parentSpanId", "parent_span_id", ids)
     kind = s.get("kind")
-    kind = kind if type(kind) is int and kind in INT64 else _enum(kind, SPAN_KINDS, "kind")
+    kind = kind if type(kind) is int and kind in INT32 else _enum(kind, SPAN_KINDS, "kind")
     attributes = _attributes(s.get("attributes"))
     status = s.get("status")
     code = status.get("code") if type(status) is dict else _table(status, "status").get("code")
-    failed = (code if type(code) is int and code in INT64 else _enum(code, STATUS_CODES, "status.code")) == STATUS_ERROR
+    failed = (code if type(code) is int and code in INT32 else _enum(code, STATUS_CODES, "status.code")) == STATUS_ERROR
     return Span(
         trace_id, span_id, parent_id, name, kind, start, max(end, start), attributes, failed, service, where, line
     )
 
 
+_NONE = object()  # what _resource_spans gives for a document that names none
+
+
+def _resource_spans(document: object) -> object:
+    """An ExportTraceServiceRequest's resourceSpans field (by either name, null as given), _NONE where it has none."""
+    if not isinstance(document, dict):
+        return _NONE
+    for name in ("resourceSpans", "resource_spans"):
+        if name in document:
+            return document[name]
+    return _NONE
+
+
 def _spans(document: object, path: str, line: int) -> Iterator[Span]:
     """The spans of one decoded ExportTraceServiceRequest, each with its resource's service name; TraceUnreadable
     says why a document is none."""
-    if not isinstance(document, dict) or "resourceSpans" not in document:
+    listed = _resource_spans(document)
+    if listed is _NONE:
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
     where = path
     try:
@@ -313,7 +367,7 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
         # reader did, and nothing of it is given.
         found: list[Span] = []
         ids: dict[str, str] = {}
-        for resource_spans in _list(document["resourceSpans"], "resourceSpans"):
+        for resource_spans in _list(listed, "resourceSpans"):
             rs = _table(resource_spans, "a resourceSpans entry")
             resource = _attributes(_table(rs.get("resource"), "resource").get("attributes"))
             service = str(resource.get("service.name") or "")
@@ -359,36 +413,42 @@ def expand(patterns: Iterable[str | Path]) -> list[str]:
 
 class _ZstdFrames(io.RawIOBase):
     """A zstd file's bytes decompressed as they are read, frame after frame (the Collector's file exporter may write
-    one per batch); a file that ends inside a frame is a ZstdError, not a shorter text."""
+    one per batch); a file that ends inside a frame is a ZstdError, not a shorter text. The compressed bytes are fed
+    a slice at a time, each once what the last gave has been read: a slice's output is bounded (a zstd block gives at
+    most 128 KiB for a few bytes), so a file that decompresses to gigabytes is held a little at a time."""
+
+    SLICE = 1 << 10  # compressed bytes fed at once
 
     def __init__(self, raw: IO[bytes]) -> None:
         self.raw = raw
         self.frame = zstandard.ZstdDecompressor().decompressobj()
-        self.started = False  # some of the current frame's bytes have been read
-        self.pending = b""
+        self.started = False  # some of the current frame's bytes have been fed
+        self.compressed, self.fed = b"", 0  # bytes read from the file, and how many of them were fed
+        self.pending, self.given = b"", 0  # decompressed bytes, and how many of them were given
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: WriteableBuffer) -> int:
-        while not self.pending:
-            chunk = self.raw.read(1 << 16)
-            if not chunk:
-                if self.started:
-                    raise zstandard.ZstdError("the file ends inside a zstd frame (cut short)")
-                return 0
-            while chunk:
-                self.started = True
-                self.pending += self.frame.decompress(chunk)
-                chunk = b""
-                if self.frame.eof:  # the frame is whole: what follows it is the next frame's
-                    chunk = self.frame.unused_data
-                    self.frame = zstandard.ZstdDecompressor().decompressobj()
-                    self.started = False
+        while self.given == len(self.pending):
+            if self.fed == len(self.compressed):
+                self.compressed, self.fed = self.raw.read(1 << 16), 0
+                if not self.compressed:
+                    if self.started:
+                        raise zstandard.ZstdError("the file ends inside a zstd frame (cut short)")
+                    return 0
+            piece = self.compressed[self.fed : self.fed + self.SLICE]
+            self.fed += len(piece)
+            self.started = True
+            self.pending, self.given = self.frame.decompress(piece), 0
+            if self.frame.eof:  # the frame is whole: what follows it is the next frame's
+                self.compressed, self.fed = self.frame.unused_data + self.compressed[self.fed :], 0
+                self.frame = zstandard.ZstdDecompressor().decompressobj()
+                self.started = False
         view = memoryview(buffer).cast("B")
-        size = min(len(view), len(self.pending))
-        view[:size] = self.pending[:size]
-        self.pending = self.pending[size:]
+        size = min(len(view), len(self.pending) - self.given)
+        view[:size] = memoryview(self.pending)[self.given : self.given + size]
+        self.given += size
         return size
 
     def close(self) -> None:
@@ -492,7 +552,7 @@ def _documents(where: str, start: int, end: int | None, first_line: int) -> Iter
                 except orjson.JSONDecodeError:  # json's reading decides: its value, or its error in its words
                     text = raw.decode("utf-8")
                     try:
-                        document = json.loads(text)
+                        document = loads(text)
                     except RecursionError:
                         raise TraceUnreadable(where, number, "not OTLP JSON (nested too deeply)") from None
                     except json.JSONDecodeError as exc:
@@ -504,6 +564,8 @@ def _documents(where: str, start: int, end: int | None, first_line: int) -> Iter
                                 where, number, f"truncated: the line ends before its JSON does ({exc.msg})"
                             ) from None
                         raise TraceUnreadable(where, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
+                    except ValueError:
+                        raise TraceUnreadable(where, number, f"not OTLP JSON ({TOO_LONG})") from None
                 first = False
                 yield number, document
         except UnicodeDecodeError:
@@ -524,7 +586,8 @@ def traced(path: str, attribute: str, start: int = 0, end: int | None = None) ->
         if document is WHOLE:
             return [(s.trace_id, s.attributes.get(attribute)) for s in _whole(where)], 0
         try:
-            for resource_spans in _list(_table(document, "a line").get("resourceSpans"), "resourceSpans"):
+            listed = _resource_spans(document)
+            for resource_spans in _list(None if listed is _NONE else listed, "resourceSpans"):
                 rs = _table(resource_spans, "a resourceSpans entry")
                 for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
                     for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
@@ -571,4 +634,6 @@ def _whole(where: str) -> Iterator[Span]:
                 where, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
             ) from None
         raise TraceUnreadable(where, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
+    except ValueError:
+        raise TraceUnreadable(where, 0, f"not OTLP JSON ({TOO_LONG})") from None
     yield from _spans(document, where, 1)

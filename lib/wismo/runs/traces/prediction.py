@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from wismo.accounting import tokens
 from wismo.accounting.tokens import conversation, framing
 from wismo.core import walk
-from wismo.runs.traces.otlp import NOT_JSON
+from wismo.runs.traces.otlp import NOT_JSON, loads
 
 if TYPE_CHECKING:
     from wismo.studies.declaration import Study
@@ -144,22 +144,36 @@ def sent_definitions(attributes: Mapping[str, object]) -> list[dict[str, object]
     API's function tools: {"type": "function", "name", "description", "parameters"}; [] when not captured."""
     raw = attributes.get(DEFINITIONS)
     try:
-        decoded = json.loads(raw) if isinstance(raw, str) else raw
+        decoded = loads(raw) if isinstance(raw, str) else raw
     except NOT_JSON:
         return []
     out = []
     for d in decoded if isinstance(decoded, list) else []:
         inner = d.get("function", d) if isinstance(d, dict) else None  # Chat Completions nests it under "function"
-        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str) and _countable(inner):
             out.append(
                 {
                     "type": "function",
                     "name": inner["name"],
-                    "description": inner.get("description", ""),
+                    "description": inner.get("description") or "",
                     "parameters": inner.get("parameters") or {},
                 }
             )
     return out
+
+
+def _countable(function: dict[str, object]) -> bool:
+    """Whether a sent definition has the shape its tokens are counted in (tokens.count_tools): a text description
+    (or none), an object of parameters whose properties are objects with a text description and a list of values
+    where they give them; one of another shape is taken as not captured, not counted as something else."""
+    description, parameters = function.get("description") or "", function.get("parameters") or {}
+    if not isinstance(description, str) or not isinstance(parameters, dict):
+        return False
+    properties = parameters.get("properties") or {}
+    return isinstance(properties, dict) and all(
+        isinstance(p, dict) and isinstance(p.get("description", ""), str) and isinstance(p.get("enum", []), list)
+        for p in properties.values()
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -186,11 +200,11 @@ def estimate(
     records = []
     for _, _, result in calls:
         try:
-            records.append(json.loads(result or ""))
+            records.append(loads(result or ""))
         except NOT_JSON:
             records.append(result)
     try:
-        arguments = json.loads(calls[0][1] or "{}")
+        arguments = loads(calls[0][1] or "{}")
     except NOT_JSON:
         arguments = {}
     merged = json.dumps(records, separators=(",", ":"), ensure_ascii=False)

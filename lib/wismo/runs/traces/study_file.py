@@ -87,7 +87,16 @@ def text(
         f"command = {_value([PLACEHOLDER_COMMAND])}",
         f"entry = {_value({'tool': PLACEHOLDER_TOOL, 'arguments': arguments})}",
     ]
+    unwritten = 0
     for case in cases:
         label = "as traced: " + ", ".join(f"{k} {v}" for k, v in case.items())
-        lines += ["", "[[cases]]", f"label = {_value(label)}"] + [f"{_key(k)} = {_value(v)}" for k, v in case.items()]
+        try:
+            values = [f"{_key(k)} = {_value(v)}" for k, v in case.items()]
+        except (TypeError, RecursionError):  # a null inside, or nested deeper than it can be written
+            unwritten += 1
+            continue
+        lines += ["", "[[cases]]", f"label = {_value(label)}", *values]
+    if unwritten:
+        left = f"{unwritten} traced case{'s' if unwritten > 1 else ''} left out"
+        lines += ["", f"# {left}: arguments that hold a null (TOML has none) or nest too deeply to write"]
     return "\n".join(lines) + "\n"
