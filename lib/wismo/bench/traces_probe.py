@@ -24,9 +24,9 @@ def main(mode: str, paths: list[str]) -> dict[str, object]:
         prices.lookup("gpt-4.1-mini")  # the price library's data loaded before timing, so base memory includes it
     cluster, child_peak_mb = None, None
     if mode.startswith("pipeline"):
-        from distributed import LocalCluster
+        from wismo.runs.traces import partitioned
 
-        cluster = LocalCluster(n_workers=int(mode[-1]), threads_per_worker=1, dashboard_address=None)
+        cluster = partitioned.local_cluster(int(mode[-1]))
     base = peak_rss_mb()
     started = time.perf_counter()
     conversations = None

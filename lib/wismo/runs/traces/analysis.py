@@ -133,17 +133,17 @@ def _facts(
         for conversation in conversations.conversations(spans(paths), tally, idle_ns, None if keep else chains.READ):
             yield chains.facts(conversation, replacements), conversation
         return
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from wismo.runs.traces import partitioned
 
-    cluster = None if dask else LocalCluster(n_workers=jobs, threads_per_worker=1, dashboard_address=None)
-    with Client(dask or cluster) as client:
-        try:
+    cluster = None if dask else partitioned.local_cluster(jobs)
+    try:
+        with Client(dask or cluster) as client:
             yield from partitioned.run(client, [str(p) for p in paths], idle_ns, tally, replacements, keep, part_bytes)
-        finally:
-            if cluster is not None:
-                cluster.close()
+    finally:  # the client closed first, its data released: workers that leave then take nothing with them
+        if cluster is not None:
+            cluster.close()
 
 
 def analyse(

@@ -35,9 +35,20 @@ from wismo.runs.traces.conversations import TRACE_KEY, Conversation, Tally, conv
 from wismo.runs.traces.prediction import Replacement
 
 if TYPE_CHECKING:
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
 CHUNK = 16 * 2**20  # bytes: an uncompressed file of lines larger than this is read in ranges of this size
+
+
+def local_cluster(workers: int) -> LocalCluster:
+    """A Dask cluster of `workers` processes on this machine, one thread each, for the pipeline (`--jobs N`): no
+    dashboard, and the scheduler's HTTP server on a free port, not Dask's 8787, which another cluster may hold."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers, threads_per_worker=1, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}
+    )
+
 
 Order = tuple[int, int, str, str]  # a conversation's place: its first call's file (index) and line, its key, the span
 Found = tuple[Order, Facts, Conversation | None]
