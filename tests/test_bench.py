@@ -131,7 +131,7 @@ def test_the_traces_ratios_pair_runs_taken_in_rounds(monkeypatch, tmp_path):
     # Every one-core way of reading is run once per round, so a ratio's two medians share the machine's drift.
     order: list[str] = []
     monkeypatch.setattr(bench_traces, "_measure", lambda path, mode, runs: order.append(mode) or [{"mode": mode}])
-    found = bench_traces._rounds(tmp_path / "f.json", ("json", "command"), 3)
+    found = bench_traces._rounds(3, (tmp_path / "f.json", "json"), (tmp_path / "f.json", "command"))
     assert order == ["json", "command"] * 3
     assert found == [[{"mode": "json"}] * 3, [{"mode": "command"}] * 3]
 
@@ -192,7 +192,11 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     assert traces["timeAtGrowthAgainstOnce"] > 1  # four times the traces take longer
     # One long session at two lengths, every copy a question under one conversation id.
     assert traces["sessionQuestions"]["large"] > 2 * traces["sessionQuestions"]["small"] > 0
-    assert traces["sessionTimeAtGrowthAgainstOnce"] > 0
+    session = {
+        f["name"]: f["stats"]["median"] for f in smoke["benchmarks"]["traces"]["figures"] if "session" in f["name"]
+    }
+    (once, longer) = session.values()  # the ratio is the longer session's median against the shorter one's
+    assert traces["sessionTimeAtGrowthAgainstOnce"] == round(longer / once, 2)
     assert set(traces["againstDecoding"]) == {
         "analysisOneCore",
         "commandOneCore",

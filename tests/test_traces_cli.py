@@ -485,6 +485,9 @@ HOSTILE = {
     "input tokens as a superscript digit": (
         1, "gen_ai.usage.input_tokens", {"stringValue": "\u00b2"}, "gen_ai.usage.input_tokens as a whole number"
     ),
+    "input tokens as a text of 5,000 digits": (
+        1, "gen_ai.usage.input_tokens", {"stringValue": "9" * 5000}, "gen_ai.usage.input_tokens as a whole number"
+    ),
     "arguments holding a number of 5,000 digits": (2, "gen_ai.tool.call.arguments", {"stringValue": "9" * 5000}, None),
     "a conversation id with half a UTF-16 pair": (1, "gen_ai.conversation.id", {"stringValue": "conv-\ud800"}, None),
     "a tool name with half a UTF-16 pair": (5, "gen_ai.tool.name", {"stringValue": "get_tracking\udc00"}, None),

@@ -25,21 +25,12 @@ def _measure(path: Path | list[Path], mode: str, runs: int) -> list[dict[str, An
     return [probe("traces_probe", mode, *paths, timeout_s=3600) for _ in range(runs)]
 
 
-def _rounds(path: Path, modes: tuple[str, ...], runs: int) -> list[list[dict[str, Any]]]:
-    """Each mode's runs, taken in rounds of one run of every mode: a shared machine's speed drifts over a minute, and
-    a ratio holds only between figures measured under the same drift."""
-    found: list[list[dict[str, Any]]] = [[] for _ in modes]
+def _rounds(runs: int, *ways: tuple[Path, str]) -> list[list[dict[str, Any]]]:
+    """Each way's runs (a file and a mode), taken in rounds of one run of every way: a shared machine's speed drifts
+    over a minute, and a ratio holds only between figures measured under the same drift."""
+    found: list[list[dict[str, Any]]] = [[] for _ in ways]
     for _ in range(runs):
-        for runs_of, mode in zip(found, modes):
-            runs_of += _measure(path, mode, 1)
-    return found
-
-
-def _rounds_of(paths: tuple[Path, ...], mode: str, runs: int) -> list[list[dict[str, Any]]]:
-    """One mode's runs on each file, in rounds of one run of each (as _rounds takes modes)."""
-    found: list[list[dict[str, Any]]] = [[] for _ in paths]
-    for _ in range(runs):
-        for runs_of, path in zip(found, paths):
+        for runs_of, (path, mode) in zip(found, ways):
             runs_of += _measure(path, mode, 1)
     return found
 
@@ -51,7 +42,8 @@ def bench_traces(s: Settings) -> dict[str, object]:
         generate(small, s.trace_mb * 1_000_000)
         generate(large, GROWTH * s.trace_mb * 1_000_000)
         sizes = {"small": small.stat().st_size, "large": large.stat().st_size}
-        lines, decoded, analysed, commands = _rounds(small, ("lines", "json", "analysis", "command"), s.trace_runs)
+        one_core = [(small, mode) for mode in ("lines", "json", "analysis", "command")]
+        lines, decoded, analysed, commands = _rounds(s.trace_runs, *one_core)
         larger = _measure(large, "analysis", 1)
         one_worker = _measure(small, "pipeline1", s.trace_runs)
         two_workers = _measure(small, "pipeline2", s.trace_runs)
@@ -59,7 +51,7 @@ def bench_traces(s: Settings) -> dict[str, object]:
         session, longer_session = Path(folder) / "session.json", Path(folder) / "longer-session.json"
         generate(session, s.trace_mb * 1_000_000 // SESSION_PART, session=True)
         generate(longer_session, GROWTH * s.trace_mb * 1_000_000 // SESSION_PART, session=True)
-        sessions, longer_sessions = _rounds_of((session, longer_session), "analysis", s.trace_runs)
+        sessions, longer_sessions = _rounds(s.trace_runs, (session, "analysis"), (longer_session, "analysis"))
     floor, json_ms, time_ms, command_ms = (
         summary([r["ms"] for r in runs]) for runs in (lines, decoded, analysed, commands)
     )

@@ -154,7 +154,8 @@ def links(conversation: Conversation) -> set[Link]:
     # decoded from it stands in it as written, and a string it does not hold is in none of them. After SCANS such
     # searches it is decoded anyway, so that many arguments against one large result cost one decoding, not a search
     # each. A decoded result's values join one index of every decoded result's, so an argument's value is looked up
-    # once, not in each earlier result: a long conversation's calls cost n, not n squared.
+    # once, not in each earlier result: a long conversation's calls cost n, not n squared, where results are JSON. A
+    # text result has no values to index: it is searched once for each distinct value (_holding).
     waiting: list[list[Any]] = []  # results not decoded yet: [tool, result, escapes nothing, searches so far]
     at: dict[object, list[tuple[str, str]]] = {}  # a decoded result's value -> (its tool, its path), every result's
     texts: list[tuple[str, str]] = []  # (tool, result) for results that are text, not JSON (or too deep to walk)

@@ -28,7 +28,6 @@ USAGE_KINDS = (PROVIDER, TIKTOKEN, SERVER, SCRIPTED)
 # Providers that are a stand-in for a model: wismo's scripted loop as its traces name it, an agent framework's
 # function and test models (pydantic-ai's FunctionModel and TestModel). Their token counts are their own.
 STAND_IN_PROVIDERS = frozenset({"wismo.scripted", "function", "test"})
-COUNTS = range(2**63)  # a token count as an int64 attribute holds it, not negative
 
 
 def usage_kind(attributes: dict[str, object]) -> str:
@@ -106,13 +105,16 @@ def _tokens(attributes: dict[str, object], names: tuple[str, ...], required: boo
         if required:
             raise SpanIncomplete(names[0])
         return 0
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    whole = whole or (isinstance(value, float) and value.is_integer())
-    whole = whole or (isinstance(value, str) and value.isascii() and value.isdecimal())  # "²" is a digit, not decimal
-    if not whole:
+    number: int | None = None
+    if isinstance(value, str):
+        number = otlp.decimal(value)  # "²" is a digit, not a decimal one
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    if number is None:
         raise SpanIncomplete(f"{names[0]} as a whole number (it is {str(value)[:40]!r})")
-    number = int(value)
-    if number not in COUNTS:
+    if number not in otlp.COUNT:
         raise SpanIncomplete(f"{names[0]} between 0 and 2**63 - 1 (it is {str(value)[:40]})")
     return number
 

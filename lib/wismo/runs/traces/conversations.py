@@ -217,7 +217,9 @@ def conversations(
     attributes once the call is read from it: what the open conversations hold is then what their facts need, not
     the messages each request carried (chains.READ)."""
     open_: dict[str, _Open] = {}
-    of_trace: dict[str, str] = {}  # trace id -> the key of its open conversation
+    # trace id -> the key of the open conversation its spans named last (a span that names none joins it); once that
+    # one has closed, the trace's next span that names none starts its own
+    of_trace: dict[str, str] = {}
     latest: dict[str, int] = {}  # file -> the latest end read in it: files may be given in any order of time
     for span in spans:
         tally.spans += 1

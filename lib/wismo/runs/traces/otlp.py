@@ -132,17 +132,17 @@ def loads(text: str) -> object:
     is no character) read as U+FFFD, as the Collector's own reader reads it: what is read can be written as UTF-8.
     Raises what NOT_JSON names where the text is not JSON."""
     value = json.loads(text)
-    return _characters(value) if SURROGATE_ESCAPE.search(text) else value
+    return _without_lone_surrogates(value) if SURROGATE_ESCAPE.search(text) else value
 
 
-def _characters(value: object) -> object:
+def _without_lone_surrogates(value: object) -> object:
     """A JSON value with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
         return LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
-        return [_characters(v) for v in value]
+        return [_without_lone_surrogates(v) for v in value]
     if isinstance(value, dict):
-        return {_characters(k): _characters(v) for k, v in value.items()}
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
     return value
 
 
@@ -159,10 +159,16 @@ def decoded(text: str) -> object:
 INT64 = range(-(2**63), 2**64)  # a 64-bit integer, signed or unsigned (OTLP's int64, uint64 and fixed64)
 UINT64 = range(2**64)  # a span's times (fixed64)
 INT32 = range(-(2**31), 2**31)  # an enum's number
-DECIMAL = re.compile(r"-?[0-9]+")  # a 64-bit integer's text in OTLP/JSON: ASCII digits, "-" before a negative
-# Decimal text of fewer digits (what the Collector writes for 64-bit integers) is one as it stands: read without
-# _integer's checks where every span has some (its times, its token counts).
+COUNT = range(2**63)  # a count as an int64 holds it: never negative
+DECIMAL = re.compile(r"-?[0-9]{1,20}")  # a 64-bit integer's text in OTLP/JSON: ASCII digits, "-" before a negative
+# Decimal text of fewer digits (what the Collector writes for 64-bit integers) is one as it stands: where every span
+# has some (its times, its token counts), read by this fast form of `decimal` (ASCII digits, no sign), inline.
 SHORT_DECIMAL = 20
+
+
+def decimal(text: str) -> int | None:
+    """An integer's decimal text as OTLP/JSON writes a 64-bit one (DECIMAL), as an int; None for other text."""
+    return int(text) if DECIMAL.fullmatch(text) else None
 
 
 def _integer(value: object, field: str, within: range = INT64) -> int:
@@ -177,8 +183,8 @@ def _integer(value: object, field: str, within: range = INT64) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer() and -(2**63) < value < 2**64:
         number = int(value)  # not -2**63 or below, nor 2**64 or above: orjson's reading of an integer beyond 64 bits
-    elif isinstance(value, str) and DECIMAL.fullmatch(value) and len(value) <= SHORT_DECIMAL + 1:
-        number = int(value)
+    elif isinstance(value, str):
+        number = decimal(value)
     if number is None or number not in within:
         kind = "an unsigned 64-bit integer" if within is UINT64 else "a 64-bit integer"
         raise _Malformed(f"{field} must be {kind}, not {str(value)[:40]!r}")
@@ -196,7 +202,7 @@ def _enum(value: object, names: dict[str, int], field: str) -> int:
     raise _Malformed(f"{field} {str(value)[:40]!r} is none of {', '.join(names)}")
 
 
-FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|-?Infinity")  # a double's text
+FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|NaN|-?Infinity")  # JSON's number, or these
 
 
 def _float(value: object, field: str) -> float:
@@ -342,24 +348,10 @@ def _span(raw: object, service: str, where: str, line: int, ids: dict[str, str])
     )
 
 
-_NONE = object()  # what _resource_spans gives for a document that names none
-
-
-def _resource_spans(document: object) -> object:
-    """An ExportTraceServiceRequest's resourceSpans field (by either name, null as given), _NONE where it has none."""
-    if not isinstance(document, dict):
-        return _NONE
-    for name in ("resourceSpans", "resource_spans"):
-        if name in document:
-            return document[name]
-    return _NONE
-
-
 def _spans(document: object, path: str, line: int) -> Iterator[Span]:
     """The spans of one decoded ExportTraceServiceRequest, each with its resource's service name; TraceUnreadable
     says why a document is none."""
-    listed = _resource_spans(document)
-    if listed is _NONE:
+    if not isinstance(document, dict) or ("resourceSpans" not in document and "resource_spans" not in document):
         raise TraceUnreadable(path, line, "not OTLP JSON (no resourceSpans: expected an ExportTraceServiceRequest)")
     where = path
     try:
@@ -367,7 +359,7 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
         # reader did, and nothing of it is given.
         found: list[Span] = []
         ids: dict[str, str] = {}
-        for resource_spans in _list(listed, "resourceSpans"):
+        for resource_spans in _list(_field(document, "resourceSpans", "resource_spans"), "resourceSpans"):
             rs = _table(resource_spans, "a resourceSpans entry")
             resource = _attributes(_table(rs.get("resource"), "resource").get("attributes"))
             service = str(resource.get("service.name") or "")
@@ -415,13 +407,14 @@ class _ZstdFrames(io.RawIOBase):
     """A zstd file's bytes decompressed as they are read, frame after frame (the Collector's file exporter may write
     one per batch); a file that ends inside a frame is a ZstdError, not a shorter text. The compressed bytes are fed
     a slice at a time, each once what the last gave has been read: a slice's output is bounded (a zstd block gives at
-    most 128 KiB for a few bytes), so a file that decompresses to gigabytes is held a little at a time."""
+    most 128 KiB for a few bytes: 32 MiB for a slice), so a file that decompresses to gigabytes is never held whole."""
 
     SLICE = 1 << 10  # compressed bytes fed at once
 
     def __init__(self, raw: IO[bytes]) -> None:
         self.raw = raw
-        self.frame = zstandard.ZstdDecompressor().decompressobj()
+        self.decompressor = zstandard.ZstdDecompressor()
+        self.frame = self.decompressor.decompressobj()
         self.started = False  # some of the current frame's bytes have been fed
         self.compressed, self.fed = b"", 0  # bytes read from the file, and how many of them were fed
         self.pending, self.given = b"", 0  # decompressed bytes, and how many of them were given
@@ -441,9 +434,9 @@ class _ZstdFrames(io.RawIOBase):
             self.fed += len(piece)
             self.started = True
             self.pending, self.given = self.frame.decompress(piece), 0
-            if self.frame.eof:  # the frame is whole: what follows it is the next frame's
-                self.compressed, self.fed = self.frame.unused_data + self.compressed[self.fed :], 0
-                self.frame = zstandard.ZstdDecompressor().decompressobj()
+            if self.frame.eof:  # the frame is whole: what follows it in the slice is the next frame's, fed again
+                self.fed -= len(self.frame.unused_data)
+                self.frame = self.decompressor.decompressobj()
                 self.started = False
         view = memoryview(buffer).cast("B")
         size = min(len(view), len(self.pending) - self.given)
@@ -586,8 +579,8 @@ def traced(path: str, attribute: str, start: int = 0, end: int | None = None) ->
         if document is WHOLE:
             return [(s.trace_id, s.attributes.get(attribute)) for s in _whole(where)], 0
         try:
-            listed = _resource_spans(document)
-            for resource_spans in _list(None if listed is _NONE else listed, "resourceSpans"):
+            request = _table(document, "a line")
+            for resource_spans in _list(_field(request, "resourceSpans", "resource_spans"), "resourceSpans"):
                 rs = _table(resource_spans, "a resourceSpans entry")
                 for scope_spans in _list(_field(rs, "scopeSpans", "scope_spans"), "scopeSpans"):
                     for raw in _list(_table(scope_spans, "a scopeSpans entry").get("spans"), "spans"):
