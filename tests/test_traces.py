@@ -381,6 +381,55 @@ def test_long_sessions_give_each_tool_call_and_question_what_the_rules_as_writte
         ]
 
 
+def _outermost_by_walk(parents: dict[str, str], span: str, matches) -> str:
+    """The rule as written: walk up from a span to its root (or until the walk comes round), keeping the farthest
+    span that matches; the span itself when none does."""
+    top, seen, parent = span, {span}, parents.get(span, "")
+    while parent and parent not in seen:
+        seen.add(parent)
+        top = parent if matches(parent) else top
+        parent = parents.get(parent, "")
+    return top
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "nested deeper than SHALLOW"])
+def test_nested_calls_merge_into_their_outermost_as_the_walk_up_finds_it_cycles_too(deep):
+    import random
+
+    rng = random.Random(5)
+    for _ in range(2000 if not deep else 300):
+        spans = [f"s{i}" for i in range(rng.randrange(1, 12) if not deep else rng.randrange(40, 120))]
+        # Parents among the spans (cycles and self-parents possible, as hostile input may give), a span outside the
+        # bucket, or none; nested deeper, most spans inside the one before.
+        parents = {s: rng.choice([*spans, "", "", "outside"]) for s in spans}
+        if deep:
+            parents |= {s: spans[i - 1] for i, s in enumerate(spans) if i and rng.random() < 0.95}
+        bucket = conversations._Open("k", named=True, parents=parents)
+        for s in spans:
+            if rng.random() < 0.5:
+                tool = rng.choice(["a", "b"])
+                bucket.tools.append(conventions.ToolCall(_span("t", s, rng.randrange(1, 5), {}), tool, "", None, None,
+                                                         False, "gen_ai", "k"))  # fmt: skip
+            elif rng.random() < 0.5:
+                bucket.models.append(conventions.ModelCall(_span("t", s, rng.randrange(1, 5), {}), "m", "p", 1, 1, 0,
+                                                           "k", ()))  # fmt: skip
+        by_span = {t.span.span_id: t for t in bucket.tools}
+        expected = {}
+        for t in bucket.tools:
+            top = _outermost_by_walk(parents, t.span.span_id, lambda p, x=t.tool, b=by_span: p in b and b[p].tool == x)
+            expected[top] = expected.get(top, 0) + 1
+        merged = conversations._distinct(bucket, conversations.Tally())
+        assert sorted(t.span.span_id for t in merged) == sorted(expected)
+        models = {m.span.span_id for m in bucket.models}
+        nested = [
+            m for m in bucket.models
+            if _outermost_by_walk(parents, m.span.span_id, models.__contains__) != m.span.span_id
+        ]  # fmt: skip
+        tally = conversations.Tally()
+        assert len(conversations._outermost_models(bucket, tally)) == len(bucket.models) - len(nested)
+        assert tally.same_model_call_spans == len(nested)
+
+
 def test_a_trace_s_spans_naming_no_conversation_go_to_the_one_it_named_last():
     spans = [
         _chat("t1", "a", 1, "k"),

@@ -6,7 +6,7 @@ one call, and each call belongs to the model call that requested it (by gen_ai.t
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from msgspec import structs
@@ -83,14 +83,68 @@ def _classified(span: Span) -> ModelCall | ToolCall | None:
         ) from None
 
 
+SHALLOW = 32  # ancestors walked before a span's are taken from _Ancestry instead, which keeps each answer
+
+
+class _Ancestry:
+    """The spans above each span of a bucket (by its parents), asked which is the farthest that matches: each answer
+    kept per span, so a trace whose calls nest one inside another n deep costs n, not n squared. A span whose parents
+    lead into a cycle (hostile input) is walked as it stands, stopping where the walk comes round."""
+
+    def __init__(self, parents: dict[str, str]) -> None:
+        self.parents = parents
+        self.rooted: dict[str, bool] = {}  # span -> whether its parents end at a root, not in a cycle
+
+    def farthest(self, span: str, matches: Callable[[str], bool], known: dict[str, str]) -> str:
+        """The farthest span above `span` that `matches`, "" when none; `known` keeps the answers for this question."""
+        if not self._rooted(span):
+            found, seen, parent = "", {span}, self.parents.get(span, "")
+            while parent and parent not in seen:
+                seen.add(parent)
+                found = parent if matches(parent) else found
+                parent = self.parents.get(parent, "")
+            return found
+        chain, above = [], span
+        while above and above not in known:
+            chain.append(above)
+            above = self.parents.get(above, "")
+        found = known[above] if above else ""
+        for below in reversed(chain):  # from the top down: each one's answer is its parent's, or its parent
+            parent = self.parents.get(below, "")
+            found = known[below] = found or (parent if parent and matches(parent) else "")
+        return known[span]
+
+    def _rooted(self, span: str) -> bool:
+        path, on_path, above = [], set(), span
+        while above and above not in self.rooted and above not in on_path:
+            path.append(above)
+            on_path.add(above)
+            above = self.parents.get(above, "")
+        rooted = self.rooted.get(above, not above)  # "": a root reached; a span on the path: come round
+        for each in path:
+            self.rooted[each] = rooted
+        return rooted
+
+
 def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
     """The bucket's tool calls with every span nested in a span of the same call (same tool, an ancestor) merged
     into that outermost span: what it lacks (call id, arguments, result) taken from the nested one."""
     by_span = {t.span.span_id: t for t in bucket.tools}
     outermost: dict[str, str] = {}
+    deep: _Ancestry | None = None
+    known: dict[str, dict[str, str]] = {}  # tool -> the deep walk's answers for it
     for t in bucket.tools:
         top, seen, parent = t.span.span_id, {t.span.span_id}, bucket.parents.get(t.span.span_id, "")
         while parent and parent not in seen:
+            if len(seen) > SHALLOW:
+
+                def same_tool(span: str, tool: str = t.tool) -> bool:
+                    above = by_span.get(span)
+                    return above is not None and above.tool == tool
+
+                deep = deep or _Ancestry(bucket.parents)
+                top = deep.farthest(t.span.span_id, same_tool, known.setdefault(t.tool, {})) or t.span.span_id
+                break
             seen.add(parent)
             above = by_span.get(parent)
             if above is not None and above.tool == t.tool:
@@ -140,10 +194,16 @@ def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
     """The bucket's model calls without those nested in another model call (a framework's chat span around the
     provider SDK's: one request, its usage reported twice)."""
     ids = {m.span.span_id for m in bucket.models}
+    deep: _Ancestry | None = None
+    known: dict[str, str] = {}  # the deep walk's answers
     kept = []
     for m in bucket.models:
         seen, parent = {m.span.span_id}, bucket.parents.get(m.span.span_id, "")
         while parent and parent not in seen and parent not in ids:
+            if len(seen) > SHALLOW:
+                deep = deep or _Ancestry(bucket.parents)
+                parent = deep.farthest(m.span.span_id, ids.__contains__, known)
+                break
             seen.add(parent)
             parent = bucket.parents.get(parent, "")
         if parent in ids and parent not in {m.span.span_id}:
