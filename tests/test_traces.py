@@ -397,20 +397,24 @@ def test_nested_calls_merge_into_their_outermost_as_the_walk_up_finds_it_cycles_
     import random
 
     rng = random.Random(5)
-    for _ in range(2000 if not deep else 300):
+    for _ in range(2000 if not deep else 600):
         spans = [f"s{i}" for i in range(rng.randrange(1, 12) if not deep else rng.randrange(40, 120))]
+        if rng.random() < 0.1:
+            spans[rng.randrange(len(spans))] = ""  # a span without an id, as a reader gives one that has none
         # Parents among the spans (cycles and self-parents possible, as hostile input may give), a span outside the
-        # bucket, or none; nested deeper, most spans inside the one before.
+        # bucket, or none; nested deeper, most spans inside the one before, the first mostly at a root.
         parents = {s: rng.choice([*spans, "", "", "outside"]) for s in spans}
         if deep:
             parents |= {s: spans[i - 1] for i, s in enumerate(spans) if i and rng.random() < 0.95}
+            parents[spans[0]] = rng.choice(["", "", "", "outside", spans[-1]])
         bucket = conversations._Open("k", named=True, parents=parents)
-        for s in spans:
+        models_from = rng.choice([0, 0, 35])  # model calls only deep in some: deep ones with none above them too
+        for i, s in enumerate(spans):
             if rng.random() < 0.5:
-                tool = rng.choice(["a", "b"])
+                tool = rng.choice(["a", "b", "c"])
                 bucket.tools.append(conventions.ToolCall(_span("t", s, rng.randrange(1, 5), {}), tool, "", None, None,
                                                          False, "gen_ai", "k"))  # fmt: skip
-            elif rng.random() < 0.5:
+            elif i >= models_from and rng.random() < (0.5 if not deep else 0.1):
                 bucket.models.append(conventions.ModelCall(_span("t", s, rng.randrange(1, 5), {}), "m", "p", 1, 1, 0,
                                                            "k", ()))  # fmt: skip
         by_span = {t.span.span_id: t for t in bucket.tools}

@@ -6,7 +6,7 @@ one call, and each call belongs to the model call that requested it (by gen_ai.t
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from msgspec import structs
@@ -83,47 +83,50 @@ def _classified(span: Span) -> ModelCall | ToolCall | None:
         ) from None
 
 
-SHALLOW = 32  # ancestors walked before a span's are taken from _Ancestry instead, which keeps each answer
+SHALLOW = 32  # ancestors walked before a bucket's nesting is read in one pass over its spans instead (_Nesting)
 
 
-class _Ancestry:
-    """The spans above each span of a bucket (by its parents), asked which is the farthest that matches: each answer
-    kept per span, so a trace whose calls nest one inside another n deep costs n, not n squared. A span whose parents
-    lead into a cycle (hostile input) is walked as it stands, stopping where the walk comes round."""
+class _Nesting:
+    """Which calls of a bucket sit inside another, read in one pass from its roots down: for each tool call the
+    outermost call of its tool above it ("" when none), for each model call whether a model call is above it. A trace
+    whose calls nest one inside another n deep costs n, not a walk to the root for each. A span under a cycle of
+    parents (hostile input) is reached from no root and has no answer here: the walk reads it."""
 
-    def __init__(self, parents: dict[str, str]) -> None:
-        self.parents = parents
-        self.rooted: dict[str, bool] = {}  # span -> whether its parents end at a root, not in a cycle
-
-    def farthest(self, span: str, matches: Callable[[str], bool], known: dict[str, str]) -> str:
-        """The farthest span above `span` that `matches`, "" when none; `known` keeps the answers for this question."""
-        if not self._rooted(span):
-            found, seen, parent = "", {span}, self.parents.get(span, "")
-            while parent and parent not in seen:
-                seen.add(parent)
-                found = parent if matches(parent) else found
-                parent = self.parents.get(parent, "")
-            return found
-        chain, above = [], span
-        while above and above not in known:
-            chain.append(above)
-            above = self.parents.get(above, "")
-        found = known[above] if above else ""
-        for below in reversed(chain):  # from the top down: each one's answer is its parent's, or its parent
-            parent = self.parents.get(below, "")
-            found = known[below] = found or (parent if parent and matches(parent) else "")
-        return known[span]
-
-    def _rooted(self, span: str) -> bool:
-        path, on_path, above = [], set(), span
-        while above and above not in self.rooted and above not in on_path:
-            path.append(above)
-            on_path.add(above)
-            above = self.parents.get(above, "")
-        rooted = self.rooted.get(above, not above)  # "": a root reached; a span on the path: come round
-        for each in path:
-            self.rooted[each] = rooted
-        return rooted
+    def __init__(self, parents: dict[str, str], tools: list[ToolCall], models: set[str]) -> None:
+        asked: dict[str, list[str]] = {}  # span -> the tools of the calls it records
+        for t in tools:
+            asked.setdefault(t.span.span_id, []).append(t.tool)
+        tool_of = {t.span.span_id: t.tool for t in tools}  # a span's call, the last of an id as _distinct keeps it
+        children: dict[str, list[str]] = {}
+        roots = []
+        for span in dict.fromkeys([*parents, *filter(None, parents.values())]):  # a parent outside the bucket too
+            parent = parents.get(span, "")
+            if parent:
+                children.setdefault(parent, []).append(span)
+            else:
+                roots.append(span)
+        self.outermost: dict[tuple[str, str], str] = {}  # (span, tool) -> the outermost call of the tool above it
+        self.nested: dict[str, bool] = {}  # model call's span -> whether a model call is above it
+        above: dict[str, str] = {}  # tool -> the outermost span of that tool on the path from the root
+        models_above = 0
+        stack = [(root, False) for root in roots]  # (span, leaving it)
+        while stack:
+            span, leaving = stack.pop()
+            tool = tool_of.get(span)
+            if leaving:
+                if tool is not None and above.get(tool) == span:
+                    del above[tool]
+                models_above -= span in models
+                continue
+            for asked_tool in asked.get(span, ()):
+                self.outermost[(span, asked_tool)] = above.get(asked_tool, "")
+            if span in models:
+                self.nested[span] = models_above > 0
+            if tool is not None and tool not in above:
+                above[tool] = span
+            models_above += span in models
+            stack.append((span, True))
+            stack.extend((child, False) for child in children.get(span, ()))
 
 
 def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
@@ -131,20 +134,16 @@ def _distinct(bucket: _Open, tally: Tally) -> list[ToolCall]:
     into that outermost span: what it lacks (call id, arguments, result) taken from the nested one."""
     by_span = {t.span.span_id: t for t in bucket.tools}
     outermost: dict[str, str] = {}
-    deep: _Ancestry | None = None
-    known: dict[str, dict[str, str]] = {}  # tool -> the deep walk's answers for it
+    nesting: _Nesting | None = None
     for t in bucket.tools:
         top, seen, parent = t.span.span_id, {t.span.span_id}, bucket.parents.get(t.span.span_id, "")
         while parent and parent not in seen:
-            if len(seen) > SHALLOW:
-
-                def same_tool(span: str, tool: str = t.tool) -> bool:
-                    above = by_span.get(span)
-                    return above is not None and above.tool == tool
-
-                deep = deep or _Ancestry(bucket.parents)
-                top = deep.farthest(t.span.span_id, same_tool, known.setdefault(t.tool, {})) or t.span.span_id
-                break
+            if len(seen) == SHALLOW:
+                nesting = nesting or _Nesting(bucket.parents, bucket.tools, set())
+                found = nesting.outermost.get((t.span.span_id, t.tool))
+                if found is not None:
+                    top = found or t.span.span_id
+                    break
             seen.add(parent)
             above = by_span.get(parent)
             if above is not None and above.tool == t.tool:
@@ -194,19 +193,22 @@ def _outermost_models(bucket: _Open, tally: Tally) -> list[ModelCall]:
     """The bucket's model calls without those nested in another model call (a framework's chat span around the
     provider SDK's: one request, its usage reported twice)."""
     ids = {m.span.span_id for m in bucket.models}
-    deep: _Ancestry | None = None
-    known: dict[str, str] = {}  # the deep walk's answers
+    nesting: _Nesting | None = None
     kept = []
     for m in bucket.models:
+        nested: bool | None = None
         seen, parent = {m.span.span_id}, bucket.parents.get(m.span.span_id, "")
         while parent and parent not in seen and parent not in ids:
-            if len(seen) > SHALLOW:
-                deep = deep or _Ancestry(bucket.parents)
-                parent = deep.farthest(m.span.span_id, ids.__contains__, known)
-                break
+            if len(seen) == SHALLOW:
+                nesting = nesting or _Nesting(bucket.parents, [], ids)
+                nested = nesting.nested.get(m.span.span_id)
+                if nested is not None:
+                    break
             seen.add(parent)
             parent = bucket.parents.get(parent, "")
-        if parent in ids and parent not in {m.span.span_id}:
+        if nested is None:  # the walk's end: a model call above it, not a root ("") nor itself come round
+            nested = bool(parent) and parent in ids and parent != m.span.span_id
+        if nested:
             tally.same_model_call_spans += 1
         else:
             kept.append(m)
