@@ -5,6 +5,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+REPLACEMENT = "\ufffd"  # what half a UTF-16 pair (a lone surrogate, no character) becomes in a text that is written
+
+
+def well_formed(text: str) -> str:
+    """`text` with every lone surrogate (what json keeps of a JSON "\\ud800") replaced by U+FFFD, as System.Text.Json
+    and the OpenTelemetry Collector's reader replace it: a text that can be written as UTF-8."""
+    return "".join(REPLACEMENT if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+
+
+def well_formed_value(value: object) -> object:
+    """A JSON value with every string in it well_formed, keys included."""
+    if isinstance(value, dict):
+        return {well_formed(str(k)): well_formed_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [well_formed_value(v) for v in value]
+    return well_formed(value) if isinstance(value, str) else value
+
 
 def compact(obj: object) -> str:
     """Serialize a tool result as compact JSON, keeping the record's own key order."""

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from wismo.accounting import tokens
 from wismo.accounting.tokens import stjson
+from wismo.core import jsonfmt
 from wismo.core.errors import InputError
 
 
@@ -115,7 +116,7 @@ def csharp_output(result: dict[str, object], newline: str = "\n") -> str:
     element = csharp_call_tool_result(result)
     # SerializeToElement escaped the strings; writing the element out unescapes them (JsonDocument.WriteString)
     # and the relaxed encoder escapes again, so only the first pass's U+FFFD substitution survives.
-    return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.RELAXED, indented=True, newline=newline)
+    return stjson.dumps(jsonfmt.well_formed_value(element), stjson.RELAXED, indented=True, newline=newline)
 
 
 def indented_default_output(result: dict[str, object]) -> str:
@@ -123,22 +124,13 @@ def indented_default_output(result: dict[str, object]) -> str:
     it: indented, with System.Text.Json's default encoder (AIJsonUtilities.DefaultOptions set no relaxed encoder
     before commit 11ccd68ee3). None of those packages has a Responses client."""
     element = csharp_call_tool_result(result)
-    return stjson.dumps(_map_strings(element, stjson.well_formed), stjson.DEFAULT, indented=True)
+    return stjson.dumps(jsonfmt.well_formed_value(element), stjson.DEFAULT, indented=True)
 
 
 def element_raw_text(result: dict[str, object]) -> str:
     """The raw text of ToChatMessage's JsonElement: the CallToolResult compact, escaped by System.Text.Json's
     default encoder (McpJsonUtilities.DefaultOptions sets no encoder)."""
     return stjson.dumps(csharp_call_tool_result(result), stjson.DEFAULT)
-
-
-def _map_strings(node: object, fn: Callable[[str], str]) -> object:
-    """`node` with `fn` applied to every string, keys included."""
-    if isinstance(node, dict):
-        return {fn(str(k)): _map_strings(v, fn) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_map_strings(v, fn) for v in node]
-    return fn(node) if isinstance(node, str) else node
 
 
 @dataclass(frozen=True)

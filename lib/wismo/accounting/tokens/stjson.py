@@ -13,6 +13,8 @@ import json
 import unicodedata
 from typing import Any
 
+from wismo.core.jsonfmt import REPLACEMENT
+
 DEFAULT = "JavaScriptEncoder.Default"  # also what the writer does when JsonSerializerOptions.Encoder is null
 RELAXED = "JavaScriptEncoder.UnsafeRelaxedJsonEscaping"
 ENCODERS = (DEFAULT, RELAXED)
@@ -24,7 +26,6 @@ _SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", "\\":
 _DEFAULT_FORBIDDEN_ASCII = frozenset("<>&'\"+\\`")
 # Categories no built-in encoder lets through (ForbidUndefinedCharacters); Zs is forbidden except U+0020 SPACE.
 _ALWAYS_ESCAPED_CATEGORIES = frozenset({"Cc", "Cs", "Co", "Cn", "Zl", "Zp"})
-_REPLACEMENT = "\ufffd"
 
 
 def _hex(code_unit: int) -> str:
@@ -71,7 +72,7 @@ def escape(text: str, encoder: str = DEFAULT) -> str:
         if 0xD800 <= ord(ch) <= 0xDFFF:
             # A lone surrogate (Python keeps what a JSON "\ud800" decodes to) is ill-formed UTF-16: the encoder
             # substitutes U+FFFD and always escapes the substitute.
-            out.append(_hex(ord(_REPLACEMENT)))
+            out.append(_hex(ord(REPLACEMENT)))
         elif _allowed(ch, relaxed):
             out.append(ch)
         else:
@@ -95,11 +96,6 @@ def escapes_found(texts: list[str], encoder: str = DEFAULT) -> list[dict[str, ob
                     "firstSeenIn": text[max(0, i - 12) : i + 8],
                 }
     return list(found.values())
-
-
-def well_formed(text: str) -> str:
-    """`text` after a round trip through a System.Text.Json document: lone surrogates have become U+FFFD."""
-    return "".join(_REPLACEMENT if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
 
 
 def _scalar(value: object, encoder: str) -> str:

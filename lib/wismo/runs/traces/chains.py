@@ -207,11 +207,7 @@ def _decode_into(source: str, text: str, at: dict[object, list[tuple[str, str]]]
         texts.append((source, held))
         return
     for path, value in held:
-        spots = at.get(value)
-        if spots is None:
-            at[value] = [(source, path)]
-        else:
-            spots.append((source, path))
+        at.setdefault(value, []).append((source, path))
 
 
 def _median(histogram: Counter[int]) -> float:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 from wismo.core.errors import InputError
+from wismo.core.jsonfmt import well_formed_value
 
 # An id's length in bytes, by field: a trace id is 16 bytes, a span id 8 (OTLP/JSON: 32 and 16 hex digits).
 ID_BYTES = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
@@ -124,7 +125,6 @@ def _base64(text: str) -> bytes:
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # JSON's escape of half a UTF-16 pair
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # what is left of a pair after json has joined the whole ones
 
 
 def loads(text: str) -> object:
@@ -132,18 +132,8 @@ def loads(text: str) -> object:
     is no character) read as U+FFFD, as the Collector's own reader reads it: what is read can be written as UTF-8.
     Raises what NOT_JSON names where the text is not JSON."""
     value = json.loads(text)
-    return _without_lone_surrogates(value) if SURROGATE_ESCAPE.search(text) else value
-
-
-def _without_lone_surrogates(value: object) -> object:
-    """A JSON value with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
-    if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
-    return value
+    # What is left of a pair once json has joined the whole ones is half of one, which well_formed replaces.
+    return well_formed_value(value) if SURROGATE_ESCAPE.search(text) else value
 
 
 def decoded(text: str) -> object:
