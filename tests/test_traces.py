@@ -412,21 +412,21 @@ def test_nested_calls_merge_into_their_outermost_as_the_walk_up_finds_it_cycles_
         for i, s in enumerate(spans):
             if rng.random() < 0.5:
                 tool = rng.choice(["a", "b", "c"])
-                bucket.tools.append(conventions.ToolCall(_span("t", s, rng.randrange(1, 5), {}), tool, "", None, None,
-                                                         False, "gen_ai", "k"))  # fmt: skip
+                span = _span("t", s, rng.randrange(1, 5), {})
+                bucket.tools[i] = conventions.ToolCall(span, tool, "", None, None, False, "gen_ai", "k")
             elif i >= models_from and rng.random() < (0.5 if not deep else 0.1):
-                bucket.models.append(conventions.ModelCall(_span("t", s, rng.randrange(1, 5), {}), "m", "p", 1, 1, 0,
-                                                           "k", ()))  # fmt: skip
-        by_span = {t.span.span_id: t for t in bucket.tools}
+                span = _span("t", s, rng.randrange(1, 5), {})
+                bucket.models[i] = conventions.ModelCall(span, "m", "p", 1, 1, 0, "k", ())
+        by_span = {t.span.span_id: t for t in bucket.tools.values()}
         expected = {}
-        for t in bucket.tools:
+        for t in bucket.tools.values():
             top = _outermost_by_walk(parents, t.span.span_id, lambda p, x=t.tool, b=by_span: p in b and b[p].tool == x)
             expected[top] = expected.get(top, 0) + 1
         merged = conversations._distinct(bucket, conversations.Tally())
         assert sorted(t.span.span_id for t in merged) == sorted(expected)
-        models = {m.span.span_id for m in bucket.models}
+        models = {m.span.span_id for m in bucket.models.values()}
         nested = [
-            m for m in bucket.models
+            m for m in bucket.models.values()
             if _outermost_by_walk(parents, m.span.span_id, models.__contains__) != m.span.span_id
         ]  # fmt: skip
         tally = conversations.Tally()
@@ -1228,3 +1228,25 @@ def test_spans_and_calls_are_not_traced_by_the_cycle_collector_and_travel_to_wor
     assert any(isinstance(c, conventions.ToolCall) for c in calls)
     assert not any(gc.is_tracked(x) for x in [*spans, *calls])
     assert [pickle.loads(pickle.dumps(x)) for x in [*spans, *calls]] == [*spans, *calls]
+
+
+def test_open_conversations_are_not_traced_by_the_cycle_collector(monkeypatch):
+    # Open for the idle window, a tracked conversation's lists and sets outlived the collector's young passes and
+    # set off its full passes over every object of the process; held in dicts of untracked calls, none is tracked.
+    closing = conversations._closed
+    seen = []
+
+    def closed(bucket, tally):
+        seen.append([bucket, bucket.models, bucket.tools, bucket.parents, bucket.traces, bucket.sources])
+        return closing(bucket, tally)
+
+    monkeypatch.setattr(conversations, "_closed", closed)
+    spans = [
+        _chat("t1", "a", 1, ""),  # a trace that names no conversation yet, then one: the first bucket absorbed
+        _tool("t1", "b", 2, "get_order"),
+        _chat("t1", "c", 3, "k"),
+        *[s for p in (CONVENTIONS, OPENLLMETRY) for s in otlp.read(p)],
+    ]
+    assert list(conversations.conversations(spans, conversations.Tally()))
+    assert len(seen) > 2 and all(bucket[1] or bucket[2] for bucket in seen)
+    assert not any(gc.is_tracked(x) for bucket in seen for x in bucket)
