@@ -725,6 +725,14 @@ def test_the_kind_of_a_model_calls_tokens_is_what_its_span_says():
         assert kind(**{"gen_ai.provider.name": "openai", "server.address": address}) == SERVER, address
     # The agent's own word wins: wismo's loop marks its estimates.
     assert kind(**{"gen_ai.provider.name": "wismo.scripted", "wismo.usage.kind": TIKTOKEN}) == TIKTOKEN
+    # Each address is parsed once, and text longer than a host name is parsed every time, never kept.
+    assert [kind(**{"server.address": a}) for a in ("10.0.0.1", "nowhere", "10.0.0.1")] == [SERVER, PROVIDER, SERVER]
+    held = conventions._parsed_private.cache_info().currsize
+    for n in range(2000):
+        long_text = "x" * conventions.HOST_NAME + str(n)
+        assert kind(**{"server.address": long_text}) == PROVIDER
+        assert kind(**{"server.address": long_text + ".localhost"}) == SERVER
+    assert conventions._parsed_private.cache_info().currsize == held
 
 
 def test_tool_calls_no_model_call_can_be_given_are_counted_and_said_with_the_fix():

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from typing import Any
@@ -47,6 +48,15 @@ def usage_kind(attributes: dict[str, object]) -> str:
 
 def _private(address: str) -> bool:
     """Whether a server address is this machine or a private network's: a local server, not a model provider."""
+    # An agent calls few servers, and parsing text that is no IP address raises, dearly (2 us a model call): each
+    # address is parsed once, one no longer than a host name can be, so that hostile text cannot fill the cache.
+    return _parsed_private(address) if len(address) <= HOST_NAME else _parse_private(address)
+
+
+HOST_NAME = 253  # characters: the longest DNS name
+
+
+def _parse_private(address: str) -> bool:
     if address in ("localhost",) or address.endswith(".localhost"):
         return True
     try:
@@ -54,6 +64,9 @@ def _private(address: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+_parsed_private = functools.lru_cache(maxsize=1024)(_parse_private)
 
 
 class SpanIncomplete(WismoError):
