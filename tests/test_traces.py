@@ -815,7 +815,7 @@ def test_without_content_a_conversation_is_named_by_its_root_span():
     assert imported.case_of(with_content, "orderId") == "O-1" and imported.case_of(with_content, None) == "trace t"
 
 
-def test_a_pass_for_facts_alone_keeps_of_a_model_call_only_what_facts_read(tmp_path):
+def test_a_pass_for_facts_alone_keeps_of_a_call_only_what_facts_read(tmp_path):
     from wismo.runs.traces import analysis, prediction
 
     document = _document()
@@ -828,7 +828,8 @@ def test_a_pass_for_facts_alone_keeps_of_a_model_call_only_what_facts_read(tmp_p
         full = list(conversations.conversations(analysis.spans(paths), conversations.Tally()))
         lean = list(conversations.conversations(analysis.spans(paths), conversations.Tally(), kept=chains.READ))
         assert [chains.facts(c) for c in lean] == [chains.facts(c) for c in full]
-        assert {k for c in lean for m in c.model_calls for k in m.span.attributes} <= set(chains.READ)
+        assert {k for c in lean for m in c.model_calls for k in m.span.attributes} <= set(chains.READ.model)
+        assert not any(t.span.attributes for c in lean for t in c.tool_calls) and not chains.READ.tool
         assert analysis.analyse(paths) == analysis.analyse(paths, each=lambda c: None)  # lean, then kept whole
     (c,) = conversations.conversations(otlp.read(defined), conversations.Tally(), kept=chains.READ)
     assert chains.facts(c).estimate is not None  # the definitions kept, and read

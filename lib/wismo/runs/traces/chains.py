@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from wismo.runs.traces import otlp
-from wismo.runs.traces.conversations import Conversation
+from wismo.runs.traces.conversations import Conversation, Kept
 from wismo.runs.traces.prediction import DEFINITIONS, Replacement, case_key, estimate
 
 Steps = tuple[tuple[str, int], ...]  # (tool, calls in a row)
-# What facts() reads of a model call's span attributes: the definitions the agent sent (prediction.estimate). A pass
-# that wants only facts keeps no more of them (conversations.conversations' `kept`).
-READ = (DEFINITIONS,)
+# What facts() reads of a call's span attributes: of a model call's, the definitions the agent sent
+# (prediction.estimate); of a tool call's, none (the call holds its arguments and result). A pass that wants only
+# facts keeps no more of them (conversations.conversations' `kept`).
+READ = Kept(model=(DEFINITIONS,), tool=())
 
 
 def steps(conversation: Conversation) -> Steps:

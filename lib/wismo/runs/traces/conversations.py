@@ -8,6 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import msgspec
 from msgspec import structs
@@ -278,13 +279,20 @@ def _lean(span: Span, kept: tuple[str, ...]) -> Span:
     return structs.replace(span, attributes={k: attributes[k] for k in kept if k in attributes})
 
 
+class Kept(NamedTuple):
+    """What a pass keeps of a call's span attributes once the call is read from it, by kind of call."""
+
+    model: tuple[str, ...]
+    tool: tuple[str, ...]
+
+
 def conversations(
-    spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS, kept: tuple[str, ...] | None = None
+    spans: Iterable[Span], tally: Tally, idle_ns: int = IDLE_NS, kept: Kept | None = None
 ) -> Iterator[Conversation]:
     """The conversations the spans make, each as soon as it is complete (idle for `idle_ns` of span time, or at
-    the end of the spans); counts what it read into `tally`. With `kept`, a model call's span keeps only those
-    attributes once the call is read from it: what the open conversations hold is then what their facts need, not
-    the messages each request carried (chains.READ)."""
+    the end of the spans); counts what it read into `tally`. With `kept`, a call's span keeps only those attributes
+    once the call is read from it: what the open conversations hold is then what their facts need (chains.READ),
+    not the messages each request carried nor a tool call's attributes beside its arguments and result."""
     open_: dict[str, _Open] = {}
     # trace id -> the key of the open conversation its spans named last (a span that names none joins it); once that
     # one has closed, the trace's next span that names none starts its own
@@ -321,10 +329,12 @@ def conversations(
         if isinstance(call, ModelCall):
             tally.model_call_spans += 1
             if kept is not None:  # the call was made here from this span: no one else holds it
-                call.span = _lean(span, kept)
+                call.span = _lean(span, kept.model)
             bucket.models[tally.spans] = call
         elif isinstance(call, ToolCall):
             tally.tool_call_spans += 1
+            if kept is not None:
+                call.span = _lean(span, kept.tool)
             bucket.tools[tally.spans] = call
         else:
             tally.ignored_spans += 1
