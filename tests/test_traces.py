@@ -434,6 +434,18 @@ def test_nested_calls_merge_into_their_outermost_as_the_walk_up_finds_it_cycles_
         assert tally.same_model_call_spans == len(nested)
 
 
+def test_a_conversation_that_absorbs_a_trace_s_earlier_spans_keeps_its_own_calls_first():
+    # The order decides between spans that repeat an id (hostile input): the later of them is the call kept.
+    spans = [
+        _chat("t2", "m", 1, "k"),
+        _tool("t2", "s", 2, "get_order"),  # conversation k's own call
+        _tool("t1", "s", 2, "get_payment"),  # the same span id, in a trace that names no conversation yet
+        _chat("t1", "n", 3, "k"),  # now t1 names k: its earlier spans join k after k's own
+    ]
+    (c,) = conversations.conversations(spans, conversations.Tally())
+    assert [t.tool for t in c.tool_calls] == ["get_payment"]
+
+
 def test_a_trace_s_spans_naming_no_conversation_go_to_the_one_it_named_last():
     spans = [
         _chat("t1", "a", 1, "k"),
@@ -725,14 +737,19 @@ def test_the_kind_of_a_model_calls_tokens_is_what_its_span_says():
         assert kind(**{"gen_ai.provider.name": "openai", "server.address": address}) == SERVER, address
     # The agent's own word wins: wismo's loop marks its estimates.
     assert kind(**{"gen_ai.provider.name": "wismo.scripted", "wismo.usage.kind": TIKTOKEN}) == TIKTOKEN
-    # Each address is parsed once, and text longer than a host name is parsed every time, never kept.
+    # Each address is parsed once, up to a host name's length; longer text is parsed every time, never kept.
+    cache = conventions._parsed_private
+    cache.cache_clear()
     assert [kind(**{"server.address": a}) for a in ("10.0.0.1", "nowhere", "10.0.0.1")] == [SERVER, PROVIDER, SERVER]
-    held = conventions._parsed_private.cache_info().currsize
+    assert (cache.cache_info().hits, cache.cache_info().misses) == (1, 2)
+    longest = "x" * (conventions.HOST_NAME - len(".localhost")) + ".localhost"
+    assert [kind(**{"server.address": longest}) for _ in range(2)] == [SERVER, SERVER]
+    assert (cache.cache_info().hits, cache.cache_info().misses) == (2, 3)
     for n in range(2000):
         long_text = "x" * conventions.HOST_NAME + str(n)
         assert kind(**{"server.address": long_text}) == PROVIDER
         assert kind(**{"server.address": long_text + ".localhost"}) == SERVER
-    assert conventions._parsed_private.cache_info().currsize == held
+    assert (cache.cache_info().hits, cache.cache_info().misses, cache.cache_info().currsize) == (2, 3, 3)
 
 
 def test_tool_calls_no_model_call_can_be_given_are_counted_and_said_with_the_fix():
