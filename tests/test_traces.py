@@ -136,6 +136,9 @@ def test_bad_input_is_named_by_file_line_and_problem(tmp_path):
         "not-json.json": (good + "\nhello\n", 2, "not JSON"),
         "truncated.json": (good + "\n" + good[: len(good) // 2], 2, "truncated"),
         "not-otlp.json": ('{"spans": []}\n', 1, "not OTLP JSON (no resourceSpans"),
+        # One indented document cut short: the file, not a line, ends early; a bad one is not JSON where it breaks.
+        "truncated-document.json": ('{\n "resourceSpans": [\n', 3, "truncated: the file ends before its JSON"),
+        "bad-document.json": ('{\n "resourceSpans": [\n  x]}\n', 3, "not JSON (Expecting value, column 3)"),
         "binary.json": (None, 1, "not UTF-8"),
     }
     for name, (text, line, problem) in cases.items():

@@ -46,14 +46,14 @@ def usage_kind(attributes: dict[str, object]) -> str:
     return PROVIDER
 
 
+HOST_NAME = 253  # characters: the longest DNS name
+
+
 def _private(address: str) -> bool:
     """Whether a server address is this machine or a private network's: a local server, not a model provider."""
     # An agent calls few servers, and parsing text that is no IP address raises, dearly (2 us a model call): each
     # address is parsed once, one no longer than a host name can be, so that hostile text cannot fill the cache.
     return _parsed_private(address) if len(address) <= HOST_NAME else _parse_private(address)
-
-
-HOST_NAME = 253  # characters: the longest DNS name
 
 
 def _parse_private(address: str) -> bool:

@@ -265,7 +265,7 @@ def _closed(bucket: _Open, tally: Tally) -> list[Conversation]:
 
 def _named(span: Span, call: ModelCall | ToolCall | None) -> str:
     """The conversation a span names (gen_ai.conversation.id, or its call's), "" when none."""
-    return call.conversation if call is not None else str(span.attributes.get(CONVERSATION) or "")
+    return call.conversation if call is not None else named(span)
 
 
 def named(span: Span) -> str:

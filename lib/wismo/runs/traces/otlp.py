@@ -506,6 +506,14 @@ def _range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
         yield raw
 
 
+def _not_json(where: str, line: int, unit: str, text: str, exc: json.JSONDecodeError) -> TraceUnreadable:
+    """What json's error on a line's or a file's text says to the reader: cut short where the text ends before its
+    JSON does (an open string, or the error at its end), else not JSON, where."""
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
+        return TraceUnreadable(where, line, f"truncated: the {unit} ends before its JSON does ({exc.msg})")
+    return TraceUnreadable(where, line, f"not JSON ({exc.msg}, column {exc.colno})")
+
+
 class _Mark:
     """What a line is when it holds no document: blank, or the start of a file that is one indented document."""
 
@@ -542,11 +550,7 @@ def _documents(where: str, start: int, end: int | None, first_line: int) -> Iter
                         if first and text.lstrip().startswith("{"):
                             yield number, WHOLE
                             return
-                        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-                            raise TraceUnreadable(
-                                where, number, f"truncated: the line ends before its JSON does ({exc.msg})"
-                            ) from None
-                        raise TraceUnreadable(where, number, f"not JSON ({exc.msg}, column {exc.colno})") from None
+                        raise _not_json(where, number, "line", text, exc) from None
                     except ValueError:
                         raise TraceUnreadable(where, number, f"not OTLP JSON ({TOO_LONG})") from None
                 first = False
@@ -612,11 +616,7 @@ def _whole(where: str) -> Iterator[Span]:
     except RecursionError:
         raise TraceUnreadable(where, 1, "not OTLP JSON (nested too deeply)") from None
     except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-            raise TraceUnreadable(
-                where, exc.lineno, f"truncated: the file ends before its JSON does ({exc.msg})"
-            ) from None
-        raise TraceUnreadable(where, exc.lineno, f"not JSON ({exc.msg}, column {exc.colno})") from None
+        raise _not_json(where, exc.lineno, "file", text, exc) from None
     except ValueError:
         raise TraceUnreadable(where, 0, f"not OTLP JSON ({TOO_LONG})") from None
     yield from _spans(document, where, 1)
