@@ -136,6 +136,13 @@ def test_the_traces_ratios_pair_runs_taken_in_rounds(monkeypatch, tmp_path):
     assert found == [[{"mode": "json"}] * 3, [{"mode": "command"}] * 3]
 
 
+def test_the_command_is_timed_right_after_the_decode_it_is_held_to():
+    # The command's target is a ratio to the decode: each round takes the two back to back, under the same drift.
+    ways = bench_traces.ONE_CORE
+    assert sorted(ways) == ["analysis", "command", "json", "lines"]
+    assert ways.index("command") == ways.index("json") + 1
+
+
 def test_importtime_is_parsed_into_packages_and_heaviest_modules():
     stderr = (
         "import time: self [us] | cumulative | imported package\n"

@@ -18,6 +18,10 @@ IDLE_S = IDLE_NS / 1e9
 
 GROWTH = 4  # the larger file is this many times the smaller
 SESSION_PART = 8  # the long session's file is this fraction of the trace file (its longer one GROWTH times it)
+# The one-core ways, in the order each round takes them: the decode just before the command, as the target is the one
+# against the other and a shared machine's speed drifts within a round (apart, eight runs of the bench's three rounds
+# gave 3.27 to 4.09 times the decode; adjacent, 3.54 to 3.98, the median 3.78 either way).
+ONE_CORE = ("lines", "analysis", "json", "command")
 
 
 def _measure(path: Path | list[Path], mode: str, runs: int) -> list[dict[str, Any]]:
@@ -42,8 +46,8 @@ def bench_traces(s: Settings) -> dict[str, object]:
         generate(small, s.trace_mb * 1_000_000)
         generate(large, GROWTH * s.trace_mb * 1_000_000)
         sizes = {"small": small.stat().st_size, "large": large.stat().st_size}
-        one_core = [(small, mode) for mode in ("lines", "json", "analysis", "command")]
-        lines, decoded, analysed, commands = _rounds(s.trace_runs, *one_core)
+        taken = dict(zip(ONE_CORE, _rounds(s.trace_runs, *((small, mode) for mode in ONE_CORE))))
+        lines, decoded, analysed, commands = (taken[mode] for mode in ("lines", "json", "analysis", "command"))
         larger = _measure(large, "analysis", 1)
         one_worker = _measure(small, "pipeline1", s.trace_runs)
         two_workers = _measure(small, "pipeline2", s.trace_runs)
