@@ -1279,3 +1279,41 @@ def test_open_conversations_are_not_traced_by_the_cycle_collector(monkeypatch):
     assert list(conversations.conversations(spans, conversations.Tally()))
     assert len(seen) > 2 and all(bucket[1] or bucket[2] for bucket in seen)
     assert not any(gc.is_tracked(x) for bucket in seen for x in bucket)
+
+
+def test_spans_read_twice_are_counted_once_in_one_pass_and_in_parts(tmp_path, threads):
+    # A copy of a file under another name, a batch the Collector sent again: each span of it is read once.
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(CONVENTIONS.read_bytes())
+    alone, alone_tally = _one_pass([CONVENTIONS])
+    twice, tally = _one_pass([CONVENTIONS, copy])
+    spans = len(list(otlp.read(CONVENTIONS)))
+    assert twice == alone and tally.duplicate_spans == spans and tally.spans == 2 * spans
+    assert dataclasses.replace(tally, spans=spans, duplicate_spans=0) == alone_tally
+    retried = _write_lines(tmp_path / "retried.json", _document(), _document())
+    assert _one_pass([retried])[0] == alone
+    found, parts_tally = _pipeline(threads, [CONVENTIONS, copy], 3000)
+    assert found == alone and parts_tally == tally
+    # The same span id in two traces of one conversation is two spans, not one read twice.
+    spans_of_two = [_chat("t1", "a", 1, "c-1"), _chat("t2", "a", 2, "c-1"), _chat("t1", "a", 1, "c-1")]
+    counted = conversations.Tally()
+    questions = list(conversations.conversations(spans_of_two, counted))  # two answers: a question each
+    assert sum(len(q.model_calls) for q in questions) == 2 and counted.duplicate_spans == 1
+    # A span read before its trace named the conversation, and again after: once.
+    named_late = [_tool("t1", "a", 1, "get_order"), _chat("t1", "b", 2, "c-1"), _tool("t1", "a", 1, "get_order")]
+    counted = conversations.Tally()
+    (conversation,) = conversations.conversations(named_late, counted)
+    assert len(conversation.tool_calls) == 1 and counted.duplicate_spans == 1
+
+
+def test_a_file_named_twice_is_read_once_and_a_file_url_as_its_path(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_bytes(CONVENTIONS.read_bytes())
+    named = [str(path), str(tmp_path / "*.json"), f"{tmp_path}/../{tmp_path.name}/a.json", f"file://{path}"]
+    assert otlp.expand(named) == [str(path)]
+    assert otlp.expand([f"file://{tmp_path}/*.json"]) == [str(path)]
+    assert [s.span_id for s in otlp.read(f"file://{path}")] == [s.span_id for s in otlp.read(path)]
+    assert otlp.named(f"file://localhost{path}") == str(path)
+    # A glob on a filesystem fsspec cannot reach (its package not installed, say): one sentence, not a traceback.
+    with pytest.raises(otlp.TraceUnreadable, match=r"^nosuchfs://b/\*\.json: cannot be listed \(.+\)\.$"):
+        otlp.expand(["nosuchfs://b/*.json"])

@@ -125,12 +125,13 @@ def test_bad_trace_input_is_one_sentence_and_exit_2_with_nothing_written(tmp_pat
     bad.write_text(good + "\n" + good[:100] + "\n", encoding="utf-8")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "kept.txt").write_text("a previous run", encoding="utf-8")
+    (out / "traces.json").write_text("a previous run", encoding="utf-8")
     done = _wismo("traces", str(bad), "--out", str(out))
     assert done.returncode == 2 and done.stdout == ""
     line = done.stderr.strip()
     assert line.startswith(f"wismo traces: {bad}, line 2: truncated") and one_sentence(line)
-    assert [p.name for p in out.iterdir()] == ["kept.txt"] and not list(tmp_path.glob(".out.*"))
+    assert [p.name for p in out.iterdir()] == ["traces.json"] and not list(tmp_path.glob(".out.*"))
+    assert (out / "traces.json").read_text(encoding="utf-8") == "a previous run"
 
 
 def test_a_new_recording_gives_the_shipped_chains_and_tokens(tmp_path):
@@ -546,3 +547,107 @@ def test_a_traced_case_toml_cannot_write_is_left_out_of_the_study_saying_so(tmp_
     assert main(["traces", str(path), "--no-report", "--out", str(tmp_path / "out")]) == 0
     study = (tmp_path / "out" / "study.toml").read_text(encoding="utf-8")
     assert "[[cases]]" not in study and "# 1 traced case left out: arguments that hold a null" in study
+
+
+def _wismo_in(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    import os
+
+    environment = {**os.environ, **env}
+    return subprocess.run(wismo_argv(*args), cwd=folder, capture_output=True, text=True, timeout=300, env=environment)
+
+
+def test_out_is_refused_where_replacing_it_would_lose_what_wismo_traces_did_not_write(tmp_path):
+    trace = SHIPPED[1]
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine", encoding="utf-8")
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / trace.name).write_bytes(trace.read_bytes())
+    for out, says in [
+        (str(kept), "holds what wismo traces did not write (notes.txt), and --out is replaced whole"),
+        (str(inputs), f"holds {inputs / trace.name}, a trace file read"),
+        (".", "is the folder this runs in or one above it"),
+        ("..", "is the folder this runs in or one above it"),
+    ]:
+        done = _wismo_in(tmp_path, "traces", str(inputs / "*.json"), "--out", out, "--no-report")
+        line = done.stderr.strip()
+        assert done.returncode == 2 and f"--out {out} {says}" in line and one_sentence(line), (out, line)
+    assert (kept / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert [p.name for p in inputs.iterdir()] == [trace.name]
+    # Relative to the folder it runs in, the report too (its notebook runs elsewhere); none of it in the checkout.
+    done = _wismo_in(tmp_path, "traces", str(trace), "--out", "relative")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {"traces.json", "index.html", "study.toml"} <= {p.name for p in (tmp_path / "relative").iterdir()}
+    assert not list(REPO_ROOT.glob(".relative*"))
+    # An earlier run's folder is replaced, whole.
+    done = _wismo_in(tmp_path, "traces", str(trace), "--out", "relative", "--no-report")
+    assert done.returncode == 0 and sorted(p.name for p in (tmp_path / "relative").iterdir()) == [
+        "study.toml",
+        "traces.json",
+    ]
+
+
+def test_a_file_read_twice_is_said_and_counted_once(tmp_path):
+    copy = tmp_path / "granular-copy.json"
+    copy.write_bytes(SHIPPED[1].read_bytes())
+    done = _wismo("traces", str(SHIPPED[1]), str(SHIPPED[1]), str(copy), "--out", str(tmp_path / "o"), "--no-report")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "o" / "traces.json").read_text(encoding="utf-8"))
+    assert result["files"] == ["granular.json", "granular-copy.json"]  # the path named twice, read once
+    assert result["read"]["spans"] == 2 * result["read"]["duplicateSpans"] > 0 and result["conversations"] == 6
+    assert f"{result['read']['duplicateSpans']} spans repeated the trace and span id" in done.stdout
+
+
+def test_dask_paths_and_addresses_that_cannot_work_are_one_sentence(tmp_path):
+    trace = tmp_path / "granular.json"
+    trace.write_bytes(SHIPPED[1].read_bytes())
+    done = _wismo_in(tmp_path, "traces", "granular.json", "--dask", "tcp://127.0.0.1:1", "--no-report")
+    line = done.stderr.strip()
+    assert done.returncode == 2 and line.startswith("wismo traces: granular.json: with --dask the cluster's workers")
+    assert one_sentence(line) and str(trace) in line
+    # Nothing listens there: Dask's own setting shortens its wait for the test.
+    done = _wismo_in(
+        tmp_path,
+        "traces",
+        str(trace),
+        "--dask",
+        "tcp://127.0.0.1:1",
+        "--no-report",
+        DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s",
+    )
+    line = done.stderr.strip()
+    assert done.returncode == 2 and "--dask tcp://127.0.0.1:1: no Dask scheduler answered there" in line, line
+    assert one_sentence(line) and not (tmp_path / "outputs").exists()
+
+
+def test_an_interrupt_stops_the_run_in_one_line_and_leaves_out_as_it_was(tmp_path):
+    import os
+    import signal
+
+    fifo = tmp_path / "traces.json"
+    os.mkfifo(fifo)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "traces.json").write_text("an earlier run", encoding="utf-8")
+    command = [sys.executable, "-m", "wismo", "traces", str(fifo), "--out", str(out), "--no-report"]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "w", encoding="utf-8") as writer:  # opens once the command reads: inside the analysis
+        writer.write(SHIPPED[1].read_text(encoding="utf-8").splitlines()[0] + "\n")
+        writer.flush()
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130 and stderr.strip() == (
+        f"wismo traces: stopped by SIGINT; {out} and the runs are as they were."
+    )
+    assert [p.name for p in out.iterdir()] == ["traces.json"] and not list(tmp_path.glob(".out*"))
+
+
+def test_a_reader_that_stops_reading_ends_the_command_without_a_traceback(tmp_path):
+    command = wismo_argv("traces", str(SHIPPED[1]), "--out", str(tmp_path / "o"), "--no-report")
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    process.stdout.close()  # as `| head -0` would, before the command writes its summary
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and b"Traceback" not in stderr and stderr == b"", stderr[-2000:]
+    assert (tmp_path / "o" / "traces.json").is_file()  # what it wrote before is whole

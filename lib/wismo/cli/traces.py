@@ -6,13 +6,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
 from wismo.core import atomic
 from wismo.core.errors import InputError
 from wismo.core.paths import OUTPUTS
+
+if TYPE_CHECKING:
+    from wismo.core.processes import Guard
 
 NAME = "traces"
 SUMMARY = "the tool chains in an agent's OpenTelemetry traces and what a focused tool would save: wismo traces FILE..."
@@ -41,7 +46,13 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         help="an OTLP JSON trace file or a glob of them (quoted); .gz and .zst are read as they stream, and a remote "
         "path (s3://...) through fsspec once its filesystem's package is installed",
     )
-    p.add_argument("--out", default=str(OUTPUTS / "traces"), metavar="DIR", help="where to write (default %(default)s)")
+    p.add_argument(
+        "--out",
+        default=str(OUTPUTS / "traces"),
+        metavar="DIR",
+        help="where to write, a folder replaced whole: a new or empty one, or one an earlier wismo traces wrote "
+        "(default %(default)s)",
+    )
     p.add_argument(
         "--idle",
         type=int,
@@ -108,9 +119,9 @@ def _record(folder: Path) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]]) -> None:
+def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]], guard: Guard) -> None:
     """The study file, the runs and report 05 (or traces.json alone) into --out, in one replace; runs bound for
-    --runs-dir are moved there only once --out is in place."""
+    --runs-dir are moved there only once --out is in place, and then all of them whatever signal comes."""
     from wismo.core.jsonfmt import stable
     from wismo.mcp.servers import designs
     from wismo.runs.traces import prediction, study_file
@@ -151,16 +162,53 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         }
         build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
 
-    with atomic.building(Path(args.out), replace=True) as folder:
-        fill(folder)
-    if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
-        for staging, run in finished:
-            atomic.put_in_place(staging, run)
+    with ExitStack() as late:
+        with atomic.building(Path(args.out), replace=True) as folder:
+            fill(folder)
+            late.enter_context(guard.too_late())  # from here --out and the runs are put in place, signal or not
+        if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
+            for staging, run in finished:
+                atomic.put_in_place(staging, run)
+
+
+def _replaceable(out: Path, given: str, files: list[str]) -> None:
+    """Refuse an --out whose replacing (it is replaced whole) would lose what wismo traces did not write there: a
+    folder holding anything without a traces.json (the mark of an earlier run), the folder the command runs in or
+    one above it, a folder holding a trace file it reads."""
+    from wismo.runs.traces import otlp
+
+    here = Path.cwd().resolve()
+    if out == here or out in here.parents:
+        raise InputError(f"--out {given} is the folder this runs in or one above it, and --out is replaced whole.")
+    for f in files:
+        if not otlp.remote(f) and out in Path(f).resolve().parents:
+            raise InputError(f"--out {given} holds {f}, a trace file read, and --out is replaced whole.")
+    if out.is_dir() and not (out / ANALYSIS).is_file():
+        held = sorted(e.name for e in out.iterdir())
+        if held:
+            shown = ", ".join(held[:5]) + (f" and {len(held) - 5:,} more" if len(held) > 5 else "")
+            raise InputError(
+                f"--out {given} holds what wismo traces did not write ({shown}), and --out is replaced whole: give a "
+                "new or empty folder, or one an earlier wismo traces wrote."
+            )
+
+
+def _reachable(files: list[str]) -> None:
+    """Refuse a relative local path with --dask: the cluster's workers read it from their own folder, not this one."""
+    from wismo.runs.traces import otlp
+
+    for f in files:
+        if not otlp.remote(f) and not Path(f).is_absolute():
+            raise InputError(
+                f"{f}: with --dask the cluster's workers read the files from where they run; give the path whole "
+                f"({Path(f).resolve()}) or a remote one."
+            )
 
 
 def run(args: argparse.Namespace) -> int:
     """Analyse the files into --out; a file that is not usable OTLP JSON is one sentence and exit 2, nothing
     written."""
+    from wismo.core.processes import Interrupted, interruptible
     from wismo.runs.traces import analysis, imported
 
     if args.record and args.files:
@@ -184,6 +232,11 @@ def run(args: argparse.Namespace) -> int:
     from wismo.runs.traces import otlp
 
     args.files = otlp.expand(args.files)  # globs, local or remote, as the files they match
+    _replaceable(out, args.out, args.files)
+    if args.dask is not None:
+        _reachable(args.files)
+    # Absolute from here: the report is built by notebooks that do not run in this folder.
+    args.out = str(out)
     block, replacements = None, []
     if args.study:
         from wismo.runs.recording import about
@@ -199,27 +252,35 @@ def run(args: argparse.Namespace) -> int:
     importer = imported.Importer(list(args.files), runs_dir, block)
     importing = not args.no_report or args.runs_dir is not None  # report 05 and notebook 03 read the runs
     try:
-        # One pass: the runs are written as each conversation completes, into hidden folders moved only at the end.
-        result = analysis.analyse(
-            args.files,
-            args.idle,
-            args.price_model,
-            each=importer.add if importing else None,
-            replacements=replacements,
-            jobs=args.jobs,
-            dask=args.dask,
-            part_bytes=max(1, int(args.part_mb * 2**20)),
-        )
-        _write(args, result, importer.finish())
+        # Ctrl-C or SIGTERM stops the local workers too, and what was begun is removed: one line, 128 + the signal.
+        with interruptible(args.out) as guard:
+            # One pass: the runs are written as each conversation completes, into hidden folders moved at the end.
+            result = analysis.analyse(
+                args.files,
+                args.idle,
+                args.price_model,
+                each=importer.add if importing else None,
+                replacements=replacements,
+                jobs=args.jobs,
+                dask=args.dask,
+                part_bytes=max(1, int(args.part_mb * 2**20)),
+            )
+            _write(args, result, importer.finish(), guard)
+    except Interrupted as exc:
+        print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)
+        return exc.exit_code
     finally:
         importer.abort()
         if not args.runs_dir:
             shutil.rmtree(runs_dir, ignore_errors=True)
     read = result["read"]
     print(
-        f"{read['spans']:,} spans, {result['conversations']:,} conversations, {len(result['chains'])} chains "
-        f"({read['ignoredSpans']:,} spans neither a model nor a tool call) -> {args.out}"
+        f"{_count(read['spans'], 'span')}, {_count(result['conversations'], 'conversation')}, "
+        f"{_count(len(result['chains']), 'chain')} ({_count(read['ignoredSpans'], 'span')} neither a model nor a tool "
+        f"call) -> {args.out}"
     )
+    if said := analysis.duplicated(read):
+        print(said)
     if said := analysis.unattached(read):
         print(said)
     if result["topLinkedChain"] is not None:
@@ -229,6 +290,11 @@ def run(args: argparse.Namespace) -> int:
     for check in result["checks"]:
         print(_check(check))
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    """A count with its noun, plural but for one."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _check(check: dict[str, object]) -> str:

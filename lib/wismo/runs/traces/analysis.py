@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from wismo.core.errors import InputError
 from wismo.core.kinds import MODELLED, PROVIDER
 from wismo.runs.traces import chains, conversations, otlp, prediction
 from wismo.runs.traces.partitioned import CHUNK
@@ -25,6 +26,19 @@ IMPORTED = "imported traces"
 def label(kinds: Iterable[str]) -> str:
     """What the traced token counts are: provider-reported unless the spans say otherwise (wismo's own loop's)."""
     return f"{', '.join(sorted(set(kinds))) or PROVIDER} ({IMPORTED})"
+
+
+def duplicated(read: dict[str, object]) -> str:
+    """The spans read more than once, said with where they come from, or nothing when there were none."""
+    n = read.get("duplicateSpans", 0)
+    if not n:
+        return ""
+    many = n != 1
+    return (
+        f"{n:,} span{'s' if many else ''} repeated the trace and span id of one already read in "
+        f"{'their' if many else 'its'} conversation (a file given twice under two names, or a Collector that sent a "
+        f"batch again) and {'were' if many else 'was'} counted once."
+    )
 
 
 def unattached(read: dict[str, object]) -> str:
@@ -139,7 +153,13 @@ def _facts(
 
     cluster = None if dask else partitioned.local_cluster(jobs)
     try:
-        with Client(dask or cluster) as client:
+        try:
+            client = Client(dask or cluster)
+        except OSError as exc:  # no scheduler there (TimeoutError), or the address cannot be reached
+            if dask is None:
+                raise
+            raise InputError(f"--dask {dask}: no Dask scheduler answered there ({exc}).") from None
+        with client:
             yield from partitioned.run(client, [str(p) for p in paths], idle_ns, tally, replacements, keep, part_bytes)
     finally:  # the client closed first, its data released: workers that leave then take nothing with them
         if cluster is not None:

@@ -46,6 +46,9 @@ class Tally:
     same_call_spans: int = 0
     same_model_call_spans: int = 0  # model call spans nested in another of the same request
     ignored_spans: int = 0
+    # spans read again: the trace and span id of one already in its open conversation (a file given twice under two
+    # names, a Collector's retry), each read once
+    duplicate_spans: int = 0
     conversations: int = 0
     without_model_call: int = 0
     spans_without_model_call: int = 0
@@ -66,6 +69,9 @@ class _Open(msgspec.Struct, gc=False):
     parents: dict[str, str] = msgspec.field(default_factory=dict)  # span id -> parent span id, every span
     traces: dict[str, None] = msgspec.field(default_factory=dict)  # the trace ids of its spans (a set, untracked)
     sources: dict[str, None] = msgspec.field(default_factory=dict)  # the files its spans came from
+    read: dict[str, str] = msgspec.field(default_factory=dict)  # span id -> the trace id of the first span with it
+    # trace id + span id of the other spans with an id read before (hostile input, or a rare chance: another trace)
+    read_in_other_traces: dict[str, None] = msgspec.field(default_factory=dict)
     spans: int = 0
     last_ns: int = 0
     root: str = ""  # the first root span's name
@@ -77,6 +83,11 @@ class _Open(msgspec.Struct, gc=False):
         self.parents.update(other.parents)
         self.traces |= other.traces
         self.sources |= other.sources
+        for span_id, trace_id in other.read.items():
+            first = self.read.setdefault(span_id, trace_id)
+            if first != trace_id:
+                self.read_in_other_traces[trace_id + span_id] = None
+        self.read_in_other_traces |= other.read_in_other_traces
         self.spans += other.spans
         self.last_ns = max(self.last_ns, other.last_ns)
 
@@ -317,34 +328,50 @@ def conversations(
             for trace in absorbed.traces:
                 of_trace[trace] = key
         of_trace[span.trace_id] = key
-        bucket.traces[span.trace_id] = None
-        bucket.sources[span.path] = None
-        bucket.parents[span.span_id] = span.parent_id
-        if not span.parent_id and not bucket.root:
-            bucket.root = span.name
-        bucket.spans += 1
-        if span.end_ns > bucket.last_ns:
-            bucket.last_ns = span.end_ns
+        # A span read before (its trace and span id in the conversation) is counted, not read again.
+        first = bucket.read.get(span.span_id) if span.span_id else None
+        if first is None and span.span_id:
+            bucket.read[span.span_id] = span.trace_id
+        if first is not None and (first == span.trace_id or _read_in_another_trace(bucket, span)):
+            tally.duplicate_spans += 1
+        else:
+            bucket.traces[span.trace_id] = None
+            bucket.sources[span.path] = None
+            bucket.parents[span.span_id] = span.parent_id
+            if not span.parent_id and not bucket.root:
+                bucket.root = span.name
+            bucket.spans += 1
+            if span.end_ns > bucket.last_ns:
+                bucket.last_ns = span.end_ns
+            if isinstance(call, ModelCall):
+                tally.model_call_spans += 1
+                if kept is not None:  # the call was made here from this span: no one else holds it
+                    call.span = _lean(span, kept.model)
+                bucket.models[tally.spans] = call
+            elif isinstance(call, ToolCall):
+                tally.tool_call_spans += 1
+                if kept is not None:
+                    call.span = _lean(span, kept.tool)
+                bucket.tools[tally.spans] = call
+            else:
+                tally.ignored_spans += 1
         if span.end_ns > latest.get(span.path, -1):
             latest[span.path] = span.end_ns
-        if isinstance(call, ModelCall):
-            tally.model_call_spans += 1
-            if kept is not None:  # the call was made here from this span: no one else holds it
-                call.span = _lean(span, kept.model)
-            bucket.models[tally.spans] = call
-        elif isinstance(call, ToolCall):
-            tally.tool_call_spans += 1
-            if kept is not None:
-                call.span = _lean(span, kept.tool)
-            bucket.tools[tally.spans] = call
-        else:
-            tally.ignored_spans += 1
         if tally.spans % SWEEP_EVERY == 0:
             idle = [k for k, b in open_.items() if all(b.last_ns < latest[s] - idle_ns for s in b.sources)]
             for key in idle:
                 yield from _close(open_.pop(key), of_trace, tally)
     for bucket in list(open_.values()):
         yield from _close(bucket, of_trace, tally)
+
+
+def _read_in_another_trace(bucket: _Open, span: Span) -> bool:
+    """Whether the span, whose id a span of another trace had first, was read before; it is from now on."""
+    both = span.trace_id + span.span_id
+    if both in bucket.read_in_other_traces:
+        return True
+    bucket.read_in_other_traces[both] = None
+    return False
 
 
 def _close(bucket: _Open, of_trace: dict[str, str], tally: Tally) -> Iterator[Conversation]:

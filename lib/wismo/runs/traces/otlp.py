@@ -12,6 +12,7 @@ import glob
 import gzip
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -364,8 +365,9 @@ def _spans(document: object, path: str, line: int) -> Iterator[Span]:
 
 
 def named(path: str | Path) -> str:
-    """A trace file's path as its spans name it (Span.path)."""
-    return str(path) if remote(str(path)) else str(Path(path))
+    """A trace file's path as its spans name it (Span.path): a file:// URL as the local path it names."""
+    where = local(str(path))
+    return where if remote(where) else str(Path(where))
 
 
 def remote(where: str) -> bool:
@@ -373,24 +375,42 @@ def remote(where: str) -> bool:
     return "://" in where and not where.startswith("file://")
 
 
+def local(where: str) -> str:
+    """A file:// URL of this machine (no host, or localhost) as the path it names; anything else as given."""
+    if not where.startswith("file://"):
+        return where
+    from urllib.parse import unquote, urlsplit
+
+    url = urlsplit(where)
+    return unquote(url.path) if url.netloc in ("", "localhost") else where
+
+
 def expand(patterns: Iterable[str | Path]) -> list[str]:
     """The trace files that paths and globs name, each glob's matches sorted: local ones by the glob module, remote
-    ones by fsspec; TraceUnreadable names a glob that matches nothing."""
+    ones by fsspec, a file:// URL as its local path, a file named twice once; TraceUnreadable names a glob that
+    matches nothing."""
     found: list[str] = []
-    for pattern in map(str, patterns):
+    for pattern in (local(str(p)) for p in patterns):
         if not glob.has_magic(pattern):
             found.append(pattern)
             continue
         if remote(pattern):
-            import fsspec
+            try:
+                import fsspec
 
-            matched = [f.full_name if hasattr(f, "full_name") else f.path for f in fsspec.open_files(pattern)]
+                matched = [f.full_name if hasattr(f, "full_name") else f.path for f in fsspec.open_files(pattern)]
+            except (OSError, ValueError, ImportError) as exc:  # no such filesystem's package, no access
+                raise TraceUnreadable(pattern, 0, f"cannot be listed ({exc})") from None
         else:
             matched = sorted(glob.glob(pattern))
         if not matched:
             raise TraceUnreadable(pattern, 0, "matches no file")
         found += matched
-    return found
+    # A file named twice (a glob and a path, two globs) is read once, where first named.
+    first: dict[str, str] = {}
+    for f in found:
+        first.setdefault(f if remote(f) else os.path.realpath(f), f)
+    return list(first.values())
 
 
 class _ZstdFrames(io.RawIOBase):
