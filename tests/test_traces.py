@@ -135,6 +135,13 @@ def test_bad_input_is_named_by_file_line_and_problem(tmp_path):
     cases = {
         "not-json.json": (good + "\nhello\n", 2, "not JSON"),
         "truncated.json": (good + "\n" + good[: len(good) // 2], 2, "truncated"),
+        # json's words with the column they point at.
+        "cut-string.json": (
+            good + '\n{"a": "b',
+            2,
+            "the line ends before its JSON does (Unterminated string starting at column 7)",
+        ),
+        "control.json": (good + '\n{"a": "b\tc"}\n', 2, "not JSON (Invalid control character at column 9)"),
         "not-otlp.json": ('{"spans": []}\n', 1, "not OTLP JSON (no resourceSpans"),
         # One indented document cut short: the file, not a line, ends early; a bad one is not JSON where it breaks.
         "truncated-document.json": ('{\n "resourceSpans": [\n', 3, "truncated: the file ends before its JSON"),
@@ -1040,6 +1047,7 @@ def test_compressed_globbed_and_remote_files_read_as_the_plain_one(tmp_path):
         assert [(s.span_id, s.attributes) for s in otlp.read(where)] == expected, where
     assert otlp.expand([str(tmp_path / "*.json.*")]) == [str(tmp_path / "a.json.gz"), str(tmp_path / "b.json.zst")]
     assert otlp.expand(["memory://wismo-test/*.json"])[0].endswith("wismo-test/c.json")
+    assert _unreadable("memory://wismo-test/absent.json").problem == "cannot be read (No such file or directory)"
     with pytest.raises(otlp.TraceUnreadable, match="matches no file"):
         otlp.expand([str(tmp_path / "*.none")])
     (tmp_path / "cut.json.gz").write_bytes(gzip.compress(plain)[:-20])

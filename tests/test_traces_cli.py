@@ -619,6 +619,13 @@ def test_dask_paths_and_addresses_that_cannot_work_are_one_sentence(tmp_path):
     line = done.stderr.strip()
     assert done.returncode == 2 and "--dask tcp://127.0.0.1:1: no Dask scheduler answered there" in line, line
     assert one_sentence(line) and not (tmp_path / "outputs").exists()
+    for options, says in [
+        (["--jobs", "2", "--dask", "tcp://127.0.0.1:1"], "give --jobs N (local workers) or --dask ADDRESS"),
+        (["--part-mb", "1"], "--part-mb cuts files into parts for workers: give it with --jobs N or --dask"),
+    ]:
+        done = _wismo_in(tmp_path, "traces", str(trace), "--no-report", *options)
+        line = done.stderr.strip()
+        assert done.returncode == 2 and says in line and one_sentence(line), line
 
 
 def test_an_interrupt_stops_the_run_in_one_line_and_leaves_out_as_it_was(tmp_path):
@@ -651,3 +658,17 @@ def test_a_reader_that_stops_reading_ends_the_command_without_a_traceback(tmp_pa
     _, stderr = process.communicate(timeout=120)
     assert process.returncode == 1 and b"Traceback" not in stderr and stderr == b"", stderr[-2000:]
     assert (tmp_path / "o" / "traces.json").is_file()  # what it wrote before is whole
+
+
+def test_files_of_one_name_in_two_folders_are_read_and_refused_only_where_runs_are_written(tmp_path):
+    hosts = []
+    for host, trace in (("host-a", SHIPPED[1]), ("host-b", SHIPPED[0])):
+        (tmp_path / host).mkdir()
+        hosts.append(tmp_path / host / "traces.json")
+        hosts[-1].write_bytes(trace.read_bytes())
+    done = _wismo("traces", *map(str, hosts), "--out", str(tmp_path / "o"), "--no-report")
+    assert done.returncode == 0 and "12 conversations" in done.stdout, done.stderr
+    done = _wismo("traces", *map(str, hosts), "--out", str(tmp_path / "r"))
+    line = done.stderr.strip()
+    assert done.returncode == 2 and f"{hosts[0]} and {hosts[1]} both give the design name 'traces'" in line
+    assert one_sentence(line) and not (tmp_path / "r").exists()

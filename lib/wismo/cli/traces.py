@@ -90,11 +90,10 @@ def add(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     p.add_argument(
         "--part-mb",
         type=float,
-        default=CHUNK / 2**20,
         metavar="MB",
         help="with --jobs or --dask: an uncompressed file of the Collector's lines is read in byte ranges of this "
-        "size, one task each (default %(default)g, at least 0.01); the analysis is the same for any number of "
-        "workers, and for any size but where a conversation lies idle for longer than --idle",
+        f"size, one task each (default {CHUNK / 2**20:g}, at least {MIN_PART_MB:g}); the analysis is the same for "
+        "any number of workers, and for any size but where a conversation lies idle for longer than --idle",
     )
     p.add_argument(
         "--dask",
@@ -217,7 +216,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give at least one OTLP JSON trace file to read (or --record DIR)")
     positive_seconds("--idle", args.idle)
     at_least("--jobs", args.jobs, 1)
-    if not MIN_PART_MB <= args.part_mb < float("inf"):
+    if args.jobs > 1 and args.dask is not None:
+        raise InputError("give --jobs N (local workers) or --dask ADDRESS (a cluster's), not both.")
+    if args.part_mb is not None and args.jobs == 1 and args.dask is None:
+        raise InputError("--part-mb cuts files into parts for workers: give it with --jobs N or --dask ADDRESS.")
+    if args.part_mb is not None and not MIN_PART_MB <= args.part_mb < float("inf"):
         raise InputError(f"--part-mb must be a number of MB, at least {MIN_PART_MB:g}, not {args.part_mb:g}")
     if args.dask is not None and not args.dask.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
         raise InputError(f"--dask wants a scheduler's address such as tcp://127.0.0.1:8786, not {args.dask!r}")
@@ -249,8 +252,8 @@ def run(args: argparse.Namespace) -> int:
     runs_dir = (
         Path(args.runs_dir) if args.runs_dir else Path(args.out).parent / f".{Path(args.out).name}.runs-{os.getpid()}"
     )
-    importer = imported.Importer(list(args.files), runs_dir, block)
     importing = not args.no_report or args.runs_dir is not None  # report 05 and notebook 03 read the runs
+    importer = imported.Importer(list(args.files), runs_dir, block) if importing else None
     try:
         # Ctrl-C or SIGTERM stops the local workers too, and what was begun is removed: one line, 128 + the signal.
         with interruptible(args.out) as guard:
@@ -259,18 +262,19 @@ def run(args: argparse.Namespace) -> int:
                 args.files,
                 args.idle,
                 args.price_model,
-                each=importer.add if importing else None,
+                each=importer.add if importer else None,
                 replacements=replacements,
                 jobs=args.jobs,
                 dask=args.dask,
-                part_bytes=max(1, int(args.part_mb * 2**20)),
+                part_bytes=None if args.part_mb is None else max(1, int(args.part_mb * 2**20)),
             )
-            _write(args, result, importer.finish(), guard)
+            _write(args, result, importer.finish() if importer else [], guard)
     except Interrupted as exc:
         print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)
         return exc.exit_code
     finally:
-        importer.abort()
+        if importer:
+            importer.abort()
         if not args.runs_dir:
             shutil.rmtree(runs_dir, ignore_errors=True)
     read = result["read"]

@@ -177,8 +177,15 @@ class Importer:
 
     def __init__(self, files: list[str | Path], runs_dir: Path, study: StudyAbout | None = None) -> None:
         self.designs = {str(Path(p)): design_of(p) for p in files}  # as spans name their file (otlp.Span.path)
-        if len(set(self.designs.values())) < len(self.designs):
-            raise NotImportable("two trace files give one design name; rename one (a run is named after its file)")
+        files_of: dict[str, list[str]] = {}
+        for path, design in self.designs.items():
+            files_of.setdefault(design, []).append(path)
+        for design, paths in files_of.items():
+            if len(paths) > 1:
+                raise NotImportable(
+                    f"{' and '.join(paths[:2])} both give the design name {design!r}, and a run is named after its "
+                    "file: rename one, or write no runs (--no-report without --runs-dir)."
+                )
         self.block: StudyAbout = study or {
             "title": "Imported traces",
             "file": Path(files[0]).name,

@@ -529,9 +529,19 @@ def _range(handle: IO[bytes], start: int, end: int) -> Iterator[bytes]:
 def _not_json(where: str, line: int, unit: str, text: str, exc: json.JSONDecodeError) -> TraceUnreadable:
     """What json's error on a line's or a file's text says to the reader: cut short where the text ends before its
     JSON does (an open string, or the error at its end), else not JSON, where."""
+    # json's words, and the column they point at ("Unterminated string starting at" names it after "at").
+    said = f"{exc.msg}{'' if exc.msg.endswith(' at') else ','} column {exc.colno}"
     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
-        return TraceUnreadable(where, line, f"truncated: the {unit} ends before its JSON does ({exc.msg})")
-    return TraceUnreadable(where, line, f"not JSON ({exc.msg}, column {exc.colno})")
+        return TraceUnreadable(where, line, f"truncated: the {unit} ends before its JSON does ({said})")
+    return TraceUnreadable(where, line, f"not JSON ({said})")
+
+
+def _why(exc: Exception) -> str:
+    """Why a file cannot be opened, in the system's words: fsspec raises FileNotFoundError with the path alone."""
+    said = getattr(exc, "strerror", None)
+    if said:
+        return str(said)
+    return "No such file or directory" if isinstance(exc, FileNotFoundError) else str(exc)
 
 
 class _Mark:
@@ -549,7 +559,7 @@ def _documents(where: str, start: int, end: int | None, first_line: int) -> Iter
     try:
         opened = _stream(where) if end is None else _open_bytes(where)
     except (OSError, ValueError, ImportError) as exc:
-        raise TraceUnreadable(where, 0, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise TraceUnreadable(where, 0, f"cannot be read ({_why(exc)})") from None
     with opened:
         number = first_line - 1
         first = end is None  # only a whole file may be one indented document
