@@ -226,6 +226,8 @@ def test_report_05_says_what_was_read_and_the_saving_priced_or_why_not(out):
     read = trace_chains.read_sentence(result)
     assert "Read **106 spans** from focused.json, granular.json" in read and "**12 conversations**" in read
     assert read.endswith("their token counts are tiktoken-estimated (imported traces).")
+    again = trace_chains.read_sentence({**result, "read": {**result["read"], "duplicateSpans": 3}})
+    assert "(imported traces). 3 spans repeated the trace and span id of one already read" in again
     top = result["chains"][result["topLinkedChain"]]
     said = trace_chains.saving_sentence(top)
     assert "**661.8 input tokens per conversation**" in said and "the model named to price it" in said

@@ -154,8 +154,8 @@ def check_accounted(result: Mapping[str, Any]) -> str:
 
 
 def read_sentence(result: Mapping[str, Any]) -> str:
-    """What was read: spans by kind, conversations, the traces left out, the tool calls that could not be attached
-    to a model call, and what the token counts are."""
+    """What was read: spans by kind, conversations, the traces left out, the spans read twice and the tool calls that
+    could not be attached to a model call, and what the token counts are."""
     from wismo.runs.traces import analysis
 
     read = result["read"]
@@ -167,7 +167,7 @@ def read_sentence(result: Mapping[str, Any]) -> str:
         f"call (a server's handshake, say) are left out. The model calls name the model "
         f"{', '.join(result['models'])} and the provider {', '.join(result['providers']) or '(none named)'}; their "
         f"token counts are {result['labels']['tokens']}."
-    ) + (f" {said}" if (said := analysis.unattached(read)) else "")
+    ) + "".join(f" {said}" for said in (analysis.duplicated(read), analysis.unattached(read)) if said)
 
 
 TOLERANCE_PERCENT = 5.0  # a prediction this close to what the traces show is said to hold
