@@ -1307,6 +1307,21 @@ def test_spans_read_twice_are_counted_once_in_one_pass_and_in_parts(tmp_path, th
     counted = conversations.Tally()
     questions = list(conversations.conversations(spans_of_two, counted))  # two answers: a question each
     assert sum(len(q.model_calls) for q in questions) == 2 and counted.duplicate_spans == 1
+    # The second trace's span of that id read again: known as the second trace's, not the first's.
+    second_again = [_chat("t1", "a", 1, "c-1"), _chat("t2", "a", 2, "c-1"), _chat("t2", "a", 2, "c-1")]
+    counted = conversations.Tally()
+    list(conversations.conversations(second_again, counted))
+    assert counted.duplicate_spans == 1 and counted.model_call_spans == 2
+    # The same when the second trace's span came in a conversation absorbed later.
+    absorbed = [
+        _chat("t1", "a", 1, "c-1"),
+        _tool("t2", "a", 2, "get_order"),  # its trace names no conversation yet
+        _chat("t2", "b", 3, "c-1"),  # now it does: c-1 absorbs it
+        _tool("t2", "a", 2, "get_order"),
+    ]
+    counted = conversations.Tally()
+    list(conversations.conversations(absorbed, counted))
+    assert counted.duplicate_spans == 1 and counted.tool_call_spans == 1
     # A span read before its trace named the conversation, and again after: once.
     named_late = [_tool("t1", "a", 1, "get_order"), _chat("t1", "b", 2, "c-1"), _tool("t1", "a", 1, "get_order")]
     counted = conversations.Tally()
@@ -1322,6 +1337,7 @@ def test_a_file_named_twice_is_read_once_and_a_file_url_as_its_path(tmp_path):
     assert otlp.expand([f"file://{tmp_path}/*.json"]) == [str(path)]
     assert [s.span_id for s in otlp.read(f"file://{path}")] == [s.span_id for s in otlp.read(path)]
     assert otlp.named(f"file://localhost{path}") == str(path)
+    assert otlp.local(f"file://elsewhere{path}") == f"file://elsewhere{path}"  # another host's file is not this one
     # A glob on a filesystem fsspec cannot reach (its package not installed, say): one sentence, not a traceback.
     with pytest.raises(otlp.TraceUnreadable, match=r"^nosuchfs://b/\*\.json: cannot be listed \(.+\)\.$"):
         otlp.expand(["nosuchfs://b/*.json"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from types import ModuleType
 from typing import cast
@@ -70,11 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         designs.registered()
         args = parser(command).parse_args(argv)
         return cast("int", args.run(args))
-    except BrokenPipeError:
-        # What reads the output stopped reading (`| head`): the rest has nowhere to go. Standard output is pointed
-        # at /dev/null so that flushing it at exit fails no more (the recipe of Python's signal module docs).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     except Exception as exc:  # anything but an input error is re-raised as it was
         failure = single(exc)
         if not is_input_error(failure):

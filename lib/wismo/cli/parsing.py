@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from wismo.core.errors import InputError
 
 EXAMPLE_PREFIX = "example: "
+
+
+@contextmanager
+def output_may_be_cut() -> Iterator[None]:
+    """The command's output written where its reader may stop reading (`| head`): the rest then goes nowhere (standard
+    output pointed at /dev/null, so that flushing it at exit fails no more), not a traceback."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def subparser(

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-from wismo.cli.parsing import positive_seconds, subparser
+from wismo.cli.parsing import output_may_be_cut, positive_seconds, subparser
 from wismo.core.errors import InputError
 
 NAME = "tokens"
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     where = target(command, args.url)
     measured = anyio.run(servertokens.measure, where, calls, args.encoding, args.timeout)
     diff = tokentable.changes(baseline, measured) if baseline is not None else None
-    try:
+    with output_may_be_cut():  # the reader (`| head`) may have what it wanted
         if args.json:
             print(
                 stable(measured if diff is None else {**measured, "baseline": {"file": args.baseline, **diff}}), end=""
@@ -90,10 +89,6 @@ def run(args: argparse.Namespace) -> int:
             print(tokentable.table(measured))
             if diff is not None:
                 print("\n" + tokentable.changes_text(diff, args.baseline))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader (`| head`) has what it wanted; send the rest of stdout nowhere instead of a traceback at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     verdict = tokentable.over_budget(measured, args.max_tokens) if args.max_tokens is not None else None
     if verdict:
         print(f"wismo tokens: {verdict}", file=sys.stderr)

@@ -11,10 +11,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wismo.cli.parsing import at_least, positive_seconds, subparser, writable_folder
+from wismo.cli.parsing import at_least, output_may_be_cut, positive_seconds, subparser, writable_folder
 from wismo.core import atomic
 from wismo.core.errors import InputError
 from wismo.core.paths import OUTPUTS
+from wismo.core.textgrid import plural
 
 if TYPE_CHECKING:
     from wismo.core.processes import Guard
@@ -118,7 +119,9 @@ def _record(folder: Path) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]], guard: Guard) -> None:
+def _write(
+    args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]], guard: Guard, late: ExitStack
+) -> None:
     """The study file, the runs and report 05 (or traces.json alone) into --out, in one replace; runs bound for
     --runs-dir are moved there only once --out is in place, and then all of them whatever signal comes."""
     from wismo.core.jsonfmt import stable
@@ -161,28 +164,27 @@ def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tupl
         }
         build.build([NOTEBOOKS / "05-traces.ipynb"], folder, 1, params, title="Traces: " + ", ".join(result["files"]))
 
-    with ExitStack() as late:
-        with atomic.building(Path(args.out), replace=True) as folder:
-            fill(folder)
-            late.enter_context(guard.too_late())  # from here --out and the runs are put in place, signal or not
-        if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
-            for staging, run in finished:
-                atomic.put_in_place(staging, run)
+    with atomic.building(Path(args.out), replace=True) as folder:
+        fill(folder)
+        late.enter_context(guard.too_late())  # from here --out and the runs are put in place, signal or not
+    if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
+        for staging, run in finished:
+            atomic.put_in_place(staging, run)
 
 
-def _replaceable(out: Path, given: str, files: list[str]) -> None:
+def _replaceable(out: Path, given: str, files: list[str], study: str | None) -> None:
     """Refuse an --out whose replacing (it is replaced whole) would lose what wismo traces did not write there: a
-    folder holding anything without a traces.json (the mark of an earlier run), the folder the command runs in or
-    one above it, a folder holding a trace file it reads."""
+    folder holding anything without an earlier run's traces.json, the folder the command runs in or one above it, a
+    folder holding a file it reads (a trace file, the study)."""
     from wismo.runs.traces import otlp
 
     here = Path.cwd().resolve()
     if out == here or out in here.parents:
         raise InputError(f"--out {given} is the folder this runs in or one above it, and --out is replaced whole.")
-    for f in files:
+    for f in [*files, *([study] if study else [])]:
         if not otlp.remote(f) and out in Path(f).resolve().parents:
-            raise InputError(f"--out {given} holds {f}, a trace file read, and --out is replaced whole.")
-    if out.is_dir() and not (out / ANALYSIS).is_file():
+            raise InputError(f"--out {given} holds {f}, a file this reads, and --out is replaced whole.")
+    if out.is_dir() and not _earlier_run(out):
         held = sorted(e.name for e in out.iterdir())
         if held:
             shown = ", ".join(held[:5]) + (f" and {len(held) - 5:,} more" if len(held) > 5 else "")
@@ -190,6 +192,26 @@ def _replaceable(out: Path, given: str, files: list[str]) -> None:
                 f"--out {given} holds what wismo traces did not write ({shown}), and --out is replaced whole: give a "
                 "new or empty folder, or one an earlier wismo traces wrote."
             )
+
+
+MARK_BYTES = 1 << 24  # an earlier run's traces.json is far smaller: a file this large is somebody else's
+
+
+def _earlier_run(folder: Path) -> bool:
+    """Whether an earlier wismo traces wrote the folder: its traces.json is the analysis (a Collector's file may bear
+    the same name)."""
+    import json
+
+    from wismo.runs.traces.analysis import SCHEMA
+
+    mark = folder / ANALYSIS
+    try:
+        if not mark.is_file() or mark.stat().st_size > MARK_BYTES:
+            return False
+        read = json.loads(mark.read_bytes())
+    except (OSError, ValueError, RecursionError):  # unreadable, or not JSON
+        return False
+    return isinstance(read, dict) and read.get("schema") == SCHEMA
 
 
 def _reachable(files: list[str]) -> None:
@@ -208,7 +230,6 @@ def run(args: argparse.Namespace) -> int:
     """Analyse the files into --out; a file that is not usable OTLP JSON is one sentence and exit 2, nothing
     written."""
     from wismo.core.processes import Interrupted, interruptible
-    from wismo.runs.traces import analysis, imported
 
     if args.record and args.files:
         raise InputError("give trace files to read, or --record DIR, not both")
@@ -232,10 +253,26 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
     if args.record:
         return _record(Path(args.record))
-    from wismo.runs.traces import otlp
+    late = ExitStack()  # entered once --out is being replaced; left once the signal handlers are put back
+    try:
+        # From here, Ctrl-C or SIGTERM (a remote glob's listing may be slow) stops the local workers too and removes
+        # what was begun: one line, 128 + the signal.
+        with late, interruptible(args.out) as guard:
+            result = _analysed(args, out, guard, late)
+    except Interrupted as exc:
+        print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)
+        return exc.exit_code
+    with output_may_be_cut():
+        _say(args, result)
+    return 0
+
+
+def _analysed(args: argparse.Namespace, out: Path, guard: Guard, late: ExitStack) -> dict[str, Any]:
+    """The files found, checked against --out, analysed and written (_write); the analysis."""
+    from wismo.runs.traces import analysis, imported, otlp
 
     args.files = otlp.expand(args.files)  # globs, local or remote, as the files they match
-    _replaceable(out, args.out, args.files)
+    _replaceable(out, args.out, args.files, args.study)
     if args.dask is not None:
         _reachable(args.files)
     # Absolute from here: the report is built by notebooks that do not run in this folder.
@@ -255,50 +292,45 @@ def run(args: argparse.Namespace) -> int:
     importing = not args.no_report or args.runs_dir is not None  # report 05 and notebook 03 read the runs
     importer = imported.Importer(list(args.files), runs_dir, block) if importing else None
     try:
-        # Ctrl-C or SIGTERM stops the local workers too, and what was begun is removed: one line, 128 + the signal.
-        with interruptible(args.out) as guard:
-            # One pass: the runs are written as each conversation completes, into hidden folders moved at the end.
-            result = analysis.analyse(
-                args.files,
-                args.idle,
-                args.price_model,
-                each=importer.add if importer else None,
-                replacements=replacements,
-                jobs=args.jobs,
-                dask=args.dask,
-                part_bytes=None if args.part_mb is None else max(1, int(args.part_mb * 2**20)),
-            )
-            _write(args, result, importer.finish() if importer else [], guard)
-    except Interrupted as exc:
-        print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)
-        return exc.exit_code
+        # One pass: the runs are written as each conversation completes, into hidden folders moved at the end.
+        result = analysis.analyse(
+            args.files,
+            args.idle,
+            args.price_model,
+            each=importer.add if importer else None,
+            replacements=replacements,
+            jobs=args.jobs,
+            dask=args.dask,
+            part_bytes=None if args.part_mb is None else max(1, int(args.part_mb * 2**20)),
+        )
+        _write(args, result, importer.finish() if importer else [], guard, late)
     finally:
         if importer:
             importer.abort()
         if not args.runs_dir:
             shutil.rmtree(runs_dir, ignore_errors=True)
+    return result
+
+
+def _say(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """What was read and found, in a few lines."""
+    from wismo.runs.traces import analysis
+
     read = result["read"]
     print(
-        f"{_count(read['spans'], 'span')}, {_count(result['conversations'], 'conversation')}, "
-        f"{_count(len(result['chains']), 'chain')} ({_count(read['ignoredSpans'], 'span')} neither a model nor a tool "
+        f"{plural(read['spans'], 'span')}, {plural(result['conversations'], 'conversation')}, "
+        f"{plural(len(result['chains']), 'chain')} ({plural(read['ignoredSpans'], 'span')} neither a model nor a tool "
         f"call) -> {args.out}"
     )
-    if said := analysis.duplicated(read):
-        print(said)
-    if said := analysis.unattached(read):
-        print(said)
+    for said in (analysis.duplicated(read), analysis.unattached(read)):
+        if said:
+            print(said)
     if result["topLinkedChain"] is not None:
         print(_top_chain(result["chains"][result["topLinkedChain"]]))
     else:
         print(f"no study file drafted: {analysis.no_links(result)}")
     for check in result["checks"]:
         print(_check(check))
-    return 0
-
-
-def _count(n: int, noun: str) -> str:
-    """A count with its noun, plural but for one."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _check(check: dict[str, object]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from wismo.core.errors import InputError
 from wismo.core.kinds import MODELLED, PROVIDER
+from wismo.core.textgrid import plural
 from wismo.runs.traces import chains, conversations, otlp, prediction
 from wismo.runs.traces.partitioned import CHUNK
 
@@ -28,6 +29,9 @@ def label(kinds: Iterable[str]) -> str:
     return f"{', '.join(sorted(set(kinds))) or PROVIDER} ({IMPORTED})"
 
 
+SCHEMA = "wismo.traces/1"  # what traces.json says it is: what marks a folder an earlier run wrote
+
+
 def duplicated(read: dict[str, object]) -> str:
     """The spans read more than once, said with where they come from, or nothing when there were none."""
     n = read.get("duplicateSpans", 0)
@@ -35,7 +39,7 @@ def duplicated(read: dict[str, object]) -> str:
         return ""
     many = n != 1
     return (
-        f"{n:,} span{'s' if many else ''} repeated the trace and span id of one already read in "
+        f"{plural(n, 'span')} repeated the trace and span id of one already read in "
         f"{'their' if many else 'its'} conversation (a file given twice under two names, or a Collector that sent a "
         f"batch again) and {'were' if many else 'was'} counted once."
     )
@@ -215,7 +219,7 @@ def analyse(
     linked = [s for s in summaries if s["links"]]
     checked = prediction.checks(summaries)
     return {
-        "schema": "wismo.traces/1",
+        "schema": SCHEMA,
         "files": [str(p) for p in paths],
         "read": {_camel(k): v for k, v in asdict(tally).items()},
         "conversations": total,
