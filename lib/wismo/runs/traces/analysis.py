@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from wismo.core.errors import InputError
 from wismo.core.kinds import MODELLED, PROVIDER
@@ -34,7 +34,7 @@ SCHEMA = "wismo.traces/1"  # what traces.json says it is: what marks a folder an
 
 def duplicated(read: dict[str, object]) -> str:
     """The spans read more than once, said with where they come from, or nothing when there were none."""
-    n = read.get("duplicateSpans", 0)
+    n = int(cast("int", read.get("duplicateSpans", 0)))  # absent from an older run's traces.json
     if not n:
         return ""
     many = n != 1
