@@ -1329,6 +1329,21 @@ def test_spans_read_twice_are_counted_once_in_one_pass_and_in_parts(tmp_path, th
     assert len(conversation.tool_calls) == 1 and counted.duplicate_spans == 1
 
 
+def test_files_of_the_same_bytes_are_found_by_size_then_hash(tmp_path, monkeypatch):
+    a, b, c, d = (tmp_path / f"{n}.json" for n in "abcd")
+    a.write_bytes(b"one")
+    b.write_bytes(b"one")
+    c.write_bytes(b"two")  # the same size, other bytes
+    d.write_bytes(b"three")
+    (tmp_path / "e.json").hardlink_to(a)
+    files = [str(p) for p in (a, b, c, d, tmp_path / "e.json")]
+    read: list[str] = []
+    digest = otlp._digest
+    monkeypatch.setattr(otlp, "_digest", lambda path: read.append(path) or digest(path))
+    assert otlp.same_bytes(files) == {str(b): str(a), str(tmp_path / "e.json"): str(a)}
+    assert str(d) not in read  # a size no other file has: never read
+
+
 def test_a_file_named_twice_is_read_once_and_a_file_url_as_its_path(tmp_path):
     path = tmp_path / "a.json"
     path.write_bytes(CONVENTIONS.read_bytes())

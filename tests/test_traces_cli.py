@@ -601,12 +601,18 @@ def test_out_is_refused_where_replacing_it_would_lose_what_wismo_traces_did_not_
 
 
 def test_a_file_read_twice_is_said_and_counted_once(tmp_path):
-    copy = tmp_path / "granular-copy.json"
+    import gzip
+
+    copy = tmp_path / "granular-copy.json"  # the same bytes under another name: read once
     copy.write_bytes(SHIPPED[1].read_bytes())
-    done = _wismo("traces", str(SHIPPED[1]), str(SHIPPED[1]), str(copy), "--out", str(tmp_path / "o"), "--no-report")
+    packed = tmp_path / "granular.json.gz"  # the same spans in other bytes: each span counted once
+    packed.write_bytes(gzip.compress(SHIPPED[1].read_bytes()))
+    given = [str(SHIPPED[1]), str(SHIPPED[1]), str(copy), str(packed)]
+    done = _wismo("traces", *given, "--out", str(tmp_path / "o"), "--no-report")
     assert done.returncode == 0, done.stderr
+    assert done.stderr == f"{copy} holds the same bytes as {SHIPPED[1]}: read once.\n"
     result = json.loads((tmp_path / "o" / "traces.json").read_text(encoding="utf-8"))
-    assert result["files"] == ["granular.json", "granular-copy.json"]  # the path named twice, read once
+    assert result["files"] == ["granular.json", "granular.json.gz"]  # the path named twice, and the copy, read once
     assert result["read"]["spans"] == 2 * result["read"]["duplicateSpans"] > 0 and result["conversations"] == 6
     assert f"{result['read']['duplicateSpans']} spans repeated the trace and span id" in done.stdout
 

@@ -272,6 +272,10 @@ def _analysed(args: argparse.Namespace, out: Path, guard: Guard, late: ExitStack
     from wismo.runs.traces import analysis, imported, otlp
 
     args.files = otlp.expand(args.files)  # globs, local or remote, as the files they match
+    copies = otlp.same_bytes(args.files)
+    for copy, earlier in copies.items():
+        print(f"{copy} holds the same bytes as {earlier}: read once.", file=sys.stderr)
+    args.files = [f for f in args.files if f not in copies]
     _replaceable(out, args.out, args.files, args.study)
     if args.dask is not None:
         _reachable(args.files)

@@ -413,6 +413,45 @@ def expand(patterns: Iterable[str | Path]) -> list[str]:
     return list(first.values())
 
 
+def same_bytes(files: list[str]) -> dict[str, str]:
+    """Each local file that holds the same bytes as one named before it (a copy under another name, a hard link),
+    with that one: read once, where first named. Only files of one size are compared, by a hash of their bytes."""
+    by_size: dict[int, list[str]] = {}
+    for f in files:
+        if not remote(f):
+            try:
+                by_size.setdefault(os.stat(f).st_size, []).append(f)
+            except OSError:
+                continue  # reading it says what is wrong
+    found: dict[str, str] = {}
+    for named in by_size.values():
+        if len(named) < 2:  # a size one file alone has: nothing to compare it with, nothing read
+            continue
+        first: dict[str, str] = {}  # digest -> the first file with it
+        for f in named:
+            digest = _digest(f)
+            if digest is None:
+                continue
+            earlier = first.setdefault(digest, f)
+            if earlier != f:
+                found[f] = earlier
+    return found
+
+
+def _digest(path: str) -> str | None:
+    """A hash of a file's bytes, None where it cannot be read."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=32)
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
 class _ZstdFrames(io.RawIOBase):
     """A zstd file's bytes decompressed as they are read, frame after frame (the Collector's file exporter may write
     one per batch); a file that ends inside a frame is a ZstdError, not a shorter text. The compressed bytes are fed
