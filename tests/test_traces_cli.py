@@ -710,3 +710,30 @@ def test_a_signal_once_out_is_being_replaced_lets_the_run_finish(tmp_path, monke
     runs = tmp_path / "runs"
     code = main(["traces", str(SHIPPED[1]), "--out", str(tmp_path / "out"), "--no-report", "--runs-dir", str(runs)])
     assert code == 0 and (tmp_path / "out" / "traces.json").is_file() and len(list(runs.iterdir())) == 1
+
+
+def test_ctrl_c_stops_local_workers_in_order_without_their_tracebacks(tmp_path):
+    # A terminal's Ctrl-C reaches every process of its group: the workers leave stopping to the command.
+    import os
+    import signal
+
+    fifo = tmp_path / "traces.json"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "wismo", "traces", str(fifo), "--out", str(tmp_path / "out"), "--no-report"]
+    process = subprocess.Popen(
+        [*command, "--jobs", "2"], cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    with open(fifo, "w", encoding="utf-8") as writer:  # opens once a worker reads it: the pipeline is running
+        writer.write(SHIPPED[1].read_text(encoding="utf-8").splitlines()[0] + "\n")
+        writer.flush()
+        os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr[-3000:]
+    assert (
+        stderr.splitlines()[-1] == f"wismo traces: stopped by SIGINT; {tmp_path / 'out'} and the runs are as they were."
+    )
+    # Neither a worker's own interrupt nor one killed under its nanny (which restarted it, and multiprocessing's
+    # tracker then failed); what Dask's client logs as it closes mid-gather is its own.
+    for killed in ("KeyboardInterrupt", "KeyError", "Restarting worker"):
+        assert killed not in stderr, stderr[-3000:]
+    assert not (tmp_path / "out").exists()

@@ -257,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         # From here, Ctrl-C or SIGTERM (a remote glob's listing may be slow) stops the local workers too and removes
         # what was begun: one line, 128 + the signal.
-        with late, interruptible(args.out) as guard:
+        # Its own processes are a local Dask cluster's, which its close stops in order (killed, its nannies would
+        # restart them and multiprocessing's tracker fail, in sixty lines); a report's kernels its build stops.
+        with late, interruptible(args.out, stop=False) as guard:
             result = _analysed(args, out, guard, late)
     except Interrupted as exc:
         print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)

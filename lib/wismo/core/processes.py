@@ -134,8 +134,11 @@ class Guard:
 
 
 @contextmanager
-def interruptible(target: object = None, cleanup: Callable[[], None] | None = None) -> Iterator[Guard]:
-    """Inside the block, SIGINT or SIGTERM stops every process below this one (stop_descendants) and raises
+def interruptible(
+    target: object = None, cleanup: Callable[[], None] | None = None, stop: bool = True
+) -> Iterator[Guard]:
+    """Inside the block, SIGINT or SIGTERM stops every process below this one (stop_descendants; unless not `stop`,
+    where the block's own exits stop what it started, as a Dask cluster's close stops its workers in order) and raises
     KeyboardInterrupt where this thread is, which no `except Exception` can swallow; at the block's end, `cleanup`
     runs and Interrupted (naming `target`) is raised instead of whatever that became. The handlers before it are put
     back afterwards. Off the main thread, where Python cannot handle signals, the block runs unguarded."""
@@ -148,7 +151,8 @@ def interruptible(target: object = None, cleanup: Callable[[], None] | None = No
         if guard.late or guard.signum is not None:  # too late, or a second Ctrl-C while the first is acted on
             return
         guard.signum = signum
-        guard.stopped = stop_descendants()
+        if stop:
+            guard.stopped = stop_descendants()
         raise KeyboardInterrupt
 
     previous = {s: signal.signal(s, handle) for s in STOPPING}

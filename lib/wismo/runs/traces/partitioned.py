@@ -43,11 +43,28 @@ CHUNK = 16 * 2**20  # bytes: an uncompressed file of lines larger than this is r
 def local_cluster(workers: int) -> LocalCluster:
     """A Dask cluster of `workers` processes on this machine, one thread each, for the pipeline (`--jobs N`): no
     dashboard, and the scheduler's HTTP server on a free port, not Dask's 8787, which another cluster may hold."""
+    import signal
+    import threading
+
     from distributed import LocalCluster
 
-    return LocalCluster(
-        n_workers=workers, threads_per_worker=1, dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}
-    )
+    def started() -> LocalCluster:
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
+        )
+
+    if threading.current_thread() is not threading.main_thread():
+        return started()
+    # Its processes are started ignoring Ctrl-C, which they keep: a terminal sends it to every process of its group,
+    # and this one stops them in order (the cluster's close); interrupted themselves, each printed its tracebacks.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return started()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 Order = tuple[int, int, str, str]  # a conversation's place: its first call's file (index) and line, its key, the span
