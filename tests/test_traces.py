@@ -1329,19 +1329,29 @@ def test_spans_read_twice_are_counted_once_in_one_pass_and_in_parts(tmp_path, th
     assert len(conversation.tool_calls) == 1 and counted.duplicate_spans == 1
 
 
-def test_files_of_the_same_bytes_are_found_by_size_then_hash(tmp_path, monkeypatch):
-    a, b, c, d = (tmp_path / f"{n}.json" for n in "abcd")
+def test_files_of_the_same_bytes_are_found_by_inode_size_and_hash_and_pipes_never_read(tmp_path, monkeypatch):
+    import os
+
+    a, b, c, d, e = (tmp_path / f"{n}.json" for n in "abcde")
     a.write_bytes(b"one")
     b.write_bytes(b"one")
     c.write_bytes(b"two")  # the same size, other bytes
     d.write_bytes(b"three")
-    (tmp_path / "e.json").hardlink_to(a)
-    files = [str(p) for p in (a, b, c, d, tmp_path / "e.json")]
+    e.hardlink_to(a)
+    pipes = [os.pipe() for _ in range(2)]  # what <(...) gives: size 0, its bytes gone once read
+    for _, w in pipes:
+        os.write(w, b"one")
+        os.close(w)
+    (tmp_path / "empty.json").write_bytes(b"")
+    files = (
+        [str(p) for p in (e, b, c, d, a)] + [f"/proc/self/fd/{r}" for r, _ in pipes] + [str(tmp_path / "empty.json")]
+    )
     read: list[str] = []
     digest = otlp._digest
     monkeypatch.setattr(otlp, "_digest", lambda path: read.append(path) or digest(path))
-    assert otlp.same_bytes(files) == {str(b): str(a), str(tmp_path / "e.json"): str(a)}
-    assert str(d) not in read  # a size no other file has: never read
+    assert otlp.same_bytes(files) == {str(b): str(e), str(a): str(e)}  # in the order named, each with the first
+    assert sorted(read) == sorted([str(e), str(b), str(c)])  # a hard link by its inode; a size of its own never
+    assert [os.read(r, 10) for r, _ in pipes] == [b"one", b"one"]
 
 
 def test_a_file_named_twice_is_read_once_and_a_file_url_as_its_path(tmp_path):

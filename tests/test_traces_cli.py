@@ -569,7 +569,11 @@ def test_out_is_refused_where_replacing_it_would_lose_what_wismo_traces_did_not_
     (inputs / trace.name).write_bytes(trace.read_bytes())
     collector = tmp_path / "collector"  # a Collector's file of the analysis' name is not an earlier run's
     collector.mkdir()
-    (collector / "traces.json").write_bytes(trace.read_bytes())
+    (collector / "traces.json").write_text(trace.read_text(encoding="utf-8").splitlines()[0], encoding="utf-8")
+    earlier = tmp_path / "earlier"  # an earlier run's folder, holding a copy of a trace file read
+    earlier.mkdir()
+    (earlier / "traces.json").write_text(json.dumps({"schema": analysis.SCHEMA}), encoding="utf-8")
+    (earlier / "mine.json").write_bytes(trace.read_bytes())
     study = tmp_path / "studies" / "study.toml"
     study.parent.mkdir()
     study.write_text((REPO_ROOT / "data" / "studies" / "where-is-my-order.toml").read_text(encoding="utf-8"))
@@ -578,14 +582,16 @@ def test_out_is_refused_where_replacing_it_would_lose_what_wismo_traces_did_not_
         (str(collector), "holds what wismo traces did not write (traces.json)"),
         (str(inputs), f"holds {inputs / trace.name}, a file this reads"),
         (str(study.parent), f"holds {study}, a file this reads"),
+        (str(earlier), f"holds {earlier / 'mine.json'}, a file this reads"),
         (".", "is the folder this runs in or one above it"),
         ("..", "is the folder this runs in or one above it"),
     ]:
-        done = _wismo_in(tmp_path, "traces", str(inputs / "*.json"), "--out", out, "--no-report", "--study", str(study))
+        reads = [str(inputs / "*.json"), str(earlier / "mine.json"), "--study", str(study)]
+        done = _wismo_in(tmp_path, "traces", *reads, "--out", out, "--no-report")
         line = done.stderr.strip()
         assert done.returncode == 2 and f"--out {out} {says}" in line and one_sentence(line), (out, line)
     assert (kept / "notes.txt").read_text(encoding="utf-8") == "mine"
-    assert (collector / "traces.json").read_bytes() == trace.read_bytes() and study.is_file()
+    assert (collector / "traces.json").is_file() and study.is_file() and (earlier / "mine.json").is_file()
     assert [p.name for p in inputs.iterdir()] == [trace.name]
     # Relative to the folder it runs in, the report too (its notebook runs elsewhere); none of it in the checkout.
     done = _wismo_in(tmp_path, "traces", str(trace), "--out", "relative")
@@ -710,6 +716,34 @@ def test_a_signal_once_out_is_being_replaced_lets_the_run_finish(tmp_path, monke
     runs = tmp_path / "runs"
     code = main(["traces", str(SHIPPED[1]), "--out", str(tmp_path / "out"), "--no-report", "--runs-dir", str(runs)])
     assert code == 0 and (tmp_path / "out" / "traces.json").is_file() and len(list(runs.iterdir())) == 1
+
+
+def test_a_signal_once_the_command_stopped_counting_them_is_not_an_interrupt(tmp_path, monkeypatch):
+    # A signal right after the part no signal stops reaches the handler the command found, not its own: the command
+    # would otherwise say --out was as it was when it had just been replaced.
+    import os
+    import signal
+    from contextlib import contextmanager
+
+    from wismo.cli.main import main
+    from wismo.core import processes
+
+    late = processes.Guard.too_late
+
+    @contextmanager
+    def then_a_signal(guard):
+        with late(guard):
+            yield
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(processes.Guard, "too_late", then_a_signal)
+    received: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
+    try:
+        code = main(["traces", str(SHIPPED[1]), "--out", str(tmp_path / "out"), "--no-report"])
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert code == 0 and received == [signal.SIGINT] and (tmp_path / "out" / "traces.json").is_file()
 
 
 def test_ctrl_c_stops_local_workers_in_order_without_their_tracebacks(tmp_path):

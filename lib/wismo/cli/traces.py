@@ -274,11 +274,11 @@ def _analysed(args: argparse.Namespace, out: Path, guard: Guard, late: ExitStack
     from wismo.runs.traces import analysis, imported, otlp
 
     args.files = otlp.expand(args.files)  # globs, local or remote, as the files they match
+    _replaceable(out, args.out, args.files, args.study)  # every file named, a copy read once too
     copies = otlp.same_bytes(args.files)
     for copy, earlier in copies.items():
         print(f"{copy} holds the same bytes as {earlier}: read once.", file=sys.stderr)
     args.files = [f for f in args.files if f not in copies]
-    _replaceable(out, args.out, args.files, args.study)
     if args.dask is not None:
         _reachable(args.files)
     # Absolute from here: the report is built by notebooks that do not run in this folder.

@@ -414,28 +414,38 @@ def expand(patterns: Iterable[str | Path]) -> list[str]:
 
 
 def same_bytes(files: list[str]) -> dict[str, str]:
-    """Each local file that holds the same bytes as one named before it (a copy under another name, a hard link),
-    with that one: read once, where first named. Only files of one size are compared, by a hash of their bytes."""
+    """Each local regular file that holds the same bytes as one named before it (a copy under another name, a hard
+    link), with that one, in the order they are named: read once, where first named. A hard link is known by its
+    inode; other files are compared only with files of their size, by a hash of their bytes. A pipe or a FIFO is
+    never read here (its bytes would be gone before the analysis)."""
+    import stat
+
     by_size: dict[int, list[str]] = {}
-    for f in files:
-        if not remote(f):
-            try:
-                by_size.setdefault(os.stat(f).st_size, []).append(f)
-            except OSError:
-                continue  # reading it says what is wrong
+    inodes: dict[tuple[int, int], str] = {}
     found: dict[str, str] = {}
+    for f in files:
+        if remote(f):
+            continue
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue  # reading it says what is wrong
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        earlier = inodes.setdefault((st.st_dev, st.st_ino), f)
+        if earlier != f:
+            found[f] = earlier
+        else:
+            by_size.setdefault(st.st_size, []).append(f)
     for named in by_size.values():
         if len(named) < 2:  # a size one file alone has: nothing to compare it with, nothing read
             continue
         first: dict[str, str] = {}  # digest -> the first file with it
         for f in named:
             digest = _digest(f)
-            if digest is None:
-                continue
-            earlier = first.setdefault(digest, f)
-            if earlier != f:
+            if digest is not None and (earlier := first.setdefault(digest, f)) != f:
                 found[f] = earlier
-    return found
+    return {f: found[f] for f in files if f in found}
 
 
 def _digest(path: str) -> str | None:
