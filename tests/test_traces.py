@@ -1366,3 +1366,31 @@ def test_a_file_named_twice_is_read_once_and_a_file_url_as_its_path(tmp_path):
     # A glob on a filesystem fsspec cannot reach (its package not installed, say): one sentence, not a traceback.
     with pytest.raises(otlp.TraceUnreadable, match=r"^nosuchfs://b/\*\.json: cannot be listed \(.+\)\.$"):
         otlp.expand(["nosuchfs://b/*.json"])
+
+
+def test_a_sigterm_while_the_local_cluster_starts_is_acted_on_once_it_is_whole_and_it_is_closed(monkeypatch):
+    # The signal comes in the middle of the start (a stand-in for the cluster, to send it there and nowhere else).
+    import os
+    import signal
+
+    import distributed
+
+    from wismo.core import processes
+    from wismo.runs.traces import partitioned
+
+    closed: list[bool] = []
+    ignoring: list[object] = []
+
+    class Starting:
+        def __init__(self, **_options):
+            ignoring.append(signal.getsignal(signal.SIGINT))  # what the workers would inherit
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(distributed, "LocalCluster", Starting)
+    with pytest.raises(processes.Interrupted), processes.interruptible(stop=False):
+        partitioned.local_cluster(2)
+    assert closed == [True] and ignoring == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back

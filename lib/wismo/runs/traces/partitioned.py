@@ -60,11 +60,23 @@ def local_cluster(workers: int) -> LocalCluster:
         return started()
     # Its processes are started ignoring Ctrl-C, which they keep: a terminal sends it to every process of its group,
     # and this one stops them in order (the cluster's close); interrupted themselves, each printed its tracebacks.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A Ctrl-C meanwhile (a second or two) is not seen. A SIGTERM is held and acted on once the cluster is whole, so
+    # that it is closed, not left half started (Dask's exit then failed on it, with a traceback).
+    held: list[int] = []
+    handlers = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+    handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda signum, _frame: held.append(signum))
     try:
-        return started()
+        cluster = started()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    try:
+        for term in held:
+            signal.raise_signal(term)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
 
 
 Order = tuple[int, int, str, str]  # a conversation's place: its first call's file (index) and line, its key, the span
