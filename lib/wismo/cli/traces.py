@@ -114,8 +114,10 @@ def _record(folder: Path) -> int:
 
     study = declaration.load(REPO_ROOT / "data" / "studies" / "where-is-my-order.toml")
     folder.mkdir(parents=True, exist_ok=True)
-    for path in anyio.run(own_loop.record, study, list(study.designs), folder):
-        print(f"recorded {path}")
+    recorded = anyio.run(own_loop.record, study, list(study.designs), folder)
+    with output_may_be_cut():
+        for path in recorded:
+            print(f"recorded {path}")
     return 0
 
 
