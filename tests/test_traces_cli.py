@@ -719,8 +719,8 @@ def test_a_signal_once_out_is_being_replaced_lets_the_run_finish(tmp_path, monke
 
 
 def test_a_signal_once_the_command_stopped_counting_them_is_not_an_interrupt(tmp_path, monkeypatch):
-    # A signal right after the part no signal stops reaches the handler the command found, not its own: the command
-    # would otherwise say --out was as it was when it had just been replaced.
+    # A signal once the command's guarded part is over (--out replaced) reaches the handler the command found, not
+    # its own: the command would otherwise say --out was as it was when it had just been replaced.
     import os
     import signal
     from contextlib import contextmanager
@@ -728,15 +728,15 @@ def test_a_signal_once_the_command_stopped_counting_them_is_not_an_interrupt(tmp
     from wismo.cli.main import main
     from wismo.core import processes
 
-    late = processes.Guard.too_late
+    stopping = processes.interruptible
 
     @contextmanager
-    def then_a_signal(guard):
-        with late(guard):
-            yield
+    def then_a_signal(*args, **kwargs):
+        with stopping(*args, **kwargs) as guard:
+            yield guard
         os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(processes.Guard, "too_late", then_a_signal)
+    monkeypatch.setattr(processes, "interruptible", then_a_signal)
     received: list[int] = []
     before = signal.signal(signal.SIGINT, lambda signum, _frame: received.append(signum))
     try:

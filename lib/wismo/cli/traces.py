@@ -7,7 +7,6 @@ import argparse
 import os
 import shutil
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,9 +120,7 @@ def _record(folder: Path) -> int:
     return 0
 
 
-def _write(
-    args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]], guard: Guard, late: ExitStack
-) -> None:
+def _write(args: argparse.Namespace, result: dict[str, Any], finished: list[tuple[Path, Path]], guard: Guard) -> None:
     """The study file, the runs and report 05 (or traces.json alone) into --out, in one replace; runs bound for
     --runs-dir are moved there only once --out is in place, and then all of them whatever signal comes."""
     from wismo.core.jsonfmt import stable
@@ -168,7 +165,7 @@ def _write(
 
     with atomic.building(Path(args.out), replace=True) as folder:
         fill(folder)
-        late.enter_context(guard.too_late())  # from here --out and the runs are put in place, signal or not
+        guard.too_late_from_here()  # from here --out and the runs are put in place, signal or not
     if args.runs_dir:  # only once --out is in place: a failed report leaves the runs folder as it was
         for staging, run in finished:
             atomic.put_in_place(staging, run)
@@ -180,11 +177,10 @@ def _replaceable(out: Path, given: str, files: list[str], study: str | None) -> 
     folder holding a file it reads (a trace file, the study)."""
     from wismo.runs.traces import otlp
 
-    here = Path.cwd().resolve()
-    if out == here or out in here.parents:
+    if Path.cwd().resolve().is_relative_to(out):
         raise InputError(f"--out {given} is the folder this runs in or one above it, and --out is replaced whole.")
     for f in [*files, *([study] if study else [])]:
-        if not otlp.remote(f) and out in Path(f).resolve().parents:
+        if not otlp.remote(f) and Path(f).resolve().is_relative_to(out):
             raise InputError(f"--out {given} holds {f}, a file this reads, and --out is replaced whole.")
     if out.is_dir() and not _earlier_run(out):
         held = sorted(e.name for e in out.iterdir())
@@ -251,18 +247,17 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.out).is_file():
         raise InputError(f"--out {args.out} is a file, not a folder")
     out, runs = Path(args.out).resolve(), Path(args.runs_dir).resolve() if args.runs_dir else None
-    if runs is not None and (runs == out or out in runs.parents):
+    if runs is not None and runs.is_relative_to(out):
         raise InputError(f"--runs-dir {args.runs_dir} is inside --out {args.out}, which is replaced whole")
     if args.record:
         return _record(Path(args.record))
-    late = ExitStack()  # entered once --out is being replaced; left once the signal handlers are put back
     try:
         # From here, Ctrl-C or SIGTERM (a remote glob's listing may be slow) stops the local workers too and removes
         # what was begun: one line, 128 + the signal.
         # Its own processes are a local Dask cluster's, which its close stops in order (killed, its nannies would
         # restart them and multiprocessing's tracker fail, in sixty lines); a report's kernels its build stops.
-        with late, interruptible(args.out, stop=False) as guard:
-            result = _analysed(args, out, guard, late)
+        with interruptible(args.out, stop=False) as guard:
+            result = _analysed(args, out, guard)
     except Interrupted as exc:
         print(f"wismo {NAME}: {exc}; {args.out} and the runs are as they were.", file=sys.stderr)
         return exc.exit_code
@@ -271,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analysed(args: argparse.Namespace, out: Path, guard: Guard, late: ExitStack) -> dict[str, Any]:
+def _analysed(args: argparse.Namespace, out: Path, guard: Guard) -> dict[str, Any]:
     """The files found, checked against --out, analysed and written (_write); the analysis."""
     from wismo.runs.traces import analysis, imported, otlp
 
@@ -311,7 +306,7 @@ def _analysed(args: argparse.Namespace, out: Path, guard: Guard, late: ExitStack
             dask=args.dask,
             part_bytes=None if args.part_mb is None else max(1, int(args.part_mb * 2**20)),
         )
-        _write(args, result, importer.finish() if importer else [], guard, late)
+        _write(args, result, importer.finish() if importer else [], guard)
     finally:
         if importer:
             importer.abort()

@@ -112,7 +112,7 @@ def _wait_gone(pids: set[int], limit_s: float) -> None:
 
 class Guard:
     """What `interruptible` hands its block: the signal that stopped it, if one did (`signum`, and `stopped`, the
-    processes stopped with it), and `too_late()`, the part a signal no longer stops."""
+    processes stopped with it), and `too_late()` or `too_late_from_here()`, the part a signal no longer stops."""
 
     def __init__(self) -> None:
         self.late = False
@@ -124,13 +124,18 @@ class Guard:
         """Inside, a signal is let pass and the block goes on: what runs here must not be cut in half, and it is
         done within milliseconds (the caller then ends as if no signal had come). Entered after a signal whose
         KeyboardInterrupt some code swallowed, it raises instead."""
-        if self.signum is not None:
-            raise KeyboardInterrupt
-        self.late = True
+        self.too_late_from_here()
         try:
             yield
         finally:
             self.late = False
+
+    def too_late_from_here(self) -> None:
+        """too_late() to the block's end, past the moment its handlers are put back: what follows must not be cut in
+        half, nor be said stopped once it is done. After a swallowed KeyboardInterrupt's signal, it raises instead."""
+        if self.signum is not None:
+            raise KeyboardInterrupt
+        self.late = True
 
 
 @contextmanager
@@ -167,6 +172,31 @@ def interruptible(
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def started_apart(start: Callable[[], T], close: Callable[[T], object]) -> T:
+    """What `start()` returns, the processes it starts ignoring SIGINT, which they keep: a terminal sends Ctrl-C to
+    every process of its group, and this one then stops them (through `close`) rather than each acting on it and
+    printing its tracebacks. A Ctrl-C meanwhile is not seen; a SIGTERM is held and acted on once `start()` has
+    returned, `close` first stopping what it started, so nothing is left half started. Off the main thread, where
+    Python cannot handle signals, `start()` alone."""
+    if threading.current_thread() is not threading.main_thread():
+        return start()
+    held: list[int] = []
+    handlers = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+    handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda signum, _frame: held.append(signum))
+    try:
+        started = start()
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    try:
+        for term in held:
+            signal.raise_signal(term)
+    except BaseException:
+        close(started)
+        raise
+    return started
 
 
 def piped(stream: IO[bytes] | None) -> IO[bytes]:

@@ -42,41 +42,22 @@ CHUNK = 16 * 2**20  # bytes: an uncompressed file of lines larger than this is r
 
 def local_cluster(workers: int) -> LocalCluster:
     """A Dask cluster of `workers` processes on this machine, one thread each, for the pipeline (`--jobs N`): no
-    dashboard, and the scheduler's HTTP server on a free port, not Dask's 8787, which another cluster may hold."""
-    import signal
-    import threading
-
+    dashboard, and the scheduler's HTTP server on a free port, not Dask's 8787, which another cluster may hold. Its
+    processes leave a Ctrl-C to this one, which stops them in order through the cluster's close (processes.started_
+    apart): interrupted themselves, each printed its tracebacks, and a cluster left half started failed Dask's exit."""
     from distributed import LocalCluster
 
-    def started() -> LocalCluster:
-        return LocalCluster(
+    from wismo.core.processes import started_apart
+
+    return started_apart(
+        lambda: LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
             dashboard_address=None,
             scheduler_kwargs={"dashboard_address": ":0"},
-        )
-
-    if threading.current_thread() is not threading.main_thread():
-        return started()
-    # Its processes are started ignoring Ctrl-C, which they keep: a terminal sends it to every process of its group,
-    # and this one stops them in order (the cluster's close); interrupted themselves, each printed its tracebacks.
-    # A Ctrl-C meanwhile (a second or two) is not seen. A SIGTERM is held and acted on once the cluster is whole, so
-    # that it is closed, not left half started (Dask's exit then failed on it, with a traceback).
-    held: list[int] = []
-    handlers = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN)}
-    handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda signum, _frame: held.append(signum))
-    try:
-        cluster = started()
-    finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-    try:
-        for term in held:
-            signal.raise_signal(term)
-    except BaseException:
-        cluster.close()
-        raise
-    return cluster
+        ),
+        lambda cluster: cluster.close(),
+    )
 
 
 Order = tuple[int, int, str, str]  # a conversation's place: its first call's file (index) and line, its key, the span
