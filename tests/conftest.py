@@ -57,7 +57,22 @@ JUPYTER_PATH = os.environ.get("JUPYTER_PATH")  # as the suite found it
 
 
 @pytest.fixture(scope="session", autouse=True)
-def forked_servers():
+def price_cache_of_its_own():
+    """The price cache of this run alone, for this process and its children: the suite never reads or writes the
+    user's, and it starts empty each run, so the library is looked up and the cache written as on a new machine."""
+    from wismo.accounting.cost import price_cache
+
+    folder = tempfile.mkdtemp(prefix="wismo-price-cache-")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(price_cache.CACHE_ENV, folder)
+        price_cache.reread()
+        yield Path(folder)
+    price_cache.reread()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forked_servers(price_cache_of_its_own):
     """For this test process and its children (notebook kernels included): the servers wismo starts are forked from
     one process that imported the MCP SDK once (tests/forkserver.py), over the same pipes and sockets as ever, and so
     are the notebook kernels (a `python3` kernelspec of the suite's own, first in JUPYTER_PATH). The tests of the

@@ -1,14 +1,18 @@
 """Prices from genai-prices, offline, with its version and its data's date; cache reads and writes priced apart."""
 
+import json
+import os
 import re
 import socket
+import subprocess
+import sys
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from wismo.accounting.cost import caching, prices
+from wismo.accounting.cost import caching, price_cache, prices
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +92,104 @@ def test_a_model_the_library_lacks_is_priced_by_parameters(offline):
     ]
     assert prices.from_dict(chosen[0].as_dict()) == chosen[0]
     assert prices.usd(1234.5) == "USD 1,234.50" and prices.usd(0.0234) == "USD 0.0234" and prices.usd(None) == "–"
+
+
+@pytest.fixture
+def cache_in(tmp_path, monkeypatch):
+    """The price cache in a folder of this test's own, read afresh."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(price_cache.CACHE_ENV, str(folder))
+    price_cache.reread()
+    yield folder
+    price_cache.reread()
+
+
+def _cache_file(folder: Path) -> Path:
+    return folder / f"prices-genai-prices-{version('genai-prices')}.json"
+
+
+def _fresh_lookup(folder: Path | None, *models: str) -> list[str]:
+    """Each model's lookup in a new interpreter with the cache in `folder` (None: no cache), and whether it imported
+    the library."""
+    code = (
+        "import sys\nfrom wismo.accounting.cost import prices\n"
+        "for m in sys.argv[1:]:\n"
+        "    try:\n        print(repr(prices.lookup(m)))\n"
+        "    except prices.UnknownModel as e:\n        print('unknown:', e)\n"
+        "print('imported' if 'genai_prices' in sys.modules else 'not imported')\n"
+    )
+    env = {**os.environ, price_cache.CACHE_ENV: "" if folder is None else str(folder)}
+    done = subprocess.run([sys.executable, "-c", code, *models], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()
+
+
+def test_a_lookup_is_kept_between_runs_and_the_next_run_answers_the_same_without_the_library(tmp_path):
+    folder = tmp_path / "cache"
+    first = _fresh_lookup(folder, "gpt-4.1-mini", "claude-sonnet-4-5", "no-such-model-here")
+    assert first[-1] == "imported" and _cache_file(folder).is_file()
+    again = _fresh_lookup(folder, "gpt-4.1-mini", "claude-sonnet-4-5", "no-such-model-here")
+    assert again[:-1] == first[:-1] and again[-1] == "not imported"
+    assert first[2].startswith("unknown: genai-prices ") and "no-such-model-here" in first[2]
+    # Without a cache the library answers every time, and the same.
+    assert _fresh_lookup(None, "gpt-4.1-mini") == [first[0], "imported"]
+
+
+def test_the_cache_reads_the_library_version_as_its_metadata_gives_it():
+    price_cache.reread()
+    assert price_cache.installed_version() == version("genai-prices") == prices.version()
+
+
+def test_no_cache_when_its_folder_is_set_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv(price_cache.CACHE_ENV, "")
+    price_cache.reread()
+    assert price_cache.folder() is None
+    monkeypatch.chdir(tmp_path)
+    assert prices.lookup("gpt-4.1-mini").input == 0.4 and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        "not json at all {",
+        json.dumps({"schema": price_cache.SCHEMA, "version": "0.0.1", "lookups": {}}),
+        json.dumps({"schema": "other/1", "version": version("genai-prices"), "lookups": {}}),
+        json.dumps([1, 2, 3]),
+        "[" * 100_000,
+        " " * (price_cache.MOST_BYTES + 1),
+    ],
+    ids=["not-json", "other-version", "other-schema", "not-an-object", "deep", "too-long"],
+)
+def test_a_cache_file_wismo_did_not_write_is_ignored_and_replaced(cache_in, held):
+    _cache_file(cache_in).parent.mkdir(parents=True)
+    _cache_file(cache_in).write_text(held)
+    assert prices.lookup("gpt-4.1-mini").input == 0.4
+    written = json.loads(_cache_file(cache_in).read_text())
+    assert written["schema"] == price_cache.SCHEMA and list(written["lookups"]) == ['["gpt-4.1-mini", null, null]']
+
+
+def test_a_tampered_price_in_the_cache_is_not_taken(cache_in):
+    prices.lookup("gpt-4.1-mini")
+    good = json.loads(_cache_file(cache_in).read_text())
+    k = '["gpt-4.1-mini", null, null]'
+    tampered = [
+        {**good["lookups"][k], "inputPerMTok": -1.0},
+        {**good["lookups"][k], "inputPerMTok": "0.4"},
+        {**good["lookups"][k], "model": "gpt-4o"},
+        {**good["lookups"][k], "extra": 1},
+        {"unknown": 3},
+    ]
+    for entry in tampered:
+        _cache_file(cache_in).write_text(json.dumps({**good, "lookups": {k: entry}}))
+        price_cache.reread()
+        price = prices.lookup("gpt-4.1-mini")
+        assert (price.input, price.model) == (0.4, "gpt-4.1-mini"), entry
+    # A price changed within the rules is taken: the cache is what answers.
+    _cache_file(cache_in).write_text(json.dumps({**good, "lookups": {k: {**good["lookups"][k], "inputPerMTok": 9.5}}}))
+    price_cache.reread()
+    assert prices.lookup("gpt-4.1-mini").input == 9.5
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_lookup_as_it_was(cache_in):
+    cache_in.write_text("a file where the cache's folder would be")
+    assert prices.lookup("gpt-4.1-mini").input == 0.4
+    assert cache_in.read_text() == "a file where the cache's folder would be"

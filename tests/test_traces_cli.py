@@ -3,6 +3,7 @@ modelled saving with its labels, the study file `wismo study check` reads naming
 one sentence and exit 2 with nothing written; and a new recording gives the shipped traces' chains and tokens."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -771,3 +772,33 @@ def test_ctrl_c_stops_local_workers_in_order_without_their_tracebacks(tmp_path):
     for killed in ("KeyboardInterrupt", "KeyError", "Restarting worker"):
         assert killed not in stderr, stderr[-3000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_same_traces_json_with_the_price_cache_off_empty_or_filled(tmp_path):
+    from wismo.accounting.cost import price_cache
+
+    cache = tmp_path / "cache"
+    written = {}
+    for name, folder in (("off", ""), ("empty", str(cache)), ("filled", str(cache))):
+        done = subprocess.run(
+            wismo_argv(
+                "traces",
+                *map(str, SHIPPED),
+                "--out",
+                str(tmp_path / name),
+                "--no-report",
+                "--price-model",
+                "gpt-4.1-mini",
+            ),
+            cwd=REPO_ROOT,
+            env={**os.environ, price_cache.CACHE_ENV: folder},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        written[name] = (tmp_path / name / "traces.json").read_bytes()
+        assert (name == "off") != any(cache.glob("prices-genai-prices-*.json"))
+    assert written["off"] == written["empty"] == written["filled"]
+    prices = [c["price"] for c in json.loads(written["filled"])["chains"]]
+    assert prices and all(p["priced"] and p["as"] == "gpt-4.1-mini" and p["inputPerMTok"] == 0.4 for p in prices)

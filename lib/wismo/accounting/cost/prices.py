@@ -16,6 +16,7 @@ from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, TypedDict, cast
 
+from wismo.accounting.cost import price_cache
 from wismo.accounting.cost.caching import CachedCall
 from wismo.core.errors import InputError
 
@@ -34,7 +35,10 @@ class UnknownModel(InputError, LookupError):
 
 
 def version() -> str:
-    """The installed genai-prices version."""
+    """The installed genai-prices version (read without importing it where its metadata allows)."""
+    found = price_cache.installed_version()
+    if found is not None:
+        return found
     import genai_prices
 
     return genai_prices.__version__
@@ -149,7 +153,24 @@ def source() -> str:
 
 
 def lookup(model: str, provider: str | None = None, on: str | None = None) -> Price:
-    """The library's prices for a model on a date (default: the price data's date); UnknownModel if it lacks it."""
+    """The library's prices for a model on a date (default: the price data's date); UnknownModel if it lacks it.
+    Kept between runs (price_cache): the same library version gives the same answer."""
+    kept = price_cache.get(model, provider, on)
+    if kept is not None:
+        if "unknown" in kept:
+            raise UnknownModel(str(kept["unknown"]))
+        return from_dict(cast("PriceRecord", kept))
+    try:
+        price = _looked_up(model, provider, on)
+    except UnknownModel as exc:
+        price_cache.put(model, provider, on, {"unknown": str(exc)})
+        raise
+    price_cache.put(model, provider, on, dict(price.as_dict()))
+    return price
+
+
+def _looked_up(model: str, provider: str | None, on: str | None) -> Price:
+    """lookup's answer from the library itself."""
     from genai_prices import data_snapshot
 
     try:
