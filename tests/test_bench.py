@@ -17,6 +17,7 @@ from wismo.bench.settings import Settings
 from wismo.bench.table import table
 from wismo.core import processes
 from wismo.core.jsonfmt import write_stable
+from wismo.core.paths import REPO_ROOT
 from wismo.mcp.client import raw as rawclient
 from wismo.mcp.client.raw import RawServer
 from wismo.mcp.servers.protocol import PINNED_REVISION
@@ -139,7 +140,7 @@ def test_the_traces_ratios_pair_runs_taken_in_rounds(monkeypatch, tmp_path):
 def test_the_command_is_timed_right_after_the_decode_it_is_held_to():
     # The command's target is a ratio to the decode: each round takes the two back to back, under the same drift.
     ways = bench_traces.ONE_CORE
-    assert sorted(ways) == ["analysis", "command", "json", "lines"]
+    assert sorted(ways) == ["analysis", "command", "command-first", "json", "lines"]
     assert ways.index("command") == ways.index("json") + 1
 
 
@@ -207,6 +208,7 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
     assert set(traces["againstDecoding"]) == {
         "analysisOneCore",
         "commandOneCore",
+        "commandFirstRunOneCore",
         "pipelineOneWorker",
         "pipelineTwoWorkers",
     }
@@ -497,3 +499,16 @@ def test_a_probes_peak_memory_is_its_own_not_its_parents():
     ballast = bytearray(200_000_000)  # this process's peak is above 200 MB
     child = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert 5 < child < 100 and len(ballast)
+
+
+def test_the_command_runs_with_the_price_cache_it_was_given_and_its_first_run_with_none(tmp_path, monkeypatch):
+    from wismo.accounting.cost import price_cache
+    from wismo.bench import traces_probe
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(price_cache.CACHE_ENV, str(cache))
+    shipped = str(REPO_ROOT / "data" / "traces" / "granular.json")
+    traces_probe.main("command-first", [shipped])
+    assert not cache.exists()  # its cache was a folder of its own, empty, removed with it
+    traces_probe.main("command", [shipped])
+    assert list(cache.glob("prices-genai-prices-*.json"))

@@ -176,6 +176,7 @@ def test_a_tampered_price_in_the_cache_is_not_taken(cache_in):
         {**good["lookups"][k], "inputPerMTok": "0.4"},
         {**good["lookups"][k], "model": "gpt-4o"},
         {**good["lookups"][k], "extra": 1},
+        {**good["lookups"][k], "source": "genai-prices 9.9.9, price data of 2030-01-01"},
         {"unknown": 3},
     ]
     for entry in tampered:

@@ -1,12 +1,14 @@
 """`python -m wismo.bench.traces_probe MODE FILE...`: in a fresh process, the files read line by line (MODE lines),
 each line JSON-decoded (json), analysed as `wismo traces` reads them in one pass (analysis: spans, conversations,
-chains), the whole command `wismo traces FILE... --no-report` as its own process (command), or analysed by the
+chains), the whole command `wismo traces FILE... --no-report` as its own process (command; command-first with no
+price lookups kept from an earlier run, as the first run after installing is), or analysed by the
 partitioned pipeline on a local Dask cluster of one or two worker processes started before the clock starts
 (pipeline1, pipeline2: the per-worker rate); prints its time and peak memory as one JSON line."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,7 +23,7 @@ def main(mode: str, paths: list[str]) -> dict[str, object]:
         from wismo.accounting.cost import prices
         from wismo.runs.traces import analysis
 
-        prices.lookup("gpt-4.1-mini")  # the price library's data loaded before timing, so base memory includes it
+        prices.lookup("gpt-4.1-mini")  # looked up before timing (or read as kept), so base memory includes it
     cluster, child_peak_mb = None, None
     if mode.startswith("pipeline"):
         from wismo.runs.traces import partitioned
@@ -40,10 +42,14 @@ def main(mode: str, paths: list[str]) -> dict[str, object]:
             with open(path, encoding="utf-8") as handle:
                 for line in handle:
                     json.loads(line)
-    elif mode == "command":
+    elif mode in ("command", "command-first"):
+        from wismo.accounting.cost import price_cache
+
         with tempfile.TemporaryDirectory(prefix="wismo-bench-command-") as out:
             command = [sys.executable, "-m", "wismo", "traces", *paths, "--no-report", "--out", f"{out}/traces"]
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            # The first run's cache is an empty folder; the other runs' the one this process was given.
+            env = {**os.environ, price_cache.CACHE_ENV: f"{out}/cache"} if mode == "command-first" else None
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
         import resource
 
         child_peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # Linux: KiB

@@ -84,6 +84,8 @@ def _valid(entry: object, model: str) -> bool:
         return isinstance(entry["unknown"], str)
     if set(entry) != set(FIELDS) or entry["model"] != model:
         return False
+    if not str(entry["source"]).startswith(f"{DISTRIBUTION} {installed_version()}, price data of "):
+        return False  # every price the library gives is labelled with its version
     for name, types in FIELDS.items():
         value = entry[name]
         if type(value) not in types:
