@@ -511,4 +511,4 @@ def test_the_command_runs_with_the_price_cache_it_was_given_and_its_first_run_wi
     traces_probe.main("command-first", [shipped])
     assert not cache.exists()  # its cache was a folder of its own, empty, removed with it
     traces_probe.main("command", [shipped])
-    assert list(cache.glob("prices-genai-prices-*.json"))
+    assert list(cache.glob("prices-genai-prices-*.jsonl"))

@@ -105,21 +105,41 @@ def cache_in(tmp_path, monkeypatch):
 
 
 def _cache_file(folder: Path) -> Path:
-    return folder / f"prices-genai-prices-{version('genai-prices')}.json"
+    return folder / f"prices-genai-prices-{version('genai-prices')}.jsonl"
 
 
-def _fresh_lookup(folder: Path | None, *models: str) -> list[str]:
-    """Each model's lookup in a new interpreter with the cache in `folder` (None: no cache), and whether it imported
-    the library."""
-    code = (
-        "import sys\nfrom wismo.accounting.cost import prices\n"
-        "for m in sys.argv[1:]:\n"
-        "    try:\n        print(repr(prices.lookup(m)))\n"
-        "    except prices.UnknownModel as e:\n        print('unknown:', e)\n"
-        "print('imported' if 'genai_prices' in sys.modules else 'not imported')\n"
-    )
+def _kept(folder: Path) -> dict[tuple, dict]:
+    """The answers the cache file holds, by lookup (the last line of each), lines planted by a test passed over."""
+    found = {}
+    for line in _cache_file(folder).read_text().splitlines():
+        try:
+            record = json.loads(line)
+            found[tuple(record["key"])] = record["answer"]
+        except (ValueError, RecursionError, TypeError, KeyError):
+            continue
+    return found
+
+
+LOOKUP = """
+import sys
+from wismo.accounting.cost import prices
+for m in sys.argv[1:]:
+    try:
+        print(repr(prices.lookup(m)))
+    except prices.UnknownModel as e:
+        print('unknown:', e)
+print(prices.version())
+print('imported' if 'genai_prices' in sys.modules else 'not imported')
+"""
+
+
+def _fresh_lookup(folder: Path | None, *models: str, timeout: float = 60) -> list[str]:
+    """Each model's lookup in a new interpreter with the cache in `folder` (None: no cache), the library's version,
+    and whether it imported the library."""
     env = {**os.environ, price_cache.CACHE_ENV: "" if folder is None else str(folder)}
-    done = subprocess.run([sys.executable, "-c", code, *models], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", LOOKUP, *models], env=env, capture_output=True, text=True, check=True, timeout=timeout
+    )
     return done.stdout.splitlines()
 
 
@@ -130,13 +150,23 @@ def test_a_lookup_is_kept_between_runs_and_the_next_run_answers_the_same_without
     again = _fresh_lookup(folder, "gpt-4.1-mini", "claude-sonnet-4-5", "no-such-model-here")
     assert again[:-1] == first[:-1] and again[-1] == "not imported"
     assert first[2].startswith("unknown: genai-prices ") and "no-such-model-here" in first[2]
+    assert first[3] == version("genai-prices")
     # Without a cache the library answers every time, and the same.
-    assert _fresh_lookup(None, "gpt-4.1-mini") == [first[0], "imported"]
+    assert _fresh_lookup(None, "gpt-4.1-mini") == [first[0], first[3], "imported"]
 
 
-def test_the_cache_reads_the_library_version_as_its_metadata_gives_it():
+def test_the_version_is_read_from_the_metadata_without_importing_the_library(tmp_path):
+    assert _fresh_lookup(tmp_path / "cache") == [version("genai-prices"), "not imported"]
+
+
+def test_a_date_and_a_provider_are_lookups_of_their_own(cache_in):
+    asked = [("gpt-4.1-mini", None, None), ("gpt-4.1-mini", None, "2025-06-01"), ("claude-3-haiku", "google", None)]
+    library = [prices.lookup(m, provider=p, on=on) for m, p, on in asked]
+    assert library[1].on == "2025-06-01" != library[0].on and library[2].provider == "google"
+    assert set(_kept(cache_in)) == set(asked)
     price_cache.reread()
-    assert price_cache.installed_version() == version("genai-prices") == prices.version()
+    assert [prices.lookup(m, provider=p, on=on) for m, p, on in asked] == library
+    assert prices.lookup("claude-3-haiku").provider == "anthropic"  # not the provider asked for before
 
 
 def test_no_cache_when_its_folder_is_set_empty(tmp_path, monkeypatch):
@@ -147,45 +177,68 @@ def test_no_cache_when_its_folder_is_set_empty(tmp_path, monkeypatch):
     assert prices.lookup("gpt-4.1-mini").input == 0.4 and not list(tmp_path.iterdir())
 
 
+def _line(**changes) -> str:
+    record = {"schema": price_cache.SCHEMA, "version": version("genai-prices"), "key": ["gpt-4.1-mini", None, None]}
+    record["answer"] = {"unknown": "planted"}
+    return json.dumps({**record, **changes})
+
+
 @pytest.mark.parametrize(
     "held",
     [
         "not json at all {",
-        json.dumps({"schema": price_cache.SCHEMA, "version": "0.0.1", "lookups": {}}),
-        json.dumps({"schema": "other/1", "version": version("genai-prices"), "lookups": {}}),
+        _line(version="0.0.1"),
+        _line(schema="other/1"),
+        _line(key="gpt-4.1-mini"),
+        _line(key=["gpt-4.1-mini", 3, None]),
+        _line(key=["gpt-4.1-mini", None]),
         json.dumps([1, 2, 3]),
-        "[" * 100_000,
-        " " * (price_cache.MOST_BYTES + 1),
+        "[" * 3_000,
+        _line(key=[["["] * 500, None, None]).replace('"["', "["),
+        _line(answer={"unknown": "x" * price_cache.LONGEST_LINE}),
+        _line() + "\n" + " " * price_cache.MOST_BYTES,
     ],
-    ids=["not-json", "other-version", "other-schema", "not-an-object", "deep", "too-long"],
+    ids=[
+        "not-json",
+        "other-version",
+        "other-schema",
+        "key-not-a-list",
+        "provider-not-text",
+        "key-short",
+        "not-an-object",
+        "deep",
+        "deep-key",
+        "line-too-long",
+        "file-too-long",
+    ],
 )
-def test_a_cache_file_wismo_did_not_write_is_ignored_and_replaced(cache_in, held):
+def test_a_line_wismo_did_not_write_is_ignored_and_the_lookup_kept_anew(cache_in, held):
     _cache_file(cache_in).parent.mkdir(parents=True)
-    _cache_file(cache_in).write_text(held)
+    _cache_file(cache_in).write_text(held + "\n")
     assert prices.lookup("gpt-4.1-mini").input == 0.4
-    written = json.loads(_cache_file(cache_in).read_text())
-    assert written["schema"] == price_cache.SCHEMA and list(written["lookups"]) == ['["gpt-4.1-mini", null, null]']
+    assert _kept(cache_in)[("gpt-4.1-mini", None, None)]["inputPerMTok"] == 0.4
+    price_cache.reread()
+    assert price_cache.get("gpt-4.1-mini", None, None) is not None  # what was written anew is read back
 
 
 def test_a_tampered_price_in_the_cache_is_not_taken(cache_in):
-    prices.lookup("gpt-4.1-mini")
-    good = json.loads(_cache_file(cache_in).read_text())
-    k = '["gpt-4.1-mini", null, null]'
+    library = prices.lookup("gpt-4.1-mini")
+    good = json.loads(_line())
+    answer = _kept(cache_in)[("gpt-4.1-mini", None, None)]
     tampered = [
-        {**good["lookups"][k], "inputPerMTok": -1.0},
-        {**good["lookups"][k], "inputPerMTok": "0.4"},
-        {**good["lookups"][k], "model": "gpt-4o"},
-        {**good["lookups"][k], "extra": 1},
-        {**good["lookups"][k], "source": "genai-prices 9.9.9, price data of 2030-01-01"},
+        {**answer, "inputPerMTok": -1.0},
+        {**answer, "inputPerMTok": "0.4"},
+        {**answer, "model": "gpt-4o"},
+        {**answer, "extra": 1},
+        {**answer, "source": "genai-prices 9.9.9, price data of 2030-01-01"},
         {"unknown": 3},
     ]
     for entry in tampered:
-        _cache_file(cache_in).write_text(json.dumps({**good, "lookups": {k: entry}}))
+        _cache_file(cache_in).write_text(json.dumps({**good, "answer": entry}) + "\n")
         price_cache.reread()
-        price = prices.lookup("gpt-4.1-mini")
-        assert (price.input, price.model) == (0.4, "gpt-4.1-mini"), entry
+        assert prices.lookup("gpt-4.1-mini") == library, entry
     # A price changed within the rules is taken: the cache is what answers.
-    _cache_file(cache_in).write_text(json.dumps({**good, "lookups": {k: {**good["lookups"][k], "inputPerMTok": 9.5}}}))
+    _cache_file(cache_in).write_text(json.dumps({**good, "answer": {**answer, "inputPerMTok": 9.5}}) + "\n")
     price_cache.reread()
     assert prices.lookup("gpt-4.1-mini").input == 9.5
 
@@ -194,3 +247,40 @@ def test_a_cache_that_cannot_be_written_leaves_the_lookup_as_it_was(cache_in):
     cache_in.write_text("a file where the cache's folder would be")
     assert prices.lookup("gpt-4.1-mini").input == 0.4
     assert cache_in.read_text() == "a file where the cache's folder would be"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link"])
+def test_a_cache_path_that_is_no_regular_file_is_left_alone_and_never_waited_on(tmp_path, kind):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    path, target = _cache_file(folder), tmp_path / "elsewhere.jsonl"
+    target.write_text("the user's own file\n")
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(target)
+    assert _fresh_lookup(folder, "gpt-4.1-mini", timeout=30)[-1] == "imported"  # no answer read from it
+    assert target.read_text() == "the user's own file\n" and not [p for p in folder.iterdir() if p != path]
+
+
+def test_processes_that_look_up_at_once_keep_every_answer(tmp_path):
+    folder = tmp_path / "cache"
+    models = ["gpt-4.1-mini", "gpt-4o", "claude-sonnet-4-5", "claude-3-haiku", "gpt-4.1", "o3", "gpt-4o-mini", "none-x"]
+    env = {**os.environ, price_cache.CACHE_ENV: str(folder)}
+    started = [subprocess.Popen([sys.executable, "-c", LOOKUP, m], env=env, stdout=subprocess.DEVNULL) for m in models]
+    assert [p.wait(120) for p in started] == [0] * len(models)
+    assert {k[0] for k in _kept(folder)} == set(models)
+
+
+def test_a_full_cache_is_written_anew_with_its_newest_answers_and_goes_on_keeping(cache_in, monkeypatch):
+    monkeypatch.setattr(price_cache, "MOST_LINES", 10)
+    for n in range(25):
+        with pytest.raises(prices.UnknownModel):
+            prices.lookup(f"junk-model-{n}")
+    prices.lookup("gpt-4.1-mini")
+    kept = _kept(cache_in)
+    assert len(kept) <= 10 and ("gpt-4.1-mini", None, None) in kept and ("junk-model-24", None, None) in kept
+    assert ("junk-model-0", None, None) not in kept
+    assert not [p for p in cache_in.iterdir() if p != _cache_file(cache_in)]  # no file staged and left behind

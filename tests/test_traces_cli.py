@@ -798,7 +798,7 @@ def test_the_same_traces_json_with_the_price_cache_off_empty_or_filled(tmp_path)
         )
         assert done.returncode == 0, done.stderr
         written[name] = (tmp_path / name / "traces.json").read_bytes()
-        assert (name == "off") != any(cache.glob("prices-genai-prices-*.json"))
+        assert (name == "off") != any(cache.glob("prices-genai-prices-*.jsonl"))
     assert written["off"] == written["empty"] == written["filled"]
     prices = [c["price"] for c in json.loads(written["filled"])["chains"]]
     assert prices and all(p["priced"] and p["as"] == "gpt-4.1-mini" and p["inputPerMTok"] == 0.4 for p in prices)
