@@ -213,6 +213,7 @@ def test_every_benchmark_runs_and_reports_figures_beside_a_floor(smoke):
         "pipelineTwoWorkers",
     }
     assert traces["peakRssMb"]["command"] > 0  # the whole command's own process, not the probe's
+    assert traces["priceLibraryImported"] is False  # the price lookups kept by the warm-up, in the bench's own cache
     names = [t["target"] for t in traces["targets"]]
     assert "traces: the whole command, times decoding each line as JSON" in names
     large = smoke["benchmarks"]["largeOrder"]

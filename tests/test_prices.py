@@ -160,13 +160,18 @@ def test_the_version_is_read_from_the_metadata_without_importing_the_library(tmp
 
 
 def test_a_date_and_a_provider_are_lookups_of_their_own(cache_in):
-    asked = [("gpt-4.1-mini", None, None), ("gpt-4.1-mini", None, "2025-06-01"), ("claude-3-haiku", "google", None)]
+    asked = [
+        ("gpt-4.1-mini", None, None),
+        ("gpt-4.1-mini", None, "2025-06-01"),
+        ("claude-3-haiku", None, None),
+        ("claude-3-haiku", "google", None),
+    ]
     library = [prices.lookup(m, provider=p, on=on) for m, p, on in asked]
-    assert library[1].on == "2025-06-01" != library[0].on and library[2].provider == "google"
+    assert library[1].on == "2025-06-01" != library[0].on
+    assert (library[2].provider, library[3].provider) == ("anthropic", "google")
     assert set(_kept(cache_in)) == set(asked)
     price_cache.reread()
     assert [prices.lookup(m, provider=p, on=on) for m, p, on in asked] == library
-    assert prices.lookup("claude-3-haiku").provider == "anthropic"  # not the provider asked for before
 
 
 def test_no_cache_when_its_folder_is_set_empty(tmp_path, monkeypatch):
@@ -247,6 +252,14 @@ def test_a_cache_that_cannot_be_written_leaves_the_lookup_as_it_was(cache_in):
     cache_in.write_text("a file where the cache's folder would be")
     assert prices.lookup("gpt-4.1-mini").input == 0.4
     assert cache_in.read_text() == "a file where the cache's folder would be"
+
+
+def test_a_line_cut_short_spoils_only_itself(cache_in):
+    _cache_file(cache_in).parent.mkdir(parents=True)
+    _cache_file(cache_in).write_text(_line()[:40])  # a process stopped while it wrote
+    prices.lookup("gpt-4.1-mini")
+    price_cache.reread()
+    assert price_cache.get("gpt-4.1-mini", None, None) is not None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "link"])

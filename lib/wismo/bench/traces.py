@@ -134,6 +134,8 @@ def bench_traces(s: Settings) -> dict[str, object]:
         "sessionTimeAtGrowthAgainstOnce": round(longer_session_ms["median"] / session_ms["median"], 2),
         "sessionQuestions": {"small": sessions[0]["conversations"], "large": longer_sessions[0]["conversations"]},
         "megabytesPerSecondPerWorker": round(per_worker, 2),
+        # Whether an analysis here imported the price library: none should, its lookups kept by the warm-up.
+        "priceLibraryImported": any(r["priceLibraryImported"] for r in [*analysed, *larger, *sessions]),
         "bytes": sizes,
         "conversations": {"small": analysed[0]["conversations"], "large": larger[0]["conversations"]},
         "megabytesPerSecond": round(rate, 2),

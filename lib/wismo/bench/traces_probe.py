@@ -64,6 +64,7 @@ def main(mode: str, paths: list[str]) -> dict[str, object]:
         "peakRssMb": peak_rss_mb(),
         "baseRssMb": base,
         "commandPeakRssMb": child_peak_mb,  # the command's own process, where MODE is command
+        "priceLibraryImported": "genai_prices" in sys.modules,  # by this process (its lookups not kept)
         "conversations": conversations,
     }
 

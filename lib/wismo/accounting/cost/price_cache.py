@@ -173,13 +173,12 @@ def _record(asked: Key, entry: Entry) -> bytes:
 def put(model: str, provider: str | None, on: str | None, entry: Entry) -> None:
     """Keep a lookup for later runs: a line appended in one write, or the file written anew where it is full."""
     path, held, asked = _file(), _held(), (model, provider, on)
-    if path is None or held.answers.get(asked) == entry or not _valid(entry, model):
+    if path is None or held.answers.get(asked) == entry:
         return
     line = _record(asked, entry)
     if len(line) > LONGEST_LINE:
         return
-    held.answers.pop(asked, None)  # the newest last, for the file written anew
-    held.answers[asked] = entry
+    held.answers[asked] = entry  # a lookup is put only where none was kept: the newest is last
     if held.too_long or held.lines >= MOST_LINES:
         _write_anew(path, held)
         return
