@@ -1,5 +1,6 @@
 """Prices from genai-prices, offline, with its version and its data's date; cache reads and writes priced apart."""
 
+import importlib.util
 import json
 import os
 import re
@@ -184,7 +185,7 @@ def test_no_cache_when_its_folder_is_set_empty(tmp_path, monkeypatch):
 
 def _line(**changes) -> str:
     record = {"schema": price_cache.SCHEMA, "version": version("genai-prices"), "key": ["gpt-4.1-mini", None, None]}
-    record["answer"] = {"unknown": "planted"}
+    record["answer"] = {"unknown": "absent"}  # as the library would say of a model it lacks: wrong only for this one
     return json.dumps({**record, **changes})
 
 
@@ -232,20 +233,70 @@ def test_a_tampered_price_in_the_cache_is_not_taken(cache_in):
     answer = _kept(cache_in)[("gpt-4.1-mini", None, None)]
     tampered = [
         {**answer, "inputPerMTok": -1.0},
+        {**answer, "inputPerMTok": -0.0},
+        {**answer, "inputPerMTok": float("inf")},
+        {**answer, "outputPerMTok": float("nan")},
         {**answer, "inputPerMTok": "0.4"},
+        {**answer, "inputPerMTok": True},
         {**answer, "model": "gpt-4o"},
         {**answer, "extra": 1},
         {**answer, "source": "genai-prices 9.9.9, price data of 2030-01-01"},
+        {**answer, "source": answer["source"] + " and more"},
+        {**answer, "pricedOn": "not-a-date"},
+        {**answer, "provider": "Not A Provider!"},
+        {**answer, "tierStartsAt": -5, "tiered": True},
+        {**answer, "tierStartsAt": True, "tiered": True},
+        {**answer, "tierStartsAt": 10**40, "tiered": True},
         {"unknown": 3},
+        {"unknown": "\x1b[31mfake"},
     ]
     for entry in tampered:
         _cache_file(cache_in).write_text(json.dumps({**good, "answer": entry}) + "\n")
         price_cache.reread()
         assert prices.lookup("gpt-4.1-mini") == library, entry
+    # A number too large for a float is infinity to json.
+    _cache_file(cache_in).write_text(
+        json.dumps({**good, "answer": {**answer, "inputPerMTok": 7.5}}).replace("7.5", "1e999")
+    )
+    price_cache.reread()
+    assert prices.lookup("gpt-4.1-mini") == library
+    # An answer for another provider than the one asked for is not taken either.
+    _cache_file(cache_in).write_text(json.dumps({**good, "key": ["gpt-4.1-mini", "azure", None], "answer": answer}))
+    price_cache.reread()
+    assert price_cache.get("gpt-4.1-mini", "azure", None) is None
     # A price changed within the rules is taken: the cache is what answers.
     _cache_file(cache_in).write_text(json.dumps({**good, "answer": {**answer, "inputPerMTok": 9.5}}) + "\n")
     price_cache.reread()
     assert prices.lookup("gpt-4.1-mini").input == 9.5
+    # And so is the reason the library lacks a model, given in the library's own words.
+    _cache_file(cache_in).write_text(json.dumps({**good, "answer": {"unknown": "absent"}}) + "\n")
+    price_cache.reread()
+    with pytest.raises(prices.UnknownModel, match="has no price for model 'gpt-4.1-mini'; give its prices"):
+        prices.lookup("gpt-4.1-mini")
+
+
+def test_the_cache_file_is_the_users_alone(cache_in):
+    prices.lookup("gpt-4.1-mini")
+    assert _cache_file(cache_in).stat().st_mode & 0o077 == 0
+
+
+def test_no_version_and_no_cache_where_the_metadata_is_not_one_folder(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "genai_prices").mkdir(parents=True)
+    (site / "genai_prices" / "__init__.py").write_text("")
+    spec = importlib.util.spec_from_file_location("genai_prices", site / "genai_prices" / "__init__.py")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+    price_cache.reread()
+    try:
+        assert price_cache.installed_version() is None  # no metadata folder
+        (site / "genai_prices-1.0.dist-info").mkdir()
+        price_cache.reread()
+        assert price_cache.installed_version() == "1.0"
+        (site / "genai_prices-2.0.dist-info").mkdir()  # two: which one is installed is not known this way
+        price_cache.reread()
+        assert price_cache.installed_version() is None
+    finally:
+        price_cache.reread()
 
 
 def test_a_cache_that_cannot_be_written_leaves_the_lookup_as_it_was(cache_in):
@@ -288,12 +339,34 @@ def test_processes_that_look_up_at_once_keep_every_answer(tmp_path):
 
 
 def test_a_full_cache_is_written_anew_with_its_newest_answers_and_goes_on_keeping(cache_in, monkeypatch):
-    monkeypatch.setattr(price_cache, "MOST_LINES", 10)
-    for n in range(25):
+    monkeypatch.setattr(price_cache, "FULL_BYTES", 2_000)  # about eight lines
+    monkeypatch.setattr(price_cache, "KEPT", 3)
+    rewrites = []
+    write_anew = price_cache._write_anew
+    monkeypatch.setattr(price_cache, "_write_anew", lambda *a: rewrites.append(a) or write_anew(*a))
+    for n in range(40):
         with pytest.raises(prices.UnknownModel):
             prices.lookup(f"junk-model-{n}")
+        assert _cache_file(cache_in).stat().st_size < 2_000 + price_cache.LONGEST_LINE
     prices.lookup("gpt-4.1-mini")
     kept = _kept(cache_in)
-    assert len(kept) <= 10 and ("gpt-4.1-mini", None, None) in kept and ("junk-model-24", None, None) in kept
+    assert ("gpt-4.1-mini", None, None) in kept and ("junk-model-39", None, None) in kept
     assert ("junk-model-0", None, None) not in kept
+    assert 0 < len(rewrites) <= 40 // 3  # not one a lookup: a file written anew has room again
     assert not [p for p in cache_in.iterdir() if p != _cache_file(cache_in)]  # no file staged and left behind
+
+
+def test_a_full_cache_written_anew_keeps_what_other_processes_appended(cache_in, monkeypatch):
+    monkeypatch.setattr(price_cache, "FULL_BYTES", 2_000)
+    monkeypatch.setattr(price_cache, "KEPT", 4)
+    prices.lookup("gpt-4.1-mini")  # this process has read the file: it holds one answer
+    others = "".join(_line(key=[f"other-{n}", None, None]) + "\n" for n in [*range(20), 0])  # by others since
+    with _cache_file(cache_in).open("a") as handle:
+        handle.write(others)
+    with pytest.raises(prices.UnknownModel):
+        prices.lookup("this-process-model")
+    kept = list(_kept(cache_in))
+    # The newest answers, in the order last written: other-0 was written again after other-19.
+    assert kept == [("other-18", None, None), ("other-19", None, None), ("other-0", None, None)] + [
+        ("this-process-model", None, None)
+    ]

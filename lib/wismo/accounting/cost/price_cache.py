@@ -4,8 +4,9 @@ version's price data never changes. Best effort: what cannot be read is ignored,
 folder is WISMO_CACHE_DIR (empty: no cache), else $XDG_CACHE_HOME/wismo, else ~/.cache/wismo.
 
 The file is JSON Lines, a lookup a line, each appended in one write: processes that look up prices at once (a report's
-notebooks) each add their own lines and lose none of the others', a line cut short spoils only itself, and the last
-line of a key is its answer. Past MOST_LINES lines the file is written anew with the newest answers."""
+notebooks) each add their own lines, a line cut short spoils only itself, and the last line of a key is its answer.
+Once the file is FULL_BYTES long, the process that would append to it writes it anew, as it then is, with only the
+newest KEPT answers (what another process appends meanwhile may be lost: it is looked up again)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
@@ -25,9 +27,14 @@ CACHE_ENV = "WISMO_CACHE_DIR"
 SCHEMA = "wismo.prices/1"
 PACKAGE, DISTRIBUTION = "genai_prices", "genai-prices"
 MOST_BYTES = 1 << 20  # a cache file longer than this is not read (and is written anew)
-MOST_LINES = 1_000  # beyond them the file is written anew with the newest half of its answers
+FULL_BYTES = 1 << 19  # from this length the file is written anew with its newest answers (about 1,300 lookups)
+KEPT = 500  # the answers a file written anew keeps
 LONGEST_LINE = 4_096  # a line longer than this is not one wismo wrote
+STALE_S = 600  # a file staged for a rewrite this long ago was left by a process that stopped
 VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
+DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+PROVIDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # the library's provider ids
+UNKNOWN = ("absent", "no per-token price")  # why the library prices no such model (prices.UnknownModel)
 # A price as Price.as_dict gives it: each key with the types its value may have.
 FIELDS: dict[str, tuple[type, ...]] = {
     "model": (str,),
@@ -79,50 +86,55 @@ def _file() -> Path | None:
     return None if where is None or version is None else where / f"prices-{DISTRIBUTION}-{version}.jsonl"
 
 
-def _valid(entry: object, model: str) -> bool:
-    """Whether an answer is one lookup could have given for `model` under the installed version."""
+def _valid(entry: object, asked: Key) -> bool:
+    """Whether an answer is one the library could give the lookup `asked` under the installed version: an unknown
+    model's reason, or a price with every field of its type and range, labelled with the version and priced on the
+    date asked (else on the data's date the label names), by the provider asked where one was."""
+    model, provider, on = asked
     if not isinstance(entry, dict):
         return False
     if set(entry) == {"unknown"}:
-        return isinstance(entry["unknown"], str)
-    if set(entry) != set(FIELDS) or entry["model"] != model:
+        return entry["unknown"] in UNKNOWN
+    if set(entry) != set(FIELDS) or any(type(entry[name]) not in types for name, types in FIELDS.items()):
         return False
-    if not str(entry["source"]).startswith(f"{DISTRIBUTION} {installed_version()}, price data of "):
-        return False  # every price the library gives is labelled with its version
-    for name, types in FIELDS.items():
-        value = entry[name]
-        if type(value) not in types:
-            return False
-        if type(value) is float and not (math.isfinite(value) and value >= 0):
-            return False
-    return True
+    label = re.fullmatch(
+        f"{re.escape(DISTRIBUTION)} {re.escape(str(installed_version()))}, price data of ({DAY})", str(entry["source"])
+    )
+    if label is None or entry["model"] != model or entry["pricedOn"] != (on or label.group(1)):
+        return False
+    if not PROVIDER.fullmatch(str(entry["provider"])) or (provider is not None and entry["provider"] != provider):
+        return False
+    tier = entry["tierStartsAt"]
+    if isinstance(tier, int) and not 0 < tier < 2**63:
+        return False
+    prices = [v for v in entry.values() if type(v) is float]
+    return all(math.isfinite(v) and math.copysign(1.0, v) > 0 for v in prices)
 
 
-def _line(text: bytes) -> tuple[Key, Entry] | None:
+def _line(raw: bytes) -> tuple[Key, Entry] | None:
     """A line's lookup and answer, None where the line is not one put() wrote for the installed version."""
-    if len(text) > LONGEST_LINE:
+    if len(raw) > LONGEST_LINE:
         return None
     try:
-        held = json.loads(text)
-    except (ValueError, RecursionError):
+        held = json.loads(raw)
+    except (ValueError, RecursionError):  # not text, not JSON, too deep
         return None
     if not isinstance(held, dict) or held.get("schema") != SCHEMA or held.get("version") != installed_version():
         return None
     asked, entry = held.get("key"), held.get("answer")
     if not (isinstance(asked, list) and len(asked) == 3 and isinstance(asked[0], str)):
         return None
-    if not all(part is None or isinstance(part, str) for part in asked[1:]) or not _valid(entry, asked[0]):
+    if not all(part is None or isinstance(part, str) for part in asked[1:]):
         return None
-    return (asked[0], asked[1], asked[2]), cast("Entry", entry)
+    key = (asked[0], asked[1], asked[2])
+    return (key, cast("Entry", entry)) if _valid(entry, key) else None
 
 
 class _Held:
-    """What this process knows of the cache file: the answers by lookup, and how many lines the file had."""
+    """What this process knows of the cache: the answers by lookup, the newest last."""
 
     def __init__(self) -> None:
         self.answers: dict[Key, Entry] = {}
-        self.lines = 0
-        self.too_long = False
 
 
 def _open_regular(path: Path, flags: int) -> int | None:
@@ -137,26 +149,30 @@ def _open_regular(path: Path, flags: int) -> int | None:
     return None
 
 
-@cache
-def _held() -> _Held:
-    """The cache file as this process first reads it."""
-    held, path = _Held(), _file()
-    if path is None:
-        return held
+def _read(path: Path) -> dict[Key, Entry]:
+    """The answers the file holds, in the order last written (empty where it cannot be read or is too long)."""
     descriptor = _open_regular(path, os.O_RDONLY)
     if descriptor is None:
-        return held
+        return {}
     with open(descriptor, "rb") as handle:
         text = handle.read(MOST_BYTES + 1)
-    held.too_long = len(text) > MOST_BYTES
-    if held.too_long:
-        return held
+    answers: dict[Key, Entry] = {}
+    if len(text) > MOST_BYTES:
+        return answers
     for raw in text.split(b"\n"):
-        if raw.strip():
-            held.lines += 1
-            found = _line(raw)
-            if found is not None:
-                held.answers[found[0]] = found[1]
+        found = _line(raw) if raw.strip() else None
+        if found is not None:
+            answers.pop(found[0], None)  # the newest last
+            answers[found[0]] = found[1]
+    return answers
+
+
+@cache
+def _held() -> _Held:
+    """The cache as this process first reads it."""
+    held, path = _Held(), _file()
+    if path is not None:
+        held.answers = _read(path)
     return held
 
 
@@ -171,40 +187,50 @@ def _record(asked: Key, entry: Entry) -> bytes:
 
 
 def put(model: str, provider: str | None, on: str | None, entry: Entry) -> None:
-    """Keep a lookup for later runs: a line appended in one write, or the file written anew where it is full."""
+    """Keep a lookup for later runs: a line appended in one write, or the file written anew once it is full."""
     path, held, asked = _file(), _held(), (model, provider, on)
     if path is None or held.answers.get(asked) == entry:
         return
+    held.answers[asked] = entry
     line = _record(asked, entry)
     if len(line) > LONGEST_LINE:
-        return
-    held.answers[asked] = entry  # a lookup is put only where none was kept: the newest is last
-    if held.too_long or held.lines >= MOST_LINES:
-        _write_anew(path, held)
         return
     with suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor = _open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        if descriptor is not None:
-            try:
+        if descriptor is None:
+            return
+        try:
+            full = os.fstat(descriptor).st_size >= FULL_BYTES
+            if not full:
                 os.write(descriptor, b"\n" + line)  # its own line even after one cut short
-                held.lines += 1
-            finally:
-                os.close(descriptor)
+        finally:
+            os.close(descriptor)
+        if full:
+            _write_anew(path, asked, entry)
 
 
-def _write_anew(path: Path, held: _Held) -> None:
-    """The file replaced whole by the newest half of the answers this process knows."""
-    newest = list(held.answers.items())[-(MOST_LINES // 2) :]
-    held.answers, held.lines, held.too_long = dict(newest), len(newest), False
+def _write_anew(path: Path, asked: Key, entry: Entry) -> None:
+    """The file replaced whole by its newest KEPT answers as it now is, this lookup's last; staged files another
+    process left long ago removed."""
+    answers = _read(path)
+    answers.pop(asked, None)
+    answers[asked] = entry
+    newest = list(answers.items())[-KEPT:]
     staged: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, staged = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(b"".join(_record(asked, entry) for asked, entry in newest))
+            handle.write(b"".join(_record(k, v) for k, v in newest))
         os.replace(staged, path)
+        staged = None
+        for left in path.parent.glob(f".{path.name}.*"):
+            with suppress(OSError):
+                if left.lstat().st_mtime < time.time() - STALE_S:
+                    left.unlink()
     except OSError:
+        pass
+    finally:
         if staged is not None:
             with suppress(OSError):
                 os.unlink(staged)

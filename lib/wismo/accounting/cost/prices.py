@@ -28,10 +28,22 @@ PER = 1_000_000  # prices are per million tokens
 GIVEN = "parameters"
 # What a given price may name, in USD per million tokens; cachedInput and cacheWrite default to the input price.
 GIVEN_KEYS = ("input", "cachedInput", "cacheWrite", "output")
+ABSENT, UNPRICED = price_cache.UNKNOWN  # why the library prices no such model
 
 
 class UnknownModel(InputError, LookupError):
-    """A model neither the price library nor the parameters price; the message says how to price it."""
+    """A model neither the price library nor the parameters price: `model`, and `why` the library does not
+    (price_cache.UNKNOWN: it lacks the model, or has no per-token prices for it); the message says how to price it."""
+
+    def __init__(self, model: str, why: str) -> None:
+        said = {
+            ABSENT: f"{LIBRARY} {version()} has no price for model {model!r}; give its prices as parameters "
+            f"({', '.join(GIVEN_KEYS)} in USD per million tokens)",
+            UNPRICED: f"{LIBRARY} {version()} prices model {model!r} without a per-token input and output price",
+        }
+        super().__init__(said[why])
+        self.model = model
+        self.why = why
 
 
 def version() -> str:
@@ -158,12 +170,12 @@ def lookup(model: str, provider: str | None = None, on: str | None = None) -> Pr
     kept = price_cache.get(model, provider, on)
     if kept is not None:
         if "unknown" in kept:
-            raise UnknownModel(str(kept["unknown"]))
+            raise UnknownModel(model, str(kept["unknown"]))
         return from_dict(cast("PriceRecord", kept))
     try:
         price = _looked_up(model, provider, on)
     except UnknownModel as exc:
-        price_cache.put(model, provider, on, {"unknown": str(exc)})
+        price_cache.put(model, provider, on, {"unknown": exc.why})
         raise
     price_cache.put(model, provider, on, dict(price.as_dict()))
     return price
@@ -176,17 +188,14 @@ def _looked_up(model: str, provider: str | None, on: str | None) -> Price:
     try:
         found, info = data_snapshot.get_snapshot().find_provider_model(model, None, provider, None)
     except LookupError:
-        raise UnknownModel(
-            f"{LIBRARY} {version()} has no price for model {model!r}; give its prices as parameters "
-            f"({', '.join(GIVEN_KEYS)} in USD per million tokens)"
-        ) from None
+        raise UnknownModel(model, ABSENT) from None
     p = info.get_prices(_moment(on))
     values = {
         k: _base(getattr(p, k, None)) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
     }
     base, output = values["input_mtok"][0], values["output_mtok"][0]
     if base is None or output is None:
-        raise UnknownModel(f"{LIBRARY} {version()} prices model {model!r} without a per-token input and output price")
+        raise UnknownModel(model, UNPRICED)
     read, write = (base if (v := values[k][0]) is None else v for k in ("cache_read_mtok", "cache_write_mtok"))
     starts = [t for _, t in values.values() if t is not None]
     return Price(
