@@ -7,6 +7,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -370,3 +371,17 @@ def test_a_full_cache_written_anew_keeps_what_other_processes_appended(cache_in,
     assert kept == [("other-18", None, None), ("other-19", None, None), ("other-0", None, None)] + [
         ("this-process-model", None, None)
     ]
+
+
+def test_a_file_written_anew_removes_what_a_stopped_rewrite_left_long_ago(cache_in, monkeypatch):
+    monkeypatch.setattr(price_cache, "FULL_BYTES", 500)
+    cache_in.mkdir()
+    old, fresh = cache_in / f".{_cache_file(cache_in).name}.old", cache_in / f".{_cache_file(cache_in).name}.fresh"
+    old.write_text("staged by a process stopped long ago")
+    fresh.write_text("staged by a process writing now")
+    long_ago = time.time() - price_cache.STALE_S - 60
+    os.utime(old, (long_ago, long_ago))
+    for n in range(6):
+        with pytest.raises(prices.UnknownModel):
+            prices.lookup(f"junk-model-{n}")
+    assert not old.exists() and fresh.exists()
