@@ -1,12 +1,14 @@
-"""Folders built out of sight and put in place whole: a hidden folder beside the target is filled, then takes the
-target's place in one rename (exchanged with an old version in one rename where the system can), and is removed
-when anything fails, so a reader finds the old folder or the new one, never half of one."""
+"""Folders and files built out of sight and put in place whole: a hidden folder beside the target is filled, then takes
+the target's place in one rename (exchanged with an old version in one rename where the system can), and is removed
+when anything fails, so a reader finds the old folder or the new one, never half of one; a file likewise (write_file).
+"""
 
 from __future__ import annotations
 
 import errno
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +27,23 @@ def beside(target: Path) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder
+
+
+STAGED = ".partial"  # a file being written is .NAME.XXXXXXXX.partial beside its target
+
+
+def write_file(target: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write `data` to `target`: staged beside it with `mode`, then renamed into place, so no reader ever sees half of
+    it; the staged file is removed when anything fails."""
+    descriptor, staged = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=STAGED)
+    try:
+        os.fchmod(descriptor, mode)  # mkstemp makes it 0600
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(staged, target)
+    except BaseException:
+        Path(staged).unlink(missing_ok=True)
+        raise
 
 
 def _renameat2() -> Callable[..., int] | None:

@@ -16,41 +16,53 @@ import math
 import os
 import re
 import stat
-import tempfile
 import time
 from contextlib import suppress
 from functools import cache
 from pathlib import Path
-from typing import cast
+from typing import TypedDict, cast, get_args, get_type_hints
+
+from wismo.core import atomic
 
 CACHE_ENV = "WISMO_CACHE_DIR"
 SCHEMA = "wismo.prices/1"
-PACKAGE, DISTRIBUTION = "genai_prices", "genai-prices"
+PACKAGE, LIBRARY = "genai_prices", "genai-prices"  # the price library's import name and distribution name
 MOST_BYTES = 1 << 20  # a cache file longer than this is not read (and is written anew)
 FULL_BYTES = 1 << 19  # from this length the file is written anew with its newest answers (about 1,300 lookups)
 KEPT = 500  # the answers a file written anew keeps
 LONGEST_LINE = 4_096  # a line longer than this is not one wismo wrote
 STALE_S = 600  # a file staged for a rewrite this long ago was left by a process that stopped
 VERSION = re.compile(r"[0-9A-Za-z.+_-]{1,64}")
-DAY = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 PROVIDER = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # the library's provider ids
 UNKNOWN = ("absent", "no per-token price")  # why the library prices no such model (prices.UnknownModel)
-# A price as Price.as_dict gives it: each key with the types its value may have.
-FIELDS: dict[str, tuple[type, ...]] = {
-    "model": (str,),
-    "provider": (str,),
-    "inputPerMTok": (float,),
-    "cachedInputPerMTok": (float,),
-    "cacheWritePerMTok": (float,),
-    "outputPerMTok": (float,),
-    "source": (str,),
-    "pricedOn": (str,),
-    "tiered": (bool,),
-    "tierStartsAt": (int, type(None)),
-}
 
-Entry = dict[str, object]  # a price (FIELDS), or {"unknown": why the library prices no such model}
+
+class PriceRecord(TypedDict):
+    """A model's price as JSON, per million tokens (prices.Price.as_dict), as the cache keeps it."""
+
+    model: str
+    provider: str
+    inputPerMTok: float
+    cachedInputPerMTok: float
+    cacheWritePerMTok: float
+    outputPerMTok: float
+    source: str
+    pricedOn: str
+    tiered: bool
+    tierStartsAt: int | None
+
+
+# Each field of a kept price with the exact types its value may have (a bool is no int here, an int no float).
+FIELDS = {name: get_args(hint) or (hint,) for name, hint in get_type_hints(PriceRecord).items()}
+
+Entry = dict[str, object]  # a price (PriceRecord), or {"unknown": why the library prices no such model}
 Key = tuple[str, str | None, str | None]  # model, provider, date: what a lookup is asked
+
+
+def label(version: str, day: str) -> str:
+    """How every price the library gives is labelled: the library, its version and its price data's date."""
+    return f"{LIBRARY} {version}, price data of {day}"
 
 
 def folder() -> Path | None:
@@ -83,7 +95,7 @@ def installed_version() -> str | None:
 
 def _file() -> Path | None:
     where, version = folder(), installed_version()
-    return None if where is None or version is None else where / f"prices-{DISTRIBUTION}-{version}.jsonl"
+    return None if where is None or version is None else where / f"prices-{LIBRARY}-{version}.jsonl"
 
 
 def _valid(entry: object, asked: Key) -> bool:
@@ -97,10 +109,11 @@ def _valid(entry: object, asked: Key) -> bool:
         return entry["unknown"] in UNKNOWN
     if set(entry) != set(FIELDS) or any(type(entry[name]) not in types for name, types in FIELDS.items()):
         return False
-    label = re.fullmatch(
-        f"{re.escape(DISTRIBUTION)} {re.escape(str(installed_version()))}, price data of ({DAY})", str(entry["source"])
-    )
-    if label is None or entry["model"] != model or entry["pricedOn"] != (on or label.group(1)):
+    labelled, prefix = str(entry["source"]), label(str(installed_version()), "")
+    day = labelled.removeprefix(prefix)
+    if not (labelled.startswith(prefix) and DAY.fullmatch(day)):
+        return False
+    if entry["model"] != model or entry["pricedOn"] != (on or day):
         return False
     if not PROVIDER.fullmatch(str(entry["provider"])) or (provider is not None and entry["provider"] != provider):
         return False
@@ -128,13 +141,6 @@ def _line(raw: bytes) -> tuple[Key, Entry] | None:
         return None
     key = (asked[0], asked[1], asked[2])
     return (key, cast("Entry", entry)) if _valid(entry, key) else None
-
-
-class _Held:
-    """What this process knows of the cache: the answers by lookup, the newest last."""
-
-    def __init__(self) -> None:
-        self.answers: dict[Key, Entry] = {}
 
 
 def _open_regular(path: Path, flags: int) -> int | None:
@@ -168,17 +174,15 @@ def _read(path: Path) -> dict[Key, Entry]:
 
 
 @cache
-def _held() -> _Held:
-    """The cache as this process first reads it."""
-    held, path = _Held(), _file()
-    if path is not None:
-        held.answers = _read(path)
-    return held
+def _held() -> dict[Key, Entry]:
+    """What this process knows of the cache: the answers by lookup as it first read them, and those it put since."""
+    path = _file()
+    return {} if path is None else _read(path)
 
 
 def get(model: str, provider: str | None, on: str | None) -> Entry | None:
     """A lookup kept from an earlier run of this library version, None where there is none."""
-    return _held().answers.get((model, provider, on))
+    return _held().get((model, provider, on))
 
 
 def _record(asked: Key, entry: Entry) -> bytes:
@@ -189,9 +193,9 @@ def _record(asked: Key, entry: Entry) -> bytes:
 def put(model: str, provider: str | None, on: str | None, entry: Entry) -> None:
     """Keep a lookup for later runs: a line appended in one write, or the file written anew once it is full."""
     path, held, asked = _file(), _held(), (model, provider, on)
-    if path is None or held.answers.get(asked) == entry:
+    if path is None or held.get(asked) == entry:
         return
-    held.answers[asked] = entry
+    held[asked] = entry
     line = _record(asked, entry)
     if len(line) > LONGEST_LINE:
         return
@@ -217,23 +221,12 @@ def _write_anew(path: Path, asked: Key, entry: Entry) -> None:
     answers.pop(asked, None)
     answers[asked] = entry
     newest = list(answers.items())[-KEPT:]
-    staged: str | None = None
-    try:
-        descriptor, staged = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(b"".join(_record(k, v) for k, v in newest))
-        os.replace(staged, path)
-        staged = None
+    with suppress(OSError):
+        atomic.write_file(path, b"".join(_record(k, v) for k, v in newest), 0o600)
         for left in path.parent.glob(f".{path.name}.*"):
             with suppress(OSError):
                 if left.lstat().st_mtime < time.time() - STALE_S:
                     left.unlink()
-    except OSError:
-        pass
-    finally:
-        if staged is not None:
-            with suppress(OSError):
-                os.unlink(staged)
 
 
 def reread() -> None:

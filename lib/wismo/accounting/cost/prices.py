@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import cache
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TYPE_CHECKING, cast
 
 from wismo.accounting.cost import price_cache
 from wismo.accounting.cost.caching import CachedCall
+from wismo.accounting.cost.price_cache import PriceRecord
 from wismo.core.errors import InputError
 
 if TYPE_CHECKING:
     from genai_prices.types import TieredPrices
 
-LIBRARY = "genai-prices"
+LIBRARY = price_cache.LIBRARY
 PER = 1_000_000  # prices are per million tokens
 GIVEN = "parameters"
 # What a given price may name, in USD per million tokens; cachedInput and cacheWrite default to the input price.
@@ -74,21 +75,6 @@ def _moment(on: str | None) -> datetime:
     """The instant prices are looked up for: noon UTC on `on` (ISO date), else on the price data's own date."""
     day = date.fromisoformat(on or data_date())
     return datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
-
-
-class PriceRecord(TypedDict):
-    """A model's price as JSON, per million tokens (Price.as_dict)."""
-
-    model: str
-    provider: str
-    inputPerMTok: float
-    cachedInputPerMTok: float
-    cacheWritePerMTok: float
-    outputPerMTok: float
-    source: str
-    pricedOn: str
-    tiered: bool
-    tierStartsAt: int | None
 
 
 @dataclass(frozen=True)
@@ -161,7 +147,7 @@ def _base(value: Decimal | TieredPrices | None) -> tuple[float | None, int | Non
 
 def source() -> str:
     """How every library price is labelled: the library, its version and its data's date."""
-    return f"{LIBRARY} {version()}, price data of {data_date()}"
+    return price_cache.label(version(), data_date())
 
 
 def lookup(model: str, provider: str | None = None, on: str | None = None) -> Price:

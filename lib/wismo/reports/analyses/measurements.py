@@ -16,11 +16,11 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from wismo.core import atomic
 from wismo.core.paths import fixtures_dir
 from wismo.core.walk import Call
 from wismo.domain.pages import DEFAULT_CAP
@@ -112,15 +112,8 @@ def write(where: Path, name: str, entry_facts: dict[str, object], measured: Meas
     """Store an entry: written aside, then renamed into place, so no reader ever sees half of it."""
     where.mkdir(parents=True, exist_ok=True)
     target = where / f"{name}.json"
-    fd, partial = tempfile.mkstemp(dir=where, prefix=f".{name}.", suffix=".partial")
-    try:
-        os.chmod(partial, 0o644)  # mkstemp's 0600 would hide the build's measurement from its other readers
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"key": name, "facts": entry_facts, "tools": measured.tools, "turns": measured.turns}, f)
-        os.replace(partial, target)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    stored = {"key": name, "facts": entry_facts, "tools": measured.tools, "turns": measured.turns}
+    atomic.write_file(target, json.dumps(stored).encode("utf-8"))  # 0644: the build's other readers read it too
     return target
 
 
